@@ -1,0 +1,164 @@
+-- The whole model in its first form. Ids are hyphenated lower-case uuid text, timestamps
+-- RFC 3339 text in UTC, booleans 0/1. Rows are soft-deleted (deleted = true), never removed.
+
+create table volume_types (
+    id            text primary key,
+    name          text not null,
+    description   text,
+    is_public     boolean not null default true,
+    qos_specs_id  text,
+    created_at    text not null,
+    updated_at    text,
+    deleted       boolean not null default false,
+    deleted_at    text
+);
+create unique index volume_types_live_name on volume_types (name) where deleted = false;
+
+create table volume_type_extra_specs (
+    id              integer primary key autoincrement,
+    volume_type_id  text not null references volume_types (id),
+    key             text not null,
+    value           text,
+    created_at      text not null,
+    updated_at      text,
+    deleted         boolean not null default false,
+    deleted_at      text
+);
+create unique index volume_type_extra_specs_live_key
+    on volume_type_extra_specs (volume_type_id, key) where deleted = false;
+
+create table volume_type_projects (
+    id              integer primary key autoincrement,
+    volume_type_id  text not null references volume_types (id),
+    project_id      text not null,
+    created_at      text not null,
+    updated_at      text,
+    deleted         boolean not null default false,
+    deleted_at      text
+);
+create unique index volume_type_projects_live
+    on volume_type_projects (volume_type_id, project_id) where deleted = false;
+
+-- One row per configured storage backend (Cinder's cinder-volume service).
+create table services (
+    id                 integer primary key autoincrement,
+    uuid               text not null unique,
+    host               text not null,
+    binary_name        text not null default 'cinder-volume',
+    backend_name       text not null,
+    driver             text not null,
+    availability_zone  text not null default 'nova',
+    capabilities       text,
+    disabled           boolean not null default false,
+    created_at         text not null,
+    updated_at         text,
+    deleted            boolean not null default false,
+    deleted_at         text
+);
+create unique index services_live_host on services (host) where deleted = false;
+
+create table volumes (
+    id                    text primary key,
+    user_id               text,
+    project_id            text not null,
+    host                  text,
+    size                  integer not null check (size > 0),
+    availability_zone     text not null default 'nova',
+    status                text not null check (status in (
+        'creating', 'available', 'deleting', 'error', 'error_deleting', 'error_managing',
+        'managing', 'attaching', 'in-use', 'detaching', 'maintenance', 'restoring-backup',
+        'error_restoring', 'reserved', 'awaiting-transfer', 'backing-up', 'error_backing-up',
+        'error_extending', 'downloading', 'uploading', 'retyping', 'extending')),
+    attach_status         text not null default 'detached' check (attach_status in (
+        'attached', 'attaching', 'detached', 'reserved', 'error_attaching', 'error_detaching',
+        'deleted')),
+    migration_status      text,
+    display_name          text,
+    display_description   text,
+    volume_type_id        text not null references volume_types (id),
+    encryption_key_id     text,
+    bootable              boolean not null default false,
+    multiattach           boolean not null default false,
+    previous_status       text,
+    service_uuid          text,
+    shared_targets        boolean default true,
+    provider_id           text,
+    group_id              text,
+    consistencygroup_id   text,
+    created_at            text not null,
+    updated_at            text,
+    deleted               boolean not null default false,
+    deleted_at            text
+);
+create index volumes_live_project on volumes (project_id, created_at) where deleted = false;
+create index volumes_type on volumes (volume_type_id) where deleted = false;
+
+create table volume_metadata (
+    id          integer primary key autoincrement,
+    volume_id   text not null references volumes (id),
+    key         text not null,
+    value       text,
+    created_at  text not null,
+    updated_at  text,
+    deleted     boolean not null default false,
+    deleted_at  text
+);
+create unique index volume_metadata_live_key on volume_metadata (volume_id, key) where deleted = false;
+
+-- Keys only admins set: readonly ("True"/"False"), attached_mode, format.
+create table volume_admin_metadata (
+    id          integer primary key autoincrement,
+    volume_id   text not null references volumes (id),
+    key         text not null,
+    value       text,
+    created_at  text not null,
+    updated_at  text,
+    deleted     boolean not null default false,
+    deleted_at  text
+);
+create unique index volume_admin_metadata_live_key
+    on volume_admin_metadata (volume_id, key) where deleted = false;
+
+create table volume_attachment (
+    id               text primary key,
+    volume_id        text not null references volumes (id),
+    instance_uuid    text,
+    attached_host    text,
+    mountpoint       text,
+    attach_time      text,
+    detach_time      text,
+    attach_status    text not null check (attach_status in (
+        'attached', 'attaching', 'detached', 'reserved', 'error_attaching', 'error_detaching',
+        'deleted')),
+    attach_mode      text check (attach_mode in ('rw', 'ro', 'null')),
+    connection_info  text,
+    created_at       text not null,
+    updated_at       text,
+    deleted          boolean not null default false,
+    deleted_at       text
+);
+create index volume_attachment_live_volume on volume_attachment (volume_id) where deleted = false;
+create index volume_attachment_created on volume_attachment (created_at, id);
+
+-- The host connector of an attachment, one row per connector key.
+create table attachment_specs (
+    id             integer primary key autoincrement,
+    attachment_id  text not null references volume_attachment (id),
+    key            text not null,
+    value          text,
+    created_at     text not null,
+    updated_at     text,
+    deleted        boolean not null default false,
+    deleted_at     text
+);
+create unique index attachment_specs_live_key
+    on attachment_specs (attachment_id, key) where deleted = false;
+
+insert into volume_types (id, name, description, is_public, created_at, deleted)
+values (
+    lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2)
+          || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) || substr(hex(randomblob(2)), 2)
+          || '-' || hex(randomblob(6))),
+    '__DEFAULT__', 'Default Volume Type', true,
+    strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now'), false
+);

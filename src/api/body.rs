@@ -1,0 +1,73 @@
+//! Request bodies, checked the way Cinder checks them before any handler runs: a body
+//! with a `Content-Type` must be JSON of an accepted media type.
+
+use axum::body::{to_bytes, Body};
+use axum::extract::{Request, State};
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderMap;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use crate::app::AppState;
+
+const ACCEPTED_MEDIA_TYPES: &[&str] =
+    &["application/json", "application/vnd.openstack.volume+json"];
+
+/// The media type of `Content-Type` without parameters, lower-cased; `None` when absent.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(CONTENT_TYPE)?;
+    let text = value.to_str().unwrap_or("");
+    Some(
+        text.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+/// Buffers the body (up to the configured limit), refuses unsupported media types (415),
+/// oversized bodies (413) and JSON that does not parse (400), then hands the body on.
+pub async fn check_body_layer(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match to_bytes(body, state.config.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(err) if is_length_limit(&err) => {
+            return ApiError::PayloadTooLarge(format!(
+                "Request body is larger than {} bytes.",
+                state.config.max_body_bytes
+            ))
+            .into_response()
+        }
+        Err(_) => return ApiError::malformed_body().into_response(),
+    };
+    if !bytes.is_empty() {
+        if let Some(media_type) = media_type(&parts.headers) {
+            if !ACCEPTED_MEDIA_TYPES.contains(&media_type.as_str()) {
+                return ApiError::UnsupportedMediaType("Unsupported Content-Type".to_owned())
+                    .into_response();
+            }
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_err() {
+                return ApiError::malformed_body().into_response();
+            }
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn is_length_limit(err: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(cause) = source {
+        if cause.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
+}

@@ -1,0 +1,96 @@
+//! Who is calling and at which microversion: authentication middleware and the `Ctx`
+//! extractor every `/v3` handler takes.
+
+use axum::extract::{FromRequestParts, RawPathParams, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::endpoint::Endpoint;
+use super::error::ApiError;
+use super::microversion::ApiVersion;
+use crate::app::AppState;
+use crate::auth::AuthError;
+use crate::domain::ids::is_valid_project_segment;
+use crate::domain::RequestContext;
+
+/// Authenticates every `/v3` request except the version document and stores the
+/// resulting `RequestContext` for the handlers.
+pub async fn authenticate_layer(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if !super::needs_auth(request.uri().path()) {
+        return next.run(request).await;
+    }
+    match state.auth.authenticate(request.headers()).await {
+        Ok(context) => {
+            let span = tracing::Span::current();
+            span.record("project_id", context.project_id.as_str());
+            span.record("user_id", context.user_id.as_str());
+            request.extensions_mut().insert(context);
+            next.run(request).await
+        }
+        Err(err) => unauthorized(err),
+    }
+}
+
+fn unauthorized(err: AuthError) -> Response {
+    let mut response = ApiError::Unauthorized(err.to_string()).into_response();
+    debug_assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    response.headers_mut().insert(
+        "www-authenticate",
+        HeaderValue::from_static("Keystone uri=\"\""),
+    );
+    response
+}
+
+/// The caller and negotiated microversion of a `/v3` request. Extracting it also checks
+/// that a project id in the URL is the caller's own (`400 Malformed request url`).
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    pub caller: RequestContext,
+    pub version: ApiVersion,
+}
+
+impl Ctx {
+    /// Names the operation for the logs and refuses it (404) below its microversion.
+    pub fn require(&self, endpoint: Endpoint) -> Result<(), ApiError> {
+        tracing::Span::current().record("endpoint", endpoint.name());
+        if self.version < endpoint.min_version() {
+            return Err(ApiError::not_found());
+        }
+        Ok(())
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Ctx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let caller = parts
+            .extensions
+            .get::<RequestContext>()
+            .cloned()
+            .ok_or_else(|| ApiError::Unauthorized(AuthError::MissingCredentials.to_string()))?;
+        let version = parts
+            .extensions
+            .get::<ApiVersion>()
+            .copied()
+            .unwrap_or(ApiVersion::MIN);
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::not_found())?;
+        if let Some((_, project)) = params.iter().find(|(name, _)| *name == "project_id") {
+            if !is_valid_project_segment(project) {
+                return Err(ApiError::not_found());
+            }
+            if project != caller.project_id {
+                return Err(ApiError::BadRequest("Malformed request url".to_owned()));
+            }
+        }
+        Ok(Ctx { caller, version })
+    }
+}

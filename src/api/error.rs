@@ -1,0 +1,193 @@
+//! The one place where failures become Cinder fault bodies:
+//! `{"<faultName>": {"code": <status>, "message": "<text>"}}`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use crate::domain::DomainError;
+use crate::store::StoreError;
+
+/// WebOb's default explanations, which Cinder sends when it has nothing more specific.
+pub const GENERIC_BAD_REQUEST: &str =
+    "The server could not comply with the request since\r\nit is either malformed or otherwise incorrect.\r\n";
+pub const GENERIC_NOT_FOUND: &str = "The resource could not be found.";
+pub const GENERIC_SERVER_ERROR: &str =
+    "The server has either erred or is incapable of performing\r\nthe requested operation.\r\n";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    /// A microversion outside the supported range (Cinder answers 406 `computeFault`).
+    #[error("{0}")]
+    NotAcceptable(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
+    NotImplemented(String),
+    #[error("{0}")]
+    ServiceUnavailable(String),
+    /// Anything unexpected: the detail is logged, the client sees a generic message.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn message(&self) -> String {
+        match self {
+            ApiError::Internal(_) => GENERIC_SERVER_ERROR.to_owned(),
+            other => other.to_string(),
+        }
+    }
+
+    pub fn not_found() -> Self {
+        ApiError::NotFound(GENERIC_NOT_FOUND.to_owned())
+    }
+
+    pub fn malformed_body() -> Self {
+        ApiError::BadRequest("Malformed request body".to_owned())
+    }
+}
+
+/// Cinder's fault key for a status (`cinder/api/openstack/wsgi.py` `Fault._fault_names`).
+pub fn fault_name(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "badRequest",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "itemNotFound",
+        405 => "badMethod",
+        409 => "conflictingRequest",
+        413 => "overLimit",
+        415 => "badMediaType",
+        501 => "notImplemented",
+        503 => "serviceUnavailable",
+        _ => "computeFault",
+    }
+}
+
+/// A fault response for any status and message.
+pub fn fault_response(status: StatusCode, message: &str) -> Response {
+    let body = json!({ fault_name(status): { "code": status.as_u16(), "message": message } });
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match &self {
+            ApiError::Internal(_) => tracing::error!(error = %self, "request failed"),
+            ApiError::ServiceUnavailable(_) => tracing::warn!(error = %self, "request failed"),
+            _ => tracing::info!(error = %self, status = status.as_u16(), "request refused"),
+        }
+        fault_response(status, &self.message())
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::NotFound => ApiError::not_found(),
+            StoreError::Conflict(detail) => ApiError::Conflict(detail),
+            StoreError::Unavailable(source) => {
+                tracing::warn!(error = %source, "database unavailable");
+                ApiError::ServiceUnavailable(
+                    "The database is unavailable; try again later.".to_owned(),
+                )
+            }
+            other @ (StoreError::Corrupt(_) | StoreError::Other(_)) => {
+                ApiError::Internal(error_chain(&other))
+            }
+        }
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(err: DomainError) -> Self {
+        match err {
+            DomainError::InvalidInput(_) => ApiError::BadRequest(err.to_string()),
+            DomainError::NotFound(message) => ApiError::NotFound(message),
+            DomainError::PolicyDenied(_) => ApiError::Forbidden(err.to_string()),
+            DomainError::Store(store) => store.into(),
+        }
+    }
+}
+
+/// The error and all its causes on one line, for logs.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_names_follow_cinder() {
+        let cases = [
+            (400, "badRequest"),
+            (401, "unauthorized"),
+            (403, "forbidden"),
+            (404, "itemNotFound"),
+            (405, "badMethod"),
+            (406, "computeFault"),
+            (409, "conflictingRequest"),
+            (413, "overLimit"),
+            (415, "badMediaType"),
+            (500, "computeFault"),
+            (501, "notImplemented"),
+            (503, "serviceUnavailable"),
+        ];
+        for (code, name) in cases {
+            assert_eq!(
+                fault_name(StatusCode::from_u16(code).unwrap()),
+                name,
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn internal_details_stay_in_the_log() {
+        let err = ApiError::Internal("secret table name".into());
+        assert_eq!(err.message(), GENERIC_SERVER_ERROR);
+    }
+}

@@ -1,0 +1,69 @@
+//! The Cinder v3 wire protocol: routing, extractors, faults and views. Handlers only
+//! translate between HTTP and the service layer.
+
+pub mod attachments;
+pub mod body;
+pub mod context;
+pub mod endpoint;
+pub mod error;
+pub mod microversion;
+pub mod query;
+pub mod request_id;
+pub mod unimplemented;
+pub mod versions;
+pub mod views;
+
+use axum::http::{Method, Uri};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+
+use crate::app::AppState;
+use error::ApiError;
+
+/// Resources under `/v3`, mounted both with and without a `{project_id}` segment.
+fn resources() -> Router<AppState> {
+    Router::new()
+        .merge(attachments::router())
+        .merge(unimplemented::router())
+}
+
+/// Every route of the service, with the `/v3` protocol layers (auth, body checks,
+/// microversions) but not the process-wide ones (`app::build_app` adds those).
+pub fn routes(state: AppState) -> Router<AppState> {
+    let v3 = Router::new()
+        .route("/v3", get(versions::show_v3))
+        .route("/v3/", get(versions::show_v3))
+        .nest("/v3", resources())
+        .nest("/v3/{project_id}", resources());
+    Router::new()
+        .route("/", get(versions::list_versions))
+        .merge(v3)
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(from_fn_with_state(state.clone(), body::check_body_layer))
+        .layer(from_fn(microversion::negotiate_layer))
+        .layer(from_fn_with_state(state, context::authenticate_layer))
+}
+
+/// Whether a path belongs to the versioned API (microversions apply).
+pub(crate) fn is_v3_path(path: &str) -> bool {
+    path == "/v3" || path.starts_with("/v3/")
+}
+
+/// Whether a path needs credentials: everything under `/v3/` but the version document.
+pub(crate) fn needs_auth(path: &str) -> bool {
+    path.starts_with("/v3/") && path != "/v3/"
+}
+
+async fn unknown_path() -> impl IntoResponse {
+    ApiError::not_found()
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> impl IntoResponse {
+    ApiError::MethodNotAllowed(format!(
+        "The method {method} is not allowed for {}.",
+        uri.path()
+    ))
+}

@@ -1,0 +1,22 @@
+//! Query strings, with malformed ones answered as Cinder faults.
+
+use axum::extract::{FromRequestParts, Query};
+use axum::http::request::Parts;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+pub struct CinderQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for CinderQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(value)| CinderQuery(value))
+            .map_err(|rejection| {
+                ApiError::BadRequest(format!("Invalid query string: {}", rejection.body_text()))
+            })
+    }
+}

@@ -1,0 +1,231 @@
+//! Wiring: shared state, the process-wide middleware stack, start-up and shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{from_fn, from_fn_with_state, Next};
+use axum::response::Response;
+use axum::Router;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::api::error::{fault_response, GENERIC_SERVER_ERROR};
+use crate::api::request_id::{request_id_layer, RequestId};
+use crate::auth::Authenticator;
+use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
+use crate::clock::{Clock, SystemClock};
+use crate::store::{self, ConnectOptions, Store};
+
+/// Settings handlers need at request time.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    pub public_endpoint: Option<String>,
+    pub request_timeout: Duration,
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            public_endpoint: None,
+            request_timeout: Duration::from_secs(60),
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<dyn Store>,
+    pub config: Arc<ServiceConfig>,
+    pub clock: Arc<dyn Clock>,
+    pub auth: Arc<Authenticator>,
+}
+
+impl AppState {
+    pub fn new(store: Arc<dyn Store>, config: ServiceConfig, auth: Authenticator) -> Self {
+        AppState {
+            store,
+            config: Arc::new(config),
+            clock: Arc::new(SystemClock),
+            auth: Arc::new(auth),
+        }
+    }
+}
+
+/// The whole service as one router.
+pub fn build_app(state: AppState) -> Router {
+    with_process_layers(crate::api::routes(state.clone()), state)
+}
+
+/// Adds the layers every response passes through, outermost first: request id, trace
+/// span, timeout, panic catcher. Each of them answers in Cinder's fault shape.
+pub fn with_process_layers(routes: Router<AppState>, state: AppState) -> Router {
+    routes
+        .layer(CatchPanicLayer::custom(
+            |_panic: Box<dyn std::any::Any + Send>| {
+                tracing::error!("handler panicked");
+                fault_response(StatusCode::INTERNAL_SERVER_ERROR, GENERIC_SERVER_ERROR)
+            },
+        ))
+        .layer(from_fn_with_state(state.clone(), timeout_layer))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                // Failures are logged once, where the fault is built.
+                .on_failure(()),
+        )
+        .layer(from_fn(request_id_layer))
+        .with_state(state)
+}
+
+fn request_span(request: &Request<Body>) -> tracing::Span {
+    let request_id = request
+        .extensions()
+        .get::<RequestId>()
+        .map(|id| id.0.as_str())
+        .unwrap_or("-");
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str)
+        .unwrap_or("unmatched");
+    tracing::info_span!(
+        "request",
+        request_id,
+        method = %request.method(),
+        route,
+        endpoint = tracing::field::Empty,
+        project_id = tracing::field::Empty,
+        user_id = tracing::field::Empty,
+    )
+}
+
+async fn timeout_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => {
+            tracing::warn!(seconds = limit.as_secs_f64(), "request timed out");
+            fault_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &format!(
+                    "The request did not complete within {} seconds.",
+                    limit.as_secs_f64()
+                ),
+            )
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] store::ConnectError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve noauth on the non-loopback address {0}: anyone could act as admin. \
+         Use --listen 127.0.0.1:PORT, another --auth-strategy, or --allow-insecure-noauth"
+    )]
+    InsecureNoauth(SocketAddr),
+    #[error("server error: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+fn connect_options(db: &DatabaseArgs, migrate: bool) -> ConnectOptions {
+    ConnectOptions {
+        url: db.database_url.clone(),
+        max_connections: db.db_max_connections,
+        acquire_timeout: db.acquire_timeout(),
+        migrate,
+    }
+}
+
+/// `cinder-attach migrate`.
+pub async fn migrate_only(db: &DatabaseArgs) -> Result<(), StartError> {
+    let store = store::connect(&connect_options(db, true)).await?;
+    store.close().await;
+    tracing::info!("migrations applied");
+    Ok(())
+}
+
+/// `cinder-attach serve`: runs until SIGINT or SIGTERM.
+pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
+    if args.auth_strategy == AuthStrategy::Noauth
+        && !args.listen.ip().is_loopback()
+        && !args.allow_insecure_noauth
+    {
+        return Err(StartError::InsecureNoauth(args.listen));
+    }
+    let store = store::connect(&connect_options(db, args.migrate == MigrateMode::Auto)).await?;
+    let config = ServiceConfig {
+        public_endpoint: args.public_endpoint.clone(),
+        request_timeout: args.request_timeout(),
+        max_body_bytes: args.max_body_bytes,
+    };
+    let state = AppState::new(
+        store.clone(),
+        config,
+        Authenticator::new(args.auth_strategy),
+    );
+    let listener = TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(StartError::Serve)?;
+    tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
+    serve(listener, state, shutdown_signal()).await?;
+    store.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Serves on an already bound listener until `shutdown` resolves, then lets in-flight
+/// requests finish.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
+    axum::serve(listener, build_app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(StartError::Serve)
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

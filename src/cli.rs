@@ -1,0 +1,165 @@
+//! Command line and environment configuration.
+//!
+//! Every flag can also be set through `CINDER_ATTACH_<FLAG>`; `.env.sample` lists them all.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// A block-storage control plane speaking the OpenStack Cinder v3 API.
+#[derive(Debug, Parser)]
+#[command(name = "cinder-attach", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
+    #[command(flatten)]
+    pub serve: ServeArgs,
+
+    /// Log line format.
+    #[arg(long, env = "CINDER_ATTACH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, Default, Subcommand)]
+pub enum Command {
+    /// Run the API service (the default when no subcommand is given).
+    #[default]
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct DatabaseArgs {
+    /// `sqlite://path/to/file.db` (embedded, the default) or `postgres://user@host/db`.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DATABASE_URL",
+        default_value = "sqlite://data/cinder-attach.db",
+        global = true
+    )]
+    pub database_url: String,
+
+    /// Upper bound of the database connection pool.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DB_MAX_CONNECTIONS",
+        default_value_t = 16,
+        global = true
+    )]
+    pub db_max_connections: u32,
+
+    /// Seconds to wait for a pooled connection before answering 503.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DB_ACQUIRE_TIMEOUT",
+        default_value_t = 5,
+        global = true
+    )]
+    pub db_acquire_timeout: u64,
+}
+
+impl DatabaseArgs {
+    pub fn acquire_timeout(&self) -> Duration {
+        Duration::from_secs(self.db_acquire_timeout.max(1))
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_LISTEN",
+        default_value = "127.0.0.1:8776",
+        global = true
+    )]
+    pub listen: SocketAddr,
+
+    /// How requests are authenticated.
+    #[arg(long, env = "CINDER_ATTACH_AUTH_STRATEGY", value_enum, default_value_t = AuthStrategy::Noauth, global = true)]
+    pub auth_strategy: AuthStrategy,
+
+    /// Allow `noauth` on an address other than loopback (everyone becomes admin: never in production).
+    #[arg(long, env = "CINDER_ATTACH_ALLOW_INSECURE_NOAUTH", global = true)]
+    pub allow_insecure_noauth: bool,
+
+    /// Base URL advertised in version documents and links, e.g. `https://volume.example.com`.
+    /// Defaults to the URL the request came in on.
+    #[arg(long, env = "CINDER_ATTACH_PUBLIC_ENDPOINT", global = true)]
+    pub public_endpoint: Option<String>,
+
+    /// Apply migrations at start-up (`auto`) or expect an already migrated database (`skip`).
+    #[arg(long, env = "CINDER_ATTACH_MIGRATE", value_enum, default_value_t = MigrateMode::Auto, global = true)]
+    pub migrate: MigrateMode,
+
+    /// Seconds a request may take before it is answered with 503.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_REQUEST_TIMEOUT",
+        default_value_t = 60,
+        global = true
+    )]
+    pub request_timeout: u64,
+
+    /// Largest request body accepted, in bytes (larger ones get 413).
+    #[arg(long, env = "CINDER_ATTACH_MAX_BODY_BYTES", default_value_t = 1024 * 1024, global = true)]
+    pub max_body_bytes: usize,
+}
+
+impl ServeArgs {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout.max(1))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthStrategy {
+    /// Cinder's noauth: `X-Auth-Token: user:project[:role,role]`; without roles everyone is admin.
+    Noauth,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MigrateMode {
+    Auto,
+    Skip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_need_no_configuration() {
+        let cli = Cli::try_parse_from(["cinder-attach"]).expect("parses");
+        assert!(cli.command.is_none());
+        assert_eq!(cli.serve.listen.to_string(), "127.0.0.1:8776");
+        assert_eq!(cli.serve.auth_strategy, AuthStrategy::Noauth);
+        assert!(cli.database.database_url.starts_with("sqlite://"));
+    }
+
+    #[test]
+    fn flags_follow_the_subcommand_too() {
+        let cli = Cli::try_parse_from(["cinder-attach", "serve", "--listen", "127.0.0.1:0"])
+            .expect("parses");
+        assert!(matches!(cli.command, Some(Command::Serve)));
+        assert_eq!(cli.serve.listen.port(), 0);
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

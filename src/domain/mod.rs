@@ -1,0 +1,11 @@
+//! The rules of the service, free of HTTP and SQL.
+
+pub mod attachment;
+pub mod context;
+pub mod error;
+pub mod ids;
+pub mod time;
+pub mod volume;
+
+pub use context::RequestContext;
+pub use error::DomainError;

@@ -1,0 +1,16 @@
+//! cinder-attach: a block-storage control plane that speaks the OpenStack Cinder v3 API.
+//!
+//! Layers, outermost first: `api` translates HTTP to calls into `service`, which holds the
+//! use cases and asks `domain` for the rules; `store` owns every SQL statement.
+
+pub mod api;
+pub mod app;
+pub mod auth;
+pub mod cli;
+pub mod clock;
+pub mod domain;
+pub mod service;
+pub mod store;
+pub mod telemetry;
+
+pub use app::{build_app, AppState};

@@ -1,0 +1,25 @@
+//! Binary entry point: parse the command line, set up logging, run the chosen subcommand.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cinder_attach::cli::{Cli, Command};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    cinder_attach::telemetry::init(cli.log_format);
+    let result = match cli.command.unwrap_or_default() {
+        Command::Serve => cinder_attach::app::run(&cli.database, cli.serve).await,
+        Command::Migrate => cinder_attach::app::migrate_only(&cli.database).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err:#}");
+            eprintln!("cinder-attach: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

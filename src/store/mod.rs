@@ -1,0 +1,209 @@
+//! Persistence. The `Store` trait is the only way the service touches the database; each
+//! implementation owns its SQL. Methods are whole use cases and atomic: transactions never
+//! cross the trait boundary.
+
+mod postgres;
+mod sqlite;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::domain::attachment::{Attachment, AttachmentScope};
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// Which database sits behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("row not found")]
+    NotFound,
+    #[error("conflicting row: {0}")]
+    Conflict(String),
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] sqlx::Error),
+    #[error("stored data is not valid: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Other(#[source] sqlx::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        use sqlx::error::ErrorKind;
+        match &err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err),
+            sqlx::Error::Database(db) if db.kind() == ErrorKind::UniqueViolation => {
+                StoreError::Conflict(db.message().to_owned())
+            }
+            // Postgres classes 08 (connection exception) and 57 (operator intervention,
+            // e.g. the server shutting down) mean "try again later", not a bug.
+            sqlx::Error::Database(db)
+                if db
+                    .code()
+                    .is_some_and(|code| code.starts_with("08") || code.starts_with("57")) =>
+            {
+                StoreError::Unavailable(err)
+            }
+            _ => StoreError::Other(err),
+        }
+    }
+}
+
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    fn kind(&self) -> StoreKind;
+
+    /// One round trip to the database.
+    async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Live attachments visible in `scope`, newest first.
+    async fn list_attachments(
+        &self,
+        scope: &AttachmentScope,
+    ) -> Result<Vec<Attachment>, StoreError>;
+
+    /// Waits for pooled connections to be returned and closes them.
+    async fn close(&self);
+}
+
+/// How to reach the database.
+#[derive(Clone)]
+pub struct ConnectOptions {
+    pub url: String,
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+    pub migrate: bool,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("url", &redact_password(&self.url))
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
+            .field("migrate", &self.migrate)
+            .finish()
+    }
+}
+
+/// Hides the password of a `scheme://user:password@host` URL for logs.
+pub fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((credentials, host)) = rest.split_once('@') else {
+        return url.to_owned();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("unsupported database URL {0:?}: use sqlite://path or postgres://user@host/db")]
+    UnsupportedScheme(String),
+    #[error("cannot create the directory for the SQLite database {path}: {source}")]
+    Directory {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("cannot apply migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Opens the store named by the URL scheme, applying migrations when asked.
+pub async fn connect(options: &ConnectOptions) -> Result<Arc<dyn Store>, ConnectError> {
+    let url = options.url.as_str();
+    if url.starts_with("sqlite:") {
+        Ok(Arc::new(SqliteStore::connect(options).await?))
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Arc::new(PgStore::connect(options).await?))
+    } else {
+        Err(ConnectError::UnsupportedScheme(redact_password(url)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_logs() {
+        assert_eq!(
+            redact_password("postgres://app:s3cret@db:5432/cinder"),
+            "postgres://app:***@db:5432/cinder"
+        );
+        assert_eq!(
+            redact_password("postgres://postgres@127.0.0.1/x"),
+            "postgres://postgres@127.0.0.1/x"
+        );
+        assert_eq!(redact_password("sqlite://data/x.db"), "sqlite://data/x.db");
+    }
+
+    /// Both dialects must share one migration history: same numbers, same names.
+    #[test]
+    fn migration_folders_are_parallel() {
+        let names = |dir: &str| {
+            let mut names: Vec<String> = std::fs::read_dir(dir)
+                .expect("migration folder exists")
+                .map(|entry| {
+                    entry
+                        .expect("readable")
+                        .file_name()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            names.sort();
+            names
+        };
+        let root = env!("CARGO_MANIFEST_DIR");
+        let sqlite = names(&format!("{root}/migrations/sqlite"));
+        let postgres = names(&format!("{root}/migrations/postgres"));
+        assert!(!sqlite.is_empty());
+        assert_eq!(sqlite, postgres);
+    }
+
+    /// Every status the domain knows is allowed by the schema's CHECK constraints.
+    #[test]
+    fn check_constraints_match_the_domain_enums() {
+        use crate::domain::attachment::AttachStatus;
+        use crate::domain::volume::VolumeStatus;
+        let root = env!("CARGO_MANIFEST_DIR");
+        for dialect in ["sqlite", "postgres"] {
+            let sql = std::fs::read_to_string(format!(
+                "{root}/migrations/{dialect}/0001_initial_schema.sql"
+            ))
+            .expect("readable");
+            for status in VolumeStatus::ALL {
+                assert!(sql.contains(&format!("'{status}'")), "{dialect}: {status}");
+            }
+            for status in AttachStatus::ALL {
+                assert!(sql.contains(&format!("'{status}'")), "{dialect}: {status}");
+            }
+        }
+    }
+}

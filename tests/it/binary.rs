@@ -1,0 +1,124 @@
+//! The real binary: start-up defaults, the noauth guard, the migrate subcommand, and a
+//! request over a real socket.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
+    // Start from a clean environment so a developer's CINDER_ATTACH_* cannot leak in.
+    for (key, _) in std::env::vars() {
+        if key.starts_with("CINDER_ATTACH_") {
+            command.env_remove(key);
+        }
+    }
+    command.env("RUST_LOG", "info");
+    command
+}
+
+fn temp_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cinder-attach-bin-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A raw HTTP/1.1 GET, enough for a smoke test without a client library.
+fn http_get(addr: &str, path: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+#[test]
+fn serves_with_no_configuration_and_stops_on_sigterm() {
+    let dir = temp_dir();
+    let mut child = binary()
+        .current_dir(&dir)
+        .env("CINDER_ATTACH_LISTEN", "127.0.0.1:0")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut addr = None;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        if let Some(rest) = line.split("address=").nth(1) {
+            addr = Some(rest.split_whitespace().next().unwrap().to_owned());
+            break;
+        }
+        assert!(Instant::now() < deadline, "no listening line");
+    }
+    let addr = addr.expect("the service reports where it listens");
+    let response = http_get(&addr, "/");
+    assert!(response.starts_with("HTTP/1.1 300"), "{response}");
+    assert!(response.contains("\"version\":\"3.71\""));
+    assert!(
+        dir.join("data/cinder-attach.db").exists(),
+        "embedded SQLite under ./data/"
+    );
+
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = child.wait().unwrap();
+    assert!(exit.success(), "graceful stop exits 0: {exit:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn noauth_refuses_a_public_address() {
+    let dir = temp_dir();
+    let output = binary()
+        .current_dir(&dir)
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refusing to serve noauth"), "{stderr}");
+    assert!(
+        !dir.join("data").exists(),
+        "nothing created before refusing"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn migrate_subcommand_creates_the_schema() {
+    let dir = temp_dir();
+    let url = format!("sqlite://{}", dir.join("m.db").display());
+    let output = binary()
+        .args(["migrate", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(dir.join("m.db").exists());
+    let bad = binary()
+        .args(["migrate", "--database-url", "mysql://x"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,8 @@
+//! The one integration-test binary. Every case that touches a database runs once per
+//! store: `<case>::sqlite` and `<case>::postgres` (the latter needs `TEST_DATABASE_URL`).
+
+#[macro_use]
+mod support;
+mod api;
+mod binary;
+mod store;

@@ -1,0 +1,3 @@
+//! Store conformance: the same cases against SQLite and Postgres.
+
+mod schema;

@@ -1,0 +1,146 @@
+//! What the migrations build, and what the schema itself refuses.
+
+use cinder_attach::domain::attachment::{AttachStatus, AttachmentScope};
+
+use crate::support::fixtures::{self, *};
+use crate::support::TestApp;
+
+async fn migrations_create_the_default_volume_type(app: TestApp) {
+    let names = app
+        .db
+        .column("select name from volume_types where deleted = false")
+        .await;
+    assert_eq!(names, ["__DEFAULT__"]);
+    let ids = app
+        .db
+        .column("select cast(id as text) from volume_types")
+        .await;
+    assert!(
+        cinder_attach::domain::ids::parse_uuid_like(&ids[0]).is_some(),
+        "default type id {:?} is a uuid",
+        ids[0]
+    );
+}
+
+async fn migrations_run_twice_without_harm(app: TestApp) {
+    // A second start against a migrated database applies nothing and keeps the data.
+    app.db
+        .execute(&fixtures::two_projects_with_attachments())
+        .await
+        .unwrap();
+    let again = app.db.store().await;
+    let all = again
+        .list_attachments(&AttachmentScope { project_id: None })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 4);
+}
+
+async fn status_columns_refuse_unknown_values(app: TestApp) {
+    app.db
+        .execute(&fixtures::two_projects_with_attachments())
+        .await
+        .unwrap();
+    let bad_volume = format!("update volumes set status = 'bogus' where id = '{VOLUME_P1}'");
+    assert!(app.db.execute(&bad_volume).await.is_err());
+    let bad_attachment = format!(
+        "update volume_attachment set attach_status = 'detaching' where id = '{ATTACHMENT_1}'"
+    );
+    assert!(
+        app.db.execute(&bad_attachment).await.is_err(),
+        "detaching is not an attachment status"
+    );
+    let bad_mode =
+        format!("update volume_attachment set attach_mode = 'wo' where id = '{ATTACHMENT_1}'");
+    assert!(app.db.execute(&bad_mode).await.is_err());
+    let statuses = app
+        .db
+        .column(&format!(
+            "select status from volumes where id = '{VOLUME_P1}'"
+        ))
+        .await;
+    assert_eq!(statuses, ["in-use"], "refused updates changed nothing");
+}
+
+async fn live_type_names_are_unique(app: TestApp) {
+    let duplicate = "insert into volume_types (id, name, created_at, deleted)
+                     values ('99999999-9999-4999-8999-999999999999', '__DEFAULT__',
+                             '2026-01-01T00:00:00+00:00', false)";
+    assert!(app.db.execute(duplicate).await.is_err());
+    // A soft-deleted type does not hold its name.
+    app.db
+        .execute("update volume_types set deleted = true where name = '__DEFAULT__'")
+        .await
+        .unwrap();
+    app.db.execute(duplicate).await.unwrap();
+}
+
+async fn attachments_need_an_existing_volume(app: TestApp) {
+    let orphan = format!(
+        "insert into volume_attachment (id, volume_id, attach_status, created_at, deleted)
+         values ('{ATTACHMENT_1}', '99999999-9999-4999-8999-999999999999', 'reserved',
+                 '2026-01-01T00:00:00+00:00', false)"
+    );
+    assert!(app.db.execute(&orphan).await.is_err());
+}
+
+async fn listing_is_scoped_ordered_and_skips_deleted(app: TestApp) {
+    app.db
+        .execute(&fixtures::two_projects_with_attachments())
+        .await
+        .unwrap();
+    let p1 = app
+        .store
+        .list_attachments(&AttachmentScope {
+            project_id: Some("p1".into()),
+        })
+        .await
+        .unwrap();
+    let ids: Vec<String> = p1.iter().map(|a| a.id.to_string()).collect();
+    assert_eq!(
+        ids,
+        [ATTACHMENT_3, ATTACHMENT_2, ATTACHMENT_1],
+        "newest first"
+    );
+    let first = p1
+        .iter()
+        .find(|a| a.id.to_string() == ATTACHMENT_1)
+        .unwrap();
+    assert_eq!(first.attach_status, AttachStatus::Attached);
+    assert_eq!(first.attach_mode.as_deref(), Some("rw"));
+    assert_eq!(first.instance_uuid.as_deref(), Some(INSTANCE_1));
+    assert_eq!(
+        first.attach_time.map(|t| t.to_rfc3339()),
+        Some("2026-01-02T03:04:05.123456+00:00".to_owned())
+    );
+    assert_eq!(
+        first.connection_info.as_ref().unwrap()["driver_volume_type"],
+        "local"
+    );
+
+    let p2 = app
+        .store
+        .list_attachments(&AttachmentScope {
+            project_id: Some("p2".into()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(p2.len(), 1);
+    let nobody = app
+        .store
+        .list_attachments(&AttachmentScope {
+            project_id: Some("p3".into()),
+        })
+        .await
+        .unwrap();
+    assert!(nobody.is_empty());
+}
+
+backend_tests!(
+    migrations_create_the_default_volume_type,
+    migrations_run_twice_without_harm,
+    status_columns_refuse_unknown_values,
+    live_type_names_are_unique,
+    attachments_need_an_existing_volume,
+    listing_is_scoped_ordered_and_skips_deleted,
+);

@@ -1,0 +1,173 @@
+//! Driving the app in-process with `oneshot`: no sockets, no sleeps.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use cinder_attach::app::{build_app, AppState, ServiceConfig};
+use cinder_attach::auth::Authenticator;
+use cinder_attach::cli::AuthStrategy;
+use cinder_attach::store::Store;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use super::db::TestDb;
+
+/// The default caller: noauth admin of project `p1`.
+pub const ADMIN_TOKEN: &str = "admin:p1";
+
+pub struct TestApp {
+    pub router: Router,
+    pub state: AppState,
+    pub store: Arc<dyn Store>,
+    pub db: TestDb,
+}
+
+impl TestApp {
+    pub async fn new(db: TestDb) -> TestApp {
+        TestApp::with_config(db, ServiceConfig::default()).await
+    }
+
+    pub async fn with_config(db: TestDb, config: ServiceConfig) -> TestApp {
+        let store = db.store().await;
+        let state = AppState::new(
+            store.clone(),
+            config,
+            Authenticator::new(AuthStrategy::Noauth),
+        );
+        TestApp {
+            router: build_app(state.clone()),
+            state,
+            store,
+            db,
+        }
+    }
+
+    /// The same database and store behind a router built with other settings.
+    pub fn reconfigure(mut self, config: ServiceConfig) -> TestApp {
+        self.state = AppState::new(
+            self.store.clone(),
+            config,
+            Authenticator::new(AuthStrategy::Noauth),
+        );
+        self.router = build_app(self.state.clone());
+        self
+    }
+
+    /// A request with the admin token and no microversion header.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        RequestBuilder {
+            router: self.router.clone(),
+            builder: Request::builder()
+                .method(method)
+                .uri(path)
+                .header("x-auth-token", ADMIN_TOKEN),
+            body: Body::empty(),
+        }
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.request(Method::GET, path)
+    }
+}
+
+pub struct RequestBuilder {
+    router: Router,
+    builder: axum::http::request::Builder,
+    body: Body,
+}
+
+impl RequestBuilder {
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.builder = self.builder.header(name, value);
+        self
+    }
+
+    /// `OpenStack-API-Version: volume <version>`.
+    pub fn version(self, version: &str) -> Self {
+        self.header("OpenStack-API-Version", &format!("volume {version}"))
+    }
+
+    pub fn token(mut self, token: &str) -> Self {
+        if let Some(headers) = self.builder.headers_mut() {
+            headers.insert(
+                "x-auth-token",
+                token.parse().expect("token is a header value"),
+            );
+        }
+        self
+    }
+
+    pub fn without_token(mut self) -> Self {
+        if let Some(headers) = self.builder.headers_mut() {
+            headers.remove("x-auth-token");
+        }
+        self
+    }
+
+    pub fn json(self, body: &Value) -> Self {
+        self.raw_body("application/json", body.to_string())
+    }
+
+    pub fn raw_body(mut self, content_type: &str, body: impl Into<String>) -> Self {
+        self.builder = self.builder.header("content-type", content_type);
+        self.body = Body::from(body.into());
+        self
+    }
+
+    pub async fn send(self) -> TestResponse {
+        let request = self.builder.body(self.body).expect("valid request");
+        let response = self.router.oneshot(request).await.expect("infallible");
+        TestResponse::read(response).await
+    }
+}
+
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub text: String,
+    /// The parsed body, or `Value::Null` when it is empty or not JSON.
+    pub json: Value,
+}
+
+impl TestResponse {
+    pub async fn read(response: axum::response::Response) -> TestResponse {
+        let (parts, body) = response.into_parts();
+        let bytes = body.collect().await.expect("body").to_bytes();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        TestResponse {
+            status: parts.status,
+            headers: parts.headers,
+            text,
+            json,
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts a Cinder fault: the status, its fault key with a matching `code`, and a
+    /// message containing `phrase`.
+    #[track_caller]
+    pub fn assert_fault(&self, status: u16, fault: &str, phrase: &str) {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.text);
+        let object = self
+            .json
+            .as_object()
+            .unwrap_or_else(|| panic!("not a JSON object: {}", self.text));
+        assert_eq!(object.len(), 1, "one fault key: {}", self.text);
+        let inner = &self.json[fault];
+        assert_eq!(inner["code"], status, "fault {fault} in {}", self.text);
+        let message = inner["message"].as_str().expect("message is a string");
+        assert!(
+            message.contains(phrase),
+            "{message:?} should contain {phrase:?}"
+        );
+        assert_eq!(self.header("content-type"), Some("application/json"));
+    }
+}
