@@ -6,9 +6,11 @@
 pub mod api;
 pub mod app;
 pub mod auth;
+pub mod backend;
 pub mod cli;
 pub mod clock;
 pub mod domain;
+pub mod policy;
 pub mod service;
 pub mod store;
 pub mod telemetry;

@@ -62,13 +62,13 @@ create table volumes (
     user_id               text,
     project_id            text not null,
     host                  text,
-    size                  integer not null check (size > 0),
+    size                  bigint not null check (size > 0),
     availability_zone     text not null default 'nova',
     status                text not null check (status in (
         'creating', 'available', 'deleting', 'error', 'error_deleting', 'error_managing',
         'managing', 'attaching', 'in-use', 'detaching', 'maintenance', 'restoring-backup',
         'error_restoring', 'reserved', 'awaiting-transfer', 'backing-up', 'error_backing-up',
-        'error_extending', 'downloading', 'uploading', 'retyping', 'extending')),
+        'error_extending', 'downloading', 'uploading', 'retyping', 'extending', 'deleted')),
     attach_status         text not null default 'detached' check (attach_status in (
         'attached', 'attaching', 'detached', 'reserved', 'error_attaching', 'error_detaching',
         'deleted')),
@@ -153,6 +153,23 @@ create table attachment_specs (
 );
 create unique index attachment_specs_live_key
     on attachment_specs (attachment_id, key) where deleted = false;
+
+-- User-visible messages about asynchronous failures (Cinder's /messages API).
+create table messages (
+    id             uuid primary key,
+    project_id     text not null,
+    request_id     text,
+    resource_type  text not null,
+    resource_uuid  text,
+    event_id       text not null,
+    message_level  text not null default 'ERROR',
+    user_message   text not null,
+    created_at     timestamptz not null,
+    expires_at     timestamptz,
+    deleted        boolean not null default false,
+    deleted_at     timestamptz
+);
+create index messages_live_project on messages (project_id, created_at) where deleted = false;
 
 insert into volume_types (id, name, description, is_public, created_at, deleted)
 values (gen_random_uuid(), '__DEFAULT__', 'Default Volume Type', true, now(), false);

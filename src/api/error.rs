@@ -136,7 +136,11 @@ impl From<StoreError> for ApiError {
 impl From<DomainError> for ApiError {
     fn from(err: DomainError) -> Self {
         match err {
-            DomainError::InvalidInput(_) => ApiError::BadRequest(err.to_string()),
+            DomainError::InvalidInput(_)
+            | DomainError::InvalidVolume(_)
+            | DomainError::InvalidRequest(_)
+            | DomainError::Backend(_) => ApiError::BadRequest(err.to_string()),
+            DomainError::Conflict(message) => ApiError::Conflict(message),
             DomainError::NotFound(message) => ApiError::NotFound(message),
             DomainError::PolicyDenied(_) => ApiError::Forbidden(err.to_string()),
             DomainError::Store(store) => store.into(),

@@ -9,6 +9,7 @@ pub mod error;
 pub mod microversion;
 pub mod query;
 pub mod request_id;
+pub mod schema;
 pub mod unimplemented;
 pub mod versions;
 pub mod views;

@@ -24,6 +24,10 @@ pub struct Attachment {
     pub id: Uuid,
     pub volume_id: Uuid,
     pub instance_uuid: Option<String>,
+    /// The connector's `host`, recorded when the attachment is connected.
+    pub attached_host: Option<String>,
+    /// The connector's `mountpoint` (the device the host sees).
+    pub mountpoint: Option<String>,
     pub attach_status: AttachStatus,
     /// `"rw"`, `"ro"`, the literal `"null"` Cinder stores before a mode is known, or none.
     pub attach_mode: Option<String>,

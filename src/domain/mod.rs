@@ -4,8 +4,11 @@ pub mod attachment;
 pub mod context;
 pub mod error;
 pub mod ids;
+pub mod message;
+pub mod paging;
 pub mod time;
 pub mod volume;
+pub mod volume_type;
 
 pub use context::RequestContext;
 pub use error::DomainError;

@@ -2,15 +2,28 @@
 //! implementation owns its SQL. Methods are whole use cases and atomic: transactions never
 //! cross the trait boundary.
 
+mod ids;
 mod postgres;
+mod rows;
+mod sql;
 mod sqlite;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
-use crate::domain::attachment::{Attachment, AttachmentScope};
+use crate::domain::attachment::{AttachStatus, Attachment, AttachmentScope};
+use crate::domain::message::Message;
+use crate::domain::paging::Page;
+use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus};
+use crate::domain::volume_type::{
+    ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate,
+};
+
+pub use ids::DbId;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
@@ -76,8 +89,144 @@ pub trait Store: Send + Sync + 'static {
         scope: &AttachmentScope,
     ) -> Result<Vec<Attachment>, StoreError>;
 
+    // --- backends ---
+
+    /// Records a configured backend (idempotent by host) and returns its stable uuid.
+    async fn register_service(&self, service: &ServiceRegistration) -> Result<Uuid, StoreError>;
+
+    // --- volume types ---
+
+    /// Inserts a type with its specs; a live type of the same name is `Conflict`.
+    async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError>;
+    async fn get_volume_type(&self, id: Uuid) -> Result<Option<VolumeType>, StoreError>;
+    async fn get_volume_type_by_name(&self, name: &str) -> Result<Option<VolumeType>, StoreError>;
+    /// Every live type, oldest first.
+    async fn list_volume_types(&self) -> Result<Vec<VolumeType>, StoreError>;
+    /// `Done` or `TypeNotFound`; a name taken by another live type is `Conflict`.
+    async fn update_volume_type(
+        &self,
+        id: Uuid,
+        update: &VolumeTypeUpdate,
+        now: DateTime<Utc>,
+    ) -> Result<TypeWrite, StoreError>;
+    /// Soft-deletes a type no live volume uses: `Done`, `TypeNotFound` or `InUse`.
+    async fn delete_volume_type(
+        &self,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<TypeWrite, StoreError>;
+    /// Adds or replaces specs of a type no live volume uses. `check` sees the stored
+    /// specs inside the same transaction and may refuse (`Refused`).
+    async fn set_extra_specs(
+        &self,
+        id: Uuid,
+        specs: &ExtraSpecs,
+        check: &SpecsCheck,
+        now: DateTime<Utc>,
+    ) -> Result<TypeWrite, StoreError>;
+    /// Removes one spec of a type no live volume uses (`KeyNotFound` if absent).
+    async fn delete_extra_spec(
+        &self,
+        id: Uuid,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<TypeWrite, StoreError>;
+
+    // --- volumes ---
+
+    /// Inserts a volume in `creating`, with its metadata.
+    async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError>;
+    /// Moves a volume from `from` to `to` if it is still in `from` (compare-and-swap).
+    async fn transition_volume(
+        &self,
+        id: Uuid,
+        from: VolumeStatus,
+        to: VolumeStatus,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError>;
+    async fn list_volumes(
+        &self,
+        filters: &VolumeFilters,
+        page: &Page<VolumeSortKey>,
+    ) -> Result<Vec<Volume>, StoreError>;
+    async fn count_volumes(&self, filters: &VolumeFilters) -> Result<i64, StoreError>;
+    /// Compare-and-swap to `deleting` under Cinder's delete conditions; `false` when they
+    /// do not hold (or the volume is gone).
+    async fn begin_volume_delete(
+        &self,
+        id: Uuid,
+        force: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Soft-deletes a `deleting` volume with its attachments, specs and metadata.
+    async fn finish_volume_delete(&self, id: Uuid, now: DateTime<Utc>) -> Result<(), StoreError>;
+    async fn set_bootable(
+        &self,
+        id: Uuid,
+        bootable: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Sets admin metadata `readonly` while the volume is `available`; `false` otherwise.
+    async fn set_readonly(
+        &self,
+        id: Uuid,
+        readonly: bool,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    async fn reset_status(
+        &self,
+        id: Uuid,
+        reset: &StatusReset,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+    /// Changes the type (and the multiattach flag) under Cinder's retype conditions, in
+    /// one compare-and-swap that also refuses a multiattach change unless `available`.
+    async fn retype_volume(&self, retype: &Retype, now: DateTime<Utc>) -> Result<bool, StoreError>;
+
+    // --- user messages ---
+
+    async fn insert_message(&self, message: &Message) -> Result<(), StoreError>;
+    /// Messages of `project_id` (`None`: all), newest first.
+    async fn list_messages(&self, project_id: Option<&str>) -> Result<Vec<Message>, StoreError>;
+    async fn get_message(&self, id: Uuid) -> Result<Option<Message>, StoreError>;
+    async fn delete_message(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError>;
+
     /// Waits for pooled connections to be returned and closes them.
     async fn close(&self);
+}
+
+/// A rule checked against the stored specs inside `set_extra_specs`' transaction.
+pub type SpecsCheck = dyn Fn(&ExtraSpecs) -> Result<(), String> + Send + Sync;
+
+/// A configured backend as the `services` table records it.
+#[derive(Debug, Clone)]
+pub struct ServiceRegistration {
+    pub new_uuid: Uuid,
+    pub host: String,
+    pub backend_name: String,
+    pub driver: String,
+    pub availability_zone: String,
+    pub capabilities: serde_json::Value,
+    pub now: DateTime<Utc>,
+}
+
+/// `os-reset_status`: each field given is written as is.
+#[derive(Debug, Clone, Default)]
+pub struct StatusReset {
+    pub status: Option<VolumeStatus>,
+    pub attach_status: Option<AttachStatus>,
+    pub migration_status: Option<String>,
+}
+
+/// A retype as the store applies it.
+#[derive(Debug, Clone)]
+pub struct Retype {
+    pub volume_id: Uuid,
+    pub new_type_id: Uuid,
+    /// The multiattach flag the caller read; the swap fails if it changed meanwhile.
+    pub expected_multiattach: bool,
+    pub new_multiattach: bool,
 }
 
 /// How to reach the database.

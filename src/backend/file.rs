@@ -1,0 +1,231 @@
+//! `file`: each volume is a sparse raw file `volume-<id>` in a directory, exported to
+//! hosts as a local path (os-brick's local connector) or through an NFS export of that
+//! directory.
+
+use std::io::ErrorKind;
+use std::path::PathBuf;
+
+use async_trait::async_trait;
+use serde_json::{json, Map};
+use uuid::Uuid;
+
+use super::{volume_file_name, Backend, BackendError, Capabilities, ConnectionData, Connector};
+
+const GIB: u64 = 1024 * 1024 * 1024;
+
+pub struct FileBackend {
+    dir: PathBuf,
+    pool: String,
+    multiattach: bool,
+    shared_targets: Option<bool>,
+    capacity_gb: Option<f64>,
+    nfs_export: Option<String>,
+}
+
+impl FileBackend {
+    pub fn new(
+        dir: PathBuf,
+        pool: String,
+        multiattach: bool,
+        shared_targets: Option<bool>,
+        capacity_gb: Option<f64>,
+    ) -> Self {
+        // Absolute, so connection info means the same thing wherever it is read.
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
+        FileBackend {
+            dir,
+            pool,
+            multiattach,
+            shared_targets,
+            capacity_gb,
+            nfs_export: None,
+        }
+    }
+
+    pub fn with_nfs_export(mut self, export: Option<String>) -> Self {
+        self.nfs_export = export;
+        self
+    }
+
+    pub fn path_of(&self, volume_id: Uuid) -> PathBuf {
+        self.dir.join(volume_file_name(volume_id))
+    }
+
+    fn failed(action: &str, err: std::io::Error) -> BackendError {
+        BackendError::Failed(format!("The file backend could not {action}: {err}."))
+    }
+
+    /// Sum of the sizes of the volumes in the directory, in GiB.
+    fn provisioned_gb(&self) -> f64 {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return 0.0;
+        };
+        let bytes: u64 = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("volume-"))
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        bytes as f64 / GIB as f64
+    }
+}
+
+#[async_trait]
+impl Backend for FileBackend {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            driver: "file",
+            multiattach: self.multiattach,
+            shared_targets: self.shared_targets,
+            pool_name: self.pool.clone(),
+            total_capacity_gb: self.capacity_gb,
+            free_capacity_gb: self
+                .capacity_gb
+                .map(|total| (total - self.provisioned_gb()).max(0.0)),
+        }
+    }
+
+    async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError> {
+        tokio::fs::create_dir_all(&self.dir)
+            .await
+            .map_err(|e| Self::failed("create its directory", e))?;
+        let path = self.path_of(volume_id);
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .await
+            .map_err(|e| Self::failed("create the volume file", e))?;
+        // set_len makes a sparse file: no data is written.
+        if let Err(err) = file.set_len(size_gib * GIB).await {
+            drop(file);
+            let _ = tokio::fs::remove_file(&path).await;
+            return Err(Self::failed("size the volume file", err));
+        }
+        Ok(())
+    }
+
+    async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
+        match tokio::fs::remove_file(self.path_of(volume_id)).await {
+            Ok(()) => Ok(()),
+            Err(err) if err.kind() == ErrorKind::NotFound => Ok(()),
+            Err(err) => Err(Self::failed("remove the volume file", err)),
+        }
+    }
+
+    async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError> {
+        match tokio::fs::metadata(self.path_of(volume_id)).await {
+            Ok(meta) => Ok(meta.is_file()),
+            Err(err) if err.kind() == ErrorKind::NotFound => Ok(false),
+            Err(err) => Err(Self::failed("inspect the volume file", err)),
+        }
+    }
+
+    fn validate_connector(&self, _connector: &Connector) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    async fn initialize_connection(
+        &self,
+        volume_id: Uuid,
+        _connector: &Connector,
+    ) -> Result<ConnectionData, BackendError> {
+        if !self.volume_exists(volume_id).await? {
+            return Err(BackendError::Failed(format!(
+                "Volume {volume_id} has no data on its backend."
+            )));
+        }
+        let (driver_volume_type, data) = match &self.nfs_export {
+            Some(export) => (
+                "nfs",
+                json!({"export": export, "name": volume_file_name(volume_id), "format": "raw"}),
+            ),
+            None => (
+                "local",
+                json!({"device_path": self.path_of(volume_id).display().to_string()}),
+            ),
+        };
+        Ok(ConnectionData {
+            driver_volume_type: driver_volume_type.to_owned(),
+            data: match data {
+                serde_json::Value::Object(map) => map,
+                _ => Map::new(),
+            },
+        })
+    }
+
+    async fn terminate_connection(
+        &self,
+        _volume_id: Uuid,
+        _connector: &Connector,
+    ) -> Result<(), BackendError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn backend(dir: &std::path::Path) -> FileBackend {
+        FileBackend::new(
+            dir.to_path_buf(),
+            "pool".into(),
+            true,
+            Some(false),
+            Some(10.0),
+        )
+    }
+
+    #[tokio::test]
+    async fn sparse_file_lifecycle() {
+        let dir = std::env::temp_dir().join(format!("file-backend-{}", Uuid::new_v4()));
+        let b = backend(&dir);
+        let id = Uuid::new_v4();
+        b.create_volume(id, 2).await.unwrap();
+        let meta = std::fs::metadata(b.path_of(id)).unwrap();
+        assert_eq!(meta.len(), 2 * GIB);
+        assert!(b.volume_exists(id).await.unwrap());
+        assert_eq!(b.capabilities().free_capacity_gb, Some(8.0));
+        assert!(b.create_volume(id, 1).await.is_err(), "never overwrites");
+        let info = b
+            .initialize_connection(id, &Connector::new())
+            .await
+            .unwrap();
+        assert_eq!(info.driver_volume_type, "local");
+        assert!(info.data["device_path"]
+            .as_str()
+            .unwrap()
+            .ends_with(&volume_file_name(id)));
+        b.delete_volume(id).await.unwrap();
+        assert!(!b.volume_exists(id).await.unwrap());
+        b.delete_volume(id).await.unwrap();
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test]
+    async fn unusable_directory_fails_cleanly() {
+        let file = std::env::temp_dir().join(format!("not-a-dir-{}", Uuid::new_v4()));
+        std::fs::write(&file, b"x").unwrap();
+        let b = backend(&file);
+        let err = b.create_volume(Uuid::new_v4(), 1).await.unwrap_err();
+        assert!(matches!(err, BackendError::Failed(_)));
+        let _ = std::fs::remove_file(file);
+    }
+
+    #[tokio::test]
+    async fn nfs_export_changes_the_connection() {
+        let dir = std::env::temp_dir().join(format!("file-backend-{}", Uuid::new_v4()));
+        let b = backend(&dir).with_nfs_export(Some("10.0.0.2:/srv/vols".into()));
+        let id = Uuid::new_v4();
+        b.create_volume(id, 1).await.unwrap();
+        let info = b
+            .initialize_connection(id, &Connector::new())
+            .await
+            .unwrap();
+        assert_eq!(info.driver_volume_type, "nfs");
+        assert_eq!(info.data["export"], "10.0.0.2:/srv/vols");
+        assert_eq!(info.data["format"], "raw");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

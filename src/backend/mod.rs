@@ -1,0 +1,358 @@
+//! Storage backends: where volume data lives and how hosts connect to it. Each backend is
+//! configured by name (`--backend NAME=DRIVER,key=value,...`) and registered as a
+//! service with a stable `service_uuid`.
+
+mod file;
+mod iscsi_sim;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub use file::FileBackend;
+pub use iscsi_sim::IscsiSimBackend;
+
+/// A host connector as Nova sends it (`host`, `initiator`, `ip`, `multipath`, ...).
+pub type Connector = Map<String, Value>;
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Capabilities {
+    pub driver: &'static str,
+    pub multiattach: bool,
+    /// Whether several volumes share one target (hosts must serialise attach/detach);
+    /// `None` is Cinder's "always lock".
+    pub shared_targets: Option<bool>,
+    pub pool_name: String,
+    pub total_capacity_gb: Option<f64>,
+    pub free_capacity_gb: Option<f64>,
+}
+
+/// What `initialize_connection` hands back, before the service adds its own keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionData {
+    pub driver_volume_type: String,
+    pub data: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The connector lacks what this backend needs (400 to the caller).
+    #[error("Connector doesn't have required information: {0}")]
+    InvalidConnector(String),
+    /// The backend could not do the work; the text is safe to show a user.
+    #[error("{0}")]
+    Failed(String),
+}
+
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    fn capabilities(&self) -> Capabilities;
+
+    /// Creates the volume's storage, `size_gib` GiB. Must not leave anything behind on error.
+    async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError>;
+
+    /// Removes the volume's storage; a volume that is already gone is not an error.
+    async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError>;
+
+    /// Whether the volume's storage exists (for consistency checks).
+    async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError>;
+
+    /// Checks a connector before anything is reserved.
+    fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError>;
+
+    /// Exports the volume to the connector's host.
+    async fn initialize_connection(
+        &self,
+        volume_id: Uuid,
+        connector: &Connector,
+    ) -> Result<ConnectionData, BackendError>;
+
+    /// Ends an export made by `initialize_connection`.
+    async fn terminate_connection(
+        &self,
+        volume_id: Uuid,
+        connector: &Connector,
+    ) -> Result<(), BackendError>;
+}
+
+/// The file name a volume's data has in a backend directory; derived from the uuid only,
+/// so no request can steer it elsewhere.
+pub fn volume_file_name(volume_id: Uuid) -> String {
+    format!("volume-{}", volume_id.hyphenated())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriverKind {
+    File,
+    IscsiSim,
+}
+
+impl DriverKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            DriverKind::File => "file",
+            DriverKind::IscsiSim => "iscsi-sim",
+        }
+    }
+}
+
+/// One `--backend` flag: `NAME=DRIVER[,key=value...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendSpec {
+    pub name: String,
+    pub driver: DriverKind,
+    pub options: BTreeMap<String, String>,
+}
+
+impl FromStr for BackendSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut parts = text.split(',');
+        let head = parts.next().unwrap_or_default();
+        let (name, driver) = head
+            .split_once('=')
+            .ok_or_else(|| format!("backend {text:?} must look like NAME=DRIVER[,key=value...]"))?;
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "backend name {name:?} may only use letters, digits, '-' and '_'"
+            ));
+        }
+        let driver = match driver.trim() {
+            "file" => DriverKind::File,
+            "iscsi-sim" => DriverKind::IscsiSim,
+            other => {
+                return Err(format!(
+                    "unknown backend driver {other:?} (known: file, iscsi-sim)"
+                ))
+            }
+        };
+        let mut options = BTreeMap::new();
+        for part in parts {
+            let (key, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("backend option {part:?} must look like key=value"))?;
+            options.insert(key.trim().to_owned(), value.trim().to_owned());
+        }
+        Ok(BackendSpec {
+            name: name.to_owned(),
+            driver,
+            options,
+        })
+    }
+}
+
+/// Options every driver reads.
+struct CommonOptions {
+    dir: PathBuf,
+    pool: String,
+    availability_zone: String,
+    multiattach: bool,
+    shared_targets: Option<bool>,
+}
+
+fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("backend option {key}={value:?} is not a boolean")),
+    }
+}
+
+impl BackendSpec {
+    fn common(
+        &self,
+        default_shared_targets: Option<bool>,
+        known: &[&str],
+    ) -> Result<CommonOptions, String> {
+        for key in self.options.keys() {
+            let shared = [
+                "dir",
+                "pool",
+                "availability_zone",
+                "multiattach",
+                "shared_targets",
+            ];
+            if !shared.contains(&key.as_str()) && !known.contains(&key.as_str()) {
+                return Err(format!("backend {}: unknown option {key:?}", self.name));
+            }
+        }
+        let get = |key: &str| self.options.get(key).map(String::as_str);
+        let shared_targets = match get("shared_targets") {
+            None => default_shared_targets,
+            Some("none" | "null") => None,
+            Some(value) => Some(parse_bool("shared_targets", value)?),
+        };
+        Ok(CommonOptions {
+            dir: PathBuf::from(
+                get("dir")
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("data/volumes/{}", self.name)),
+            ),
+            pool: get("pool").unwrap_or(&self.name).to_owned(),
+            availability_zone: get("availability_zone").unwrap_or("nova").to_owned(),
+            multiattach: get("multiattach")
+                .map(|v| parse_bool("multiattach", v))
+                .transpose()?
+                .unwrap_or(true),
+            shared_targets,
+        })
+    }
+
+    /// Builds the driver this spec describes.
+    pub fn build(&self) -> Result<(Arc<dyn Backend>, String), String> {
+        match self.driver {
+            DriverKind::File => {
+                let common = self.common(Some(false), &["nfs_export", "capacity_gb"])?;
+                let capacity = self
+                    .options
+                    .get("capacity_gb")
+                    .map(|v| {
+                        v.parse::<f64>()
+                            .map_err(|_| format!("capacity_gb={v:?} is not a number"))
+                    })
+                    .transpose()?;
+                let zone = common.availability_zone.clone();
+                let backend = FileBackend::new(
+                    common.dir,
+                    common.pool,
+                    common.multiattach,
+                    common.shared_targets,
+                    capacity,
+                )
+                .with_nfs_export(self.options.get("nfs_export").cloned());
+                Ok((Arc::new(backend), zone))
+            }
+            DriverKind::IscsiSim => {
+                let common = self.common(Some(true), &["portal", "iqn_prefix"])?;
+                let zone = common.availability_zone.clone();
+                let backend = IscsiSimBackend::new(
+                    FileBackend::new(
+                        common.dir,
+                        common.pool,
+                        common.multiattach,
+                        common.shared_targets,
+                        None,
+                    ),
+                    self.options
+                        .get("portal")
+                        .cloned()
+                        .unwrap_or_else(|| "127.0.0.1:3260".to_owned()),
+                    self.options
+                        .get("iqn_prefix")
+                        .cloned()
+                        .unwrap_or_else(|| "iqn.2010-10.org.openstack".to_owned()),
+                );
+                Ok((Arc::new(backend), zone))
+            }
+        }
+    }
+}
+
+/// A configured backend as the service uses it.
+pub struct ConfiguredBackend {
+    pub name: String,
+    /// `<hostname>@<name>`: the service's host; volumes get `<host>#<pool>`.
+    pub host: String,
+    pub service_uuid: Uuid,
+    pub availability_zone: String,
+    pub driver: Arc<dyn Backend>,
+}
+
+impl ConfiguredBackend {
+    pub fn volume_host(&self) -> String {
+        format!("{}#{}", self.host, self.driver.capabilities().pool_name)
+    }
+}
+
+impl std::fmt::Debug for ConfiguredBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfiguredBackend")
+            .field("host", &self.host)
+            .field("service_uuid", &self.service_uuid)
+            .finish()
+    }
+}
+
+/// Every configured backend, in configuration order.
+#[derive(Debug, Default)]
+pub struct Backends {
+    list: Vec<ConfiguredBackend>,
+}
+
+impl Backends {
+    pub fn new(list: Vec<ConfiguredBackend>) -> Self {
+        Backends { list }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ConfiguredBackend> {
+        self.list.iter()
+    }
+
+    /// The backend serving a volume, from the volume's `host` (`host@backend#pool`).
+    pub fn for_host(&self, volume_host: &str) -> Option<&ConfiguredBackend> {
+        let backend_host = volume_host.split('#').next().unwrap_or(volume_host);
+        self.list.iter().find(|b| b.host == backend_host)
+    }
+
+    /// The first backend able to hold a volume that needs `multiattach`, in `zone` if one
+    /// is asked for.
+    pub fn schedule(
+        &self,
+        multiattach: bool,
+        zone: Option<&str>,
+    ) -> Result<&ConfiguredBackend, String> {
+        let in_zone: Vec<&ConfiguredBackend> = self
+            .list
+            .iter()
+            .filter(|b| zone.is_none_or(|z| b.availability_zone == z))
+            .collect();
+        if in_zone.is_empty() {
+            return Err(match zone {
+                Some(z) => format!("No backend serves availability zone {z}."),
+                None => "No storage backend is configured.".to_owned(),
+            });
+        }
+        in_zone
+            .into_iter()
+            .find(|b| !multiattach || b.driver.capabilities().multiattach)
+            .ok_or_else(|| {
+                "No storage backend offers the multiattach capability that the volume type \
+                 requires (multiattach=\"<is> True\")."
+                    .to_owned()
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_specs() {
+        let spec: BackendSpec = "fast=iscsi-sim,portal=10.0.0.1:3260,shared_targets=false"
+            .parse()
+            .unwrap();
+        assert_eq!(spec.name, "fast");
+        assert_eq!(spec.driver, DriverKind::IscsiSim);
+        assert_eq!(spec.options["portal"], "10.0.0.1:3260");
+        assert!("x".parse::<BackendSpec>().is_err());
+        assert!("a b=file".parse::<BackendSpec>().is_err());
+        assert!("a=nfs".parse::<BackendSpec>().is_err());
+        assert!("a=file,oops".parse::<BackendSpec>().is_err());
+        let unknown: BackendSpec = "a=file,colour=blue".parse().unwrap();
+        assert!(unknown.build().is_err());
+        let bad_bool: BackendSpec = "a=file,multiattach=maybe".parse().unwrap();
+        assert!(bad_bool.build().is_err());
+    }
+}

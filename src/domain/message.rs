@@ -1,0 +1,24 @@
+//! User-visible messages: why something the user asked for failed later.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub id: Uuid,
+    pub project_id: String,
+    pub request_id: Option<String>,
+    pub resource_type: String,
+    pub resource_uuid: Option<String>,
+    pub event_id: String,
+    pub message_level: String,
+    pub user_message: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Cinder's event id `VOLUME_<resource>_<action>_<detail>` for "create volume from
+/// backend storage" (action 008) failing with "an unknown error" (detail 001).
+pub const EVENT_CREATE_VOLUME_FROM_BACKEND: &str = "VOLUME_VOLUME_008_001";
+/// The action part of the user message for that event.
+pub const ACTION_CREATE_VOLUME_FROM_BACKEND: &str = "create volume from backend storage";

@@ -1,0 +1,145 @@
+//! Volume types and their extra specs.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::DomainError;
+
+/// The type every deployment starts with, created by the first migration.
+pub const DEFAULT_TYPE_NAME: &str = "__DEFAULT__";
+
+/// The only spelling Cinder's attach paths treat as "multiattach on".
+pub const SPEC_TRUE: &str = "<is> True";
+
+/// Spec keys a non-admin may see (cinder/policies/type_extra_specs.py).
+pub const USER_VISIBLE_EXTRA_SPECS: &[&str] = &[
+    "RESKEY:availability_zones",
+    "multiattach",
+    "replication_enabled",
+];
+
+pub type ExtraSpecs = BTreeMap<String, Option<String>>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct VolumeType {
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub is_public: bool,
+    pub qos_specs_id: Option<String>,
+    pub extra_specs: ExtraSpecs,
+    /// Projects given access to a private type.
+    pub projects: Vec<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl VolumeType {
+    pub fn spec(&self, key: &str) -> Option<&str> {
+        self.extra_specs.get(key).and_then(|v| v.as_deref())
+    }
+
+    /// Volumes of this type are created multiattach (exact `"<is> True"`).
+    pub fn is_multiattach(&self) -> bool {
+        self.spec("multiattach") == Some(SPEC_TRUE)
+    }
+
+    /// Whether `project_id` may use this type (public, or private with access).
+    pub fn visible_to(&self, project_id: &str) -> bool {
+        self.is_public || self.projects.iter().any(|p| p == project_id)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewVolumeType {
+    pub id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub is_public: bool,
+    pub extra_specs: ExtraSpecs,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct VolumeTypeUpdate {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub is_public: Option<bool>,
+}
+
+/// `cacheable` and `multiattach` cannot both be on, whether they arrive together or one
+/// joins the other already stored.
+pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(), DomainError> {
+    let on = |specs: &ExtraSpecs, key: &str| {
+        specs.get(key).and_then(|v| v.as_deref()) == Some(SPEC_TRUE)
+    };
+    let multiattach = on(incoming, "multiattach")
+        || (on(existing, "multiattach") && !incoming.contains_key("multiattach"));
+    let cacheable = on(incoming, "cacheable")
+        || (on(existing, "cacheable") && !incoming.contains_key("cacheable"));
+    let touches = incoming.contains_key("multiattach") || incoming.contains_key("cacheable");
+    if touches && multiattach && cacheable {
+        return Err(DomainError::InvalidRequest(
+            "cacheable cannot be set with multiattach.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Outcome of a write that must not happen while volumes use the type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeWrite {
+    Done,
+    TypeNotFound,
+    InUse,
+    KeyNotFound,
+    Refused(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(pairs: &[(&str, &str)]) -> ExtraSpecs {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+            .collect()
+    }
+
+    #[test]
+    fn multiattach_needs_the_exact_spelling() {
+        let mut t = VolumeType {
+            id: Uuid::nil(),
+            name: "t".into(),
+            description: None,
+            is_public: true,
+            qos_specs_id: None,
+            extra_specs: specs(&[("multiattach", "<is> True")]),
+            projects: vec![],
+            created_at: Utc::now(),
+            updated_at: None,
+        };
+        assert!(t.is_multiattach());
+        for other in ["<is> true", "True", "<is>True", " <is> True"] {
+            t.extra_specs = specs(&[("multiattach", other)]);
+            assert!(!t.is_multiattach(), "{other}");
+        }
+    }
+
+    #[test]
+    fn cacheable_conflicts() {
+        let none = ExtraSpecs::new();
+        let both = specs(&[("multiattach", SPEC_TRUE), ("cacheable", SPEC_TRUE)]);
+        assert!(check_cacheable(&none, &both).is_err());
+        let ma = specs(&[("multiattach", SPEC_TRUE)]);
+        let cache = specs(&[("cacheable", SPEC_TRUE)]);
+        assert!(check_cacheable(&ma, &cache).is_err());
+        assert!(check_cacheable(&cache, &ma).is_err());
+        assert!(check_cacheable(&ma, &specs(&[("cacheable", "<is> False")])).is_ok());
+        assert!(check_cacheable(&both, &specs(&[("multiattach", "<is> False")])).is_ok());
+        assert!(check_cacheable(&none, &specs(&[("foo", "bar")])).is_ok());
+    }
+}

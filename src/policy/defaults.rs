@@ -1,0 +1,90 @@
+//! Cinder's default rules with `enforce_new_defaults = true` (cinder/policies/*.py).
+
+pub const ADMIN_API: &str = "rule:admin_api";
+const READER: &str = "rule:xena_system_admin_or_project_reader";
+const MEMBER: &str = "rule:xena_system_admin_or_project_member";
+
+/// `(name, check string)` for every rule the service evaluates, base rules first.
+pub const DEFAULT_RULES: &[(&str, &str)] = &[
+    // Base rules (cinder/policies/base.py).
+    ("context_is_admin", "role:admin"),
+    (
+        "admin_api",
+        "is_admin:True or (role:admin and is_admin_project:True)",
+    ),
+    (
+        "admin_or_owner",
+        "is_admin:True or (role:admin and is_admin_project:True) or project_id:%(project_id)s",
+    ),
+    (
+        "xena_system_admin_or_project_reader",
+        "(role:admin) or (role:reader and project_id:%(project_id)s)",
+    ),
+    (
+        "xena_system_admin_or_project_member",
+        "(role:admin) or (role:member and project_id:%(project_id)s)",
+    ),
+    // Volumes (cinder/policies/volumes.py).
+    ("volume:create", MEMBER),
+    ("volume:get", READER),
+    ("volume:get_all", READER),
+    ("volume:update", MEMBER),
+    ("volume:delete", MEMBER),
+    ("volume:force_delete", ADMIN_API),
+    ("volume:multiattach", MEMBER),
+    ("volume_extension:volume_host_attribute", ADMIN_API),
+    ("volume_extension:volume_tenant_attribute", READER),
+    ("volume_extension:volume_mig_status_attribute", ADMIN_API),
+    // Attachments (cinder/policies/attachments.py).
+    ("volume:attachment_create", MEMBER),
+    ("volume:attachment_update", MEMBER),
+    ("volume:attachment_delete", MEMBER),
+    ("volume:attachment_complete", MEMBER),
+    ("volume:multiattach_bootable_volume", MEMBER),
+    // Volume actions (cinder/policies/volume_actions.py).
+    ("volume:retype", MEMBER),
+    ("volume:update_readonly_flag", MEMBER),
+    (
+        "volume_extension:volume_admin_actions:reset_status",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_admin_actions:force_delete",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_admin_actions:force_detach",
+        ADMIN_API,
+    ),
+    ("volume_extension:volume_actions:reserve", MEMBER),
+    ("volume_extension:volume_actions:unreserve", MEMBER),
+    ("volume_extension:volume_actions:begin_detaching", MEMBER),
+    ("volume_extension:volume_actions:roll_detaching", MEMBER),
+    ("volume_extension:volume_actions:attach", MEMBER),
+    ("volume_extension:volume_actions:detach", MEMBER),
+    (
+        "volume_extension:volume_actions:initialize_connection",
+        MEMBER,
+    ),
+    (
+        "volume_extension:volume_actions:terminate_connection",
+        MEMBER,
+    ),
+    // Volume types (cinder/policies/volume_type.py, type_extra_specs.py).
+    ("volume_extension:type_create", ADMIN_API),
+    ("volume_extension:type_update", ADMIN_API),
+    ("volume_extension:type_delete", ADMIN_API),
+    ("volume_extension:type_get", READER),
+    ("volume_extension:type_get_all", READER),
+    ("volume_extension:access_types_extra_specs", READER),
+    ("volume_extension:access_types_qos_specs_id", ADMIN_API),
+    ("volume_extension:types_extra_specs:index", READER),
+    ("volume_extension:types_extra_specs:show", READER),
+    ("volume_extension:types_extra_specs:create", ADMIN_API),
+    ("volume_extension:types_extra_specs:update", ADMIN_API),
+    ("volume_extension:types_extra_specs:delete", ADMIN_API),
+    (
+        "volume_extension:types_extra_specs:read_sensitive",
+        ADMIN_API,
+    ),
+];

@@ -1,0 +1,261 @@
+//! Row shapes shared by both dialects (ids as `DbId`), and their conversion into domain
+//! values. A value the domain does not know is reported as `Corrupt`, never guessed.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::{DbId, StoreError};
+use crate::domain::attachment::{AttachStatus, Attachment};
+use crate::domain::message::Message;
+use crate::domain::volume::{Volume, VolumeStatus};
+use crate::domain::volume_type::VolumeType;
+
+pub(super) fn attach_status(text: &str) -> Result<AttachStatus, StoreError> {
+    AttachStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("attach_status {text:?}")))
+}
+
+pub(super) fn volume_status(text: &str) -> Result<VolumeStatus, StoreError> {
+    VolumeStatus::parse(text).ok_or_else(|| StoreError::Corrupt(format!("volume status {text:?}")))
+}
+
+pub(super) fn json(text: Option<String>) -> Result<Option<serde_json::Value>, StoreError> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| StoreError::Corrupt(e.to_string())))
+        .transpose()
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct AttachmentRow {
+    pub id: DbId,
+    pub volume_id: DbId,
+    pub instance_uuid: Option<String>,
+    pub attached_host: Option<String>,
+    pub mountpoint: Option<String>,
+    pub attach_status: String,
+    pub attach_mode: Option<String>,
+    pub attach_time: Option<DateTime<Utc>>,
+    pub detach_time: Option<DateTime<Utc>>,
+    pub connection_info: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Columns of `AttachmentRow`, for `select` lists (table alias `a`).
+pub(super) const ATTACHMENT_COLUMNS: &str = "a.id, a.volume_id, a.instance_uuid, a.attached_host, \
+     a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, \
+     a.connection_info, a.created_at";
+
+impl TryFrom<AttachmentRow> for Attachment {
+    type Error = StoreError;
+
+    fn try_from(row: AttachmentRow) -> Result<Self, StoreError> {
+        Ok(Attachment {
+            id: row.id.0,
+            volume_id: row.volume_id.0,
+            instance_uuid: row.instance_uuid,
+            attached_host: row.attached_host,
+            mountpoint: row.mountpoint,
+            attach_status: attach_status(&row.attach_status)?,
+            attach_mode: row.attach_mode,
+            attach_time: row.attach_time,
+            detach_time: row.detach_time,
+            connection_info: json(row.connection_info)?,
+            created_at: row.created_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct VolumeRow {
+    pub id: DbId,
+    pub user_id: Option<String>,
+    pub project_id: String,
+    pub host: Option<String>,
+    pub size: i64,
+    pub availability_zone: String,
+    pub status: String,
+    pub attach_status: String,
+    pub migration_status: Option<String>,
+    pub display_name: Option<String>,
+    pub display_description: Option<String>,
+    pub volume_type_id: DbId,
+    pub volume_type_name: Option<String>,
+    pub encryption_key_id: Option<String>,
+    pub bootable: bool,
+    pub multiattach: bool,
+    pub previous_status: Option<String>,
+    pub service_uuid: Option<DbId>,
+    pub shared_targets: Option<bool>,
+    pub provider_id: Option<String>,
+    pub group_id: Option<String>,
+    pub consistencygroup_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+/// Columns of `VolumeRow` (volume alias `v`, its type joined as `t`).
+pub(super) const VOLUME_COLUMNS: &str = "v.id, v.user_id, v.project_id, v.host, v.size, \
+     v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, \
+     v.display_description, v.volume_type_id, t.name as volume_type_name, v.encryption_key_id, \
+     v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, \
+     v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at";
+
+/// `from` clause matching `VOLUME_COLUMNS`.
+pub(super) const VOLUME_FROM: &str =
+    " from volumes v left join volume_types t on t.id = v.volume_type_id";
+
+impl VolumeRow {
+    pub fn into_volume(self) -> Result<Volume, StoreError> {
+        Ok(Volume {
+            id: self.id.0,
+            user_id: self.user_id,
+            project_id: self.project_id,
+            host: self.host,
+            size: self.size,
+            availability_zone: self.availability_zone,
+            status: volume_status(&self.status)?,
+            attach_status: attach_status(&self.attach_status)?,
+            migration_status: self.migration_status,
+            name: self.display_name,
+            description: self.display_description,
+            volume_type_id: self.volume_type_id.0,
+            volume_type_name: self.volume_type_name,
+            encryption_key_id: self.encryption_key_id,
+            bootable: self.bootable,
+            multiattach: self.multiattach,
+            previous_status: self.previous_status,
+            service_uuid: self.service_uuid.map(|id| id.0),
+            shared_targets: self.shared_targets,
+            provider_id: self.provider_id,
+            group_id: self.group_id,
+            consistencygroup_id: self.consistencygroup_id,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            metadata: BTreeMap::new(),
+            admin_metadata: BTreeMap::new(),
+            attachments: Vec::new(),
+        })
+    }
+}
+
+/// A `(owner id, key, value)` row of a key/value side table.
+#[derive(sqlx::FromRow)]
+pub(super) struct KeyValueRow {
+    pub owner: DbId,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct ProjectAccessRow {
+    pub owner: DbId,
+    pub project_id: String,
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct VolumeTypeRow {
+    pub id: DbId,
+    pub name: String,
+    pub description: Option<String>,
+    pub is_public: bool,
+    pub qos_specs_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+impl VolumeTypeRow {
+    pub fn into_type(self) -> VolumeType {
+        VolumeType {
+            id: self.id.0,
+            name: self.name,
+            description: self.description,
+            is_public: self.is_public,
+            qos_specs_id: self.qos_specs_id,
+            extra_specs: BTreeMap::new(),
+            projects: Vec::new(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct MessageRow {
+    pub id: DbId,
+    pub project_id: String,
+    pub request_id: Option<String>,
+    pub resource_type: String,
+    pub resource_uuid: Option<String>,
+    pub event_id: String,
+    pub message_level: String,
+    pub user_message: String,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+impl From<MessageRow> for Message {
+    fn from(row: MessageRow) -> Self {
+        Message {
+            id: row.id.0,
+            project_id: row.project_id,
+            request_id: row.request_id,
+            resource_type: row.resource_type,
+            resource_uuid: row.resource_uuid,
+            event_id: row.event_id,
+            message_level: row.message_level,
+            user_message: row.user_message,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+        }
+    }
+}
+
+/// Attaches side-table rows to the volumes they belong to.
+pub(super) fn assemble_volumes(
+    volumes: &mut [Volume],
+    metadata: Vec<KeyValueRow>,
+    admin_metadata: Vec<KeyValueRow>,
+    attachments: Vec<AttachmentRow>,
+) -> Result<(), StoreError> {
+    let index: std::collections::HashMap<uuid::Uuid, usize> =
+        volumes.iter().enumerate().map(|(i, v)| (v.id, i)).collect();
+    for row in metadata {
+        if let Some(&i) = index.get(&row.owner.0) {
+            volumes[i]
+                .metadata
+                .insert(row.key, row.value.unwrap_or_default());
+        }
+    }
+    for row in admin_metadata {
+        if let Some(&i) = index.get(&row.owner.0) {
+            volumes[i]
+                .admin_metadata
+                .insert(row.key, row.value.unwrap_or_default());
+        }
+    }
+    for row in attachments {
+        if let Some(&i) = index.get(&row.volume_id.0) {
+            volumes[i].attachments.push(Attachment::try_from(row)?);
+        }
+    }
+    Ok(())
+}
+
+/// Attaches specs and access lists to the types they belong to.
+pub(super) fn assemble_types(
+    types: &mut [VolumeType],
+    specs: Vec<KeyValueRow>,
+    projects: Vec<ProjectAccessRow>,
+) {
+    let index: std::collections::HashMap<uuid::Uuid, usize> =
+        types.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+    for row in specs {
+        if let Some(&i) = index.get(&row.owner.0) {
+            types[i].extra_specs.insert(row.key, row.value);
+        }
+    }
+    for row in projects {
+        if let Some(&i) = index.get(&row.owner.0) {
+            types[i].projects.push(row.project_id);
+        }
+    }
+}

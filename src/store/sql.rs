@@ -1,0 +1,740 @@
+//! The SQL both stores run. The text is the same for SQLite and PostgreSQL (`$N`
+//! placeholders, `DbId` for ids, timestamps bound from Rust), so it is written once as a
+//! macro that each dialect module expands over its own pool type. What differs is passed
+//! in: `for_update` (the row-lock suffix Postgres needs; SQLite's `BEGIN IMMEDIATE`
+//! write transactions already serialise writers) and the module's `begin_write`.
+
+use crate::domain::paging::SortDir;
+use crate::domain::volume::VolumeSortKey;
+
+/// The SQL expression a sort key orders by; `{t}` is the table alias. Nullable columns
+/// are coalesced so that keyset comparisons never meet a NULL.
+pub(super) fn volume_sort_expr(key: VolumeSortKey) -> &'static str {
+    match key {
+        VolumeSortKey::Id => "{t}.id",
+        VolumeSortKey::CreatedAt => "{t}.created_at",
+        VolumeSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
+        VolumeSortKey::Name => "coalesce({t}.display_name, '')",
+        VolumeSortKey::Size => "{t}.size",
+        VolumeSortKey::Status => "{t}.status",
+        VolumeSortKey::Bootable => "{t}.bootable",
+        VolumeSortKey::AvailabilityZone => "{t}.availability_zone",
+        VolumeSortKey::ProjectId => "{t}.project_id",
+    }
+}
+
+/// The sort keys with `id` appended as the final tie-breaker, so the order is total and
+/// a marker names exactly one position.
+pub(super) fn total_order(sort: &[(VolumeSortKey, SortDir)]) -> Vec<(VolumeSortKey, SortDir)> {
+    let mut keys = sort.to_vec();
+    if !keys.iter().any(|(k, _)| *k == VolumeSortKey::Id) {
+        let dir = keys.last().map(|(_, d)| *d).unwrap_or(SortDir::Desc);
+        keys.push((VolumeSortKey::Id, dir));
+    }
+    keys
+}
+
+macro_rules! sql_store {
+    ($Store:ident, $DB:ty, for_update = $for_update:literal) => {
+        use async_trait::async_trait;
+        use chrono::{DateTime, Utc};
+        use sqlx::QueryBuilder;
+        use uuid::Uuid;
+
+        use super::rows::{self, AttachmentRow, KeyValueRow, MessageRow, ProjectAccessRow, VolumeRow, VolumeTypeRow};
+        use super::sql::{total_order, volume_sort_expr};
+        use super::{DbId, Retype, ServiceRegistration, SpecsCheck, StatusReset, Store, StoreError, StoreKind};
+        use crate::domain::attachment::{Attachment, AttachmentScope};
+        use crate::domain::message::Message;
+        use crate::domain::paging::{Page, SortDir};
+        use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, DELETABLE_STATUSES};
+        use crate::domain::volume_type::{ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate};
+
+        impl $Store {
+            /// Metadata, admin metadata and live attachments of `volumes`, filled in.
+            async fn load_volume_details(&self, volumes: &mut [Volume]) -> Result<(), StoreError> {
+                if volumes.is_empty() {
+                    return Ok(());
+                }
+                let ids: Vec<DbId> = volumes.iter().map(|v| DbId(v.id)).collect();
+                let side = |table: &str| {
+                    let mut q = QueryBuilder::<$DB>::new(format!(
+                        "select volume_id as owner, key, value from {table} where deleted = false and volume_id in ("
+                    ));
+                    let mut list = q.separated(", ");
+                    for id in &ids {
+                        list.push_bind(*id);
+                    }
+                    q.push(") order by key");
+                    q
+                };
+                let metadata: Vec<KeyValueRow> =
+                    side("volume_metadata").build_query_as().fetch_all(&self.pool).await?;
+                let admin: Vec<KeyValueRow> =
+                    side("volume_admin_metadata").build_query_as().fetch_all(&self.pool).await?;
+                let mut q = QueryBuilder::<$DB>::new(format!(
+                    "select {} from volume_attachment a where a.deleted = false and a.volume_id in (",
+                    rows::ATTACHMENT_COLUMNS
+                ));
+                let mut list = q.separated(", ");
+                for id in &ids {
+                    list.push_bind(*id);
+                }
+                q.push(") order by a.created_at, a.id");
+                let attachments: Vec<AttachmentRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                rows::assemble_volumes(volumes, metadata, admin, attachments)
+            }
+
+            /// Specs and access lists of `types`, filled in.
+            async fn load_type_details(&self, types: &mut [VolumeType]) -> Result<(), StoreError> {
+                if types.is_empty() {
+                    return Ok(());
+                }
+                let specs: Vec<KeyValueRow> = sqlx::query_as(
+                    "select volume_type_id as owner, key, value from volume_type_extra_specs
+                      where deleted = false order by key",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                let projects: Vec<ProjectAccessRow> = sqlx::query_as(
+                    "select volume_type_id as owner, project_id from volume_type_projects
+                      where deleted = false order by project_id",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                rows::assemble_types(types, specs, projects);
+                Ok(())
+            }
+
+            fn push_volume_filters(q: &mut QueryBuilder<'_, $DB>, filters: &VolumeFilters) {
+                q.push(" where v.deleted = false");
+                if let Some(project) = &filters.project_id {
+                    q.push(" and v.project_id = ").push_bind(project.clone());
+                }
+                if let Some(name) = &filters.name {
+                    q.push(" and v.display_name = ").push_bind(name.clone());
+                }
+                if let Some(status) = &filters.status {
+                    q.push(" and v.status = ").push_bind(status.clone());
+                }
+                if let Some(bootable) = filters.bootable {
+                    q.push(" and v.bootable = ").push_bind(bootable);
+                }
+                if let Some(zone) = &filters.availability_zone {
+                    q.push(" and v.availability_zone = ").push_bind(zone.clone());
+                }
+                if let Some(size) = filters.size {
+                    q.push(" and v.size = ").push_bind(size);
+                }
+                for (key, value) in &filters.metadata {
+                    q.push(" and exists (select 1 from volume_metadata m where m.volume_id = v.id and m.deleted = false and m.key = ")
+                        .push_bind(key.clone())
+                        .push(" and m.value = ")
+                        .push_bind(value.clone())
+                        .push(")");
+                }
+            }
+
+            /// Locks the live type row for the rest of the transaction; `false` if absent.
+            async fn lock_type(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
+                let found: Option<(DbId,)> = sqlx::query_as(concat!(
+                    "select id from volume_types where id = $1 and deleted = false",
+                    $for_update
+                ))
+                .bind(DbId(id))
+                .fetch_optional(&mut **tx)
+                .await?;
+                Ok(found.is_some())
+            }
+
+            async fn type_in_use(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
+                let used: Option<(DbId,)> = sqlx::query_as(
+                    "select id from volumes where volume_type_id = $1 and deleted = false limit 1",
+                )
+                .bind(DbId(id))
+                .fetch_optional(&mut **tx)
+                .await?;
+                Ok(used.is_some())
+            }
+
+            async fn fetch_type(&self, sql: &str, key: TypeKey<'_>) -> Result<Option<VolumeType>, StoreError> {
+                let query = sqlx::query_as::<_, VolumeTypeRow>(sql);
+                let query = match key {
+                    TypeKey::Id(id) => query.bind(DbId(id)),
+                    TypeKey::Name(name) => query.bind(name.to_owned()),
+                };
+                let Some(row) = query.fetch_optional(&self.pool).await? else {
+                    return Ok(None);
+                };
+                let mut types = vec![row.into_type()];
+                self.load_type_details(&mut types).await?;
+                Ok(types.pop())
+            }
+        }
+
+        enum TypeKey<'a> {
+            Id(Uuid),
+            Name(&'a str),
+        }
+
+        const TYPE_COLUMNS: &str =
+            "select id, name, description, is_public, qos_specs_id, created_at, updated_at from volume_types";
+
+        #[async_trait]
+        impl Store for $Store {
+            fn kind(&self) -> StoreKind {
+                Self::KIND
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn ping(&self) -> Result<(), StoreError> {
+                sqlx::query("select 1").execute(&self.pool).await?;
+                Ok(())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn list_attachments(&self, scope: &AttachmentScope) -> Result<Vec<Attachment>, StoreError> {
+                let mut q = QueryBuilder::<$DB>::new(format!(
+                    "select {} from volume_attachment a join volumes v on v.id = a.volume_id where a.deleted = false",
+                    rows::ATTACHMENT_COLUMNS
+                ));
+                if let Some(project) = &scope.project_id {
+                    q.push(" and v.project_id = ").push_bind(project.clone());
+                }
+                q.push(" order by a.created_at desc, a.id desc");
+                let found: Vec<AttachmentRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                found.into_iter().map(Attachment::try_from).collect()
+            }
+
+            #[tracing::instrument(skip_all, fields(host = %service.host), err)]
+            async fn register_service(&self, service: &ServiceRegistration) -> Result<Uuid, StoreError> {
+                let capabilities = service.capabilities.to_string();
+                let mut tx = Self::begin_write(&self.pool).await?;
+                sqlx::query(
+                    "insert into services (uuid, host, binary_name, backend_name, driver, availability_zone,
+                                           capabilities, created_at, deleted)
+                     values ($1, $2, 'cinder-volume', $3, $4, $5, $6, $7, false)
+                     on conflict (host) where deleted = false do nothing",
+                )
+                .bind(DbId(service.new_uuid))
+                .bind(&service.host)
+                .bind(&service.backend_name)
+                .bind(&service.driver)
+                .bind(&service.availability_zone)
+                .bind(&capabilities)
+                .bind(service.now)
+                .execute(&mut *tx)
+                .await?;
+                let (uuid,): (DbId,) = sqlx::query_as(
+                    "update services set driver = $2, availability_zone = $3, capabilities = $4, updated_at = $5
+                      where host = $1 and deleted = false returning uuid",
+                )
+                .bind(&service.host)
+                .bind(&service.driver)
+                .bind(&service.availability_zone)
+                .bind(&capabilities)
+                .bind(service.now)
+                .fetch_one(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(uuid.0)
+            }
+
+            #[tracing::instrument(skip_all, fields(name = %new.name), err)]
+            async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                sqlx::query(
+                    "insert into volume_types (id, name, description, is_public, created_at, deleted)
+                     values ($1, $2, $3, $4, $5, false)",
+                )
+                .bind(DbId(new.id))
+                .bind(&new.name)
+                .bind(&new.description)
+                .bind(new.is_public)
+                .bind(new.created_at)
+                .execute(&mut *tx)
+                .await?;
+                for (key, value) in &new.extra_specs {
+                    sqlx::query(
+                        "insert into volume_type_extra_specs (volume_type_id, key, value, created_at, deleted)
+                         values ($1, $2, $3, $4, false)",
+                    )
+                    .bind(DbId(new.id))
+                    .bind(key)
+                    .bind(value)
+                    .bind(new.created_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn get_volume_type(&self, id: Uuid) -> Result<Option<VolumeType>, StoreError> {
+                let sql = format!("{TYPE_COLUMNS} where id = $1 and deleted = false");
+                self.fetch_type(&sql, TypeKey::Id(id)).await
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn get_volume_type_by_name(&self, name: &str) -> Result<Option<VolumeType>, StoreError> {
+                let sql = format!("{TYPE_COLUMNS} where name = $1 and deleted = false");
+                self.fetch_type(&sql, TypeKey::Name(name)).await
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn list_volume_types(&self) -> Result<Vec<VolumeType>, StoreError> {
+                let sql = format!("{TYPE_COLUMNS} where deleted = false order by created_at, id");
+                let found: Vec<VolumeTypeRow> = sqlx::query_as(&sql).fetch_all(&self.pool).await?;
+                let mut types: Vec<VolumeType> = found.into_iter().map(VolumeTypeRow::into_type).collect();
+                self.load_type_details(&mut types).await?;
+                Ok(types)
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn update_volume_type(
+                &self,
+                id: Uuid,
+                update: &VolumeTypeUpdate,
+                now: DateTime<Utc>,
+            ) -> Result<TypeWrite, StoreError> {
+                let done = sqlx::query(
+                    "update volume_types
+                        set name = coalesce($2, name), description = coalesce($3, description),
+                            is_public = coalesce($4, is_public), updated_at = $5
+                      where id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(&update.name)
+                .bind(&update.description)
+                .bind(update.is_public)
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                Ok(if done.rows_affected() == 1 { TypeWrite::Done } else { TypeWrite::TypeNotFound })
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn delete_volume_type(&self, id: Uuid, now: DateTime<Utc>) -> Result<TypeWrite, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                if !Self::lock_type(&mut tx, id).await? {
+                    return Ok(TypeWrite::TypeNotFound);
+                }
+                if Self::type_in_use(&mut tx, id).await? {
+                    return Ok(TypeWrite::InUse);
+                }
+                for sql in [
+                    "update volume_type_extra_specs set deleted = true, deleted_at = $2 where volume_type_id = $1 and deleted = false",
+                    "update volume_type_projects set deleted = true, deleted_at = $2 where volume_type_id = $1 and deleted = false",
+                    "update volume_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false",
+                ] {
+                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(TypeWrite::Done)
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn set_extra_specs(
+                &self,
+                id: Uuid,
+                specs: &ExtraSpecs,
+                check: &SpecsCheck,
+                now: DateTime<Utc>,
+            ) -> Result<TypeWrite, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                if !Self::lock_type(&mut tx, id).await? {
+                    return Ok(TypeWrite::TypeNotFound);
+                }
+                if Self::type_in_use(&mut tx, id).await? {
+                    return Ok(TypeWrite::InUse);
+                }
+                let stored: Vec<KeyValueRow> = sqlx::query_as(
+                    "select volume_type_id as owner, key, value from volume_type_extra_specs
+                      where volume_type_id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .fetch_all(&mut *tx)
+                .await?;
+                let existing: ExtraSpecs = stored.into_iter().map(|r| (r.key, r.value)).collect();
+                if let Err(reason) = check(&existing) {
+                    return Ok(TypeWrite::Refused(reason));
+                }
+                for (key, value) in specs {
+                    sqlx::query(
+                        "insert into volume_type_extra_specs (volume_type_id, key, value, created_at, deleted)
+                         values ($1, $2, $3, $4, false)
+                         on conflict (volume_type_id, key) where deleted = false
+                         do update set value = excluded.value, updated_at = excluded.created_at",
+                    )
+                    .bind(DbId(id))
+                    .bind(key)
+                    .bind(value)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                sqlx::query("update volume_types set updated_at = $2 where id = $1")
+                    .bind(DbId(id))
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                Ok(TypeWrite::Done)
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn delete_extra_spec(&self, id: Uuid, key: &str, now: DateTime<Utc>) -> Result<TypeWrite, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                if !Self::lock_type(&mut tx, id).await? {
+                    return Ok(TypeWrite::TypeNotFound);
+                }
+                if Self::type_in_use(&mut tx, id).await? {
+                    return Ok(TypeWrite::InUse);
+                }
+                let done = sqlx::query(
+                    "update volume_type_extra_specs set deleted = true, deleted_at = $3
+                      where volume_type_id = $1 and key = $2 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(key)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Ok(TypeWrite::KeyNotFound);
+                }
+                tx.commit().await?;
+                Ok(TypeWrite::Done)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %new.id), err)]
+            async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                sqlx::query(
+                    "insert into volumes (id, user_id, project_id, host, size, availability_zone, status,
+                                          attach_status, display_name, display_description, volume_type_id,
+                                          bootable, multiattach, service_uuid, shared_targets, created_at, deleted)
+                     values ($1, $2, $3, $4, $5, $6, 'creating', 'detached', $7, $8, $9, false, $10, $11, $12, $13, false)",
+                )
+                .bind(DbId(new.id))
+                .bind(&new.user_id)
+                .bind(&new.project_id)
+                .bind(&new.host)
+                .bind(new.size)
+                .bind(&new.availability_zone)
+                .bind(&new.name)
+                .bind(&new.description)
+                .bind(DbId(new.volume_type_id))
+                .bind(new.multiattach)
+                .bind(DbId(new.service_uuid))
+                .bind(new.shared_targets)
+                .bind(new.created_at)
+                .execute(&mut *tx)
+                .await?;
+                for (key, value) in &new.metadata {
+                    sqlx::query(
+                        "insert into volume_metadata (volume_id, key, value, created_at, deleted)
+                         values ($1, $2, $3, $4, false)",
+                    )
+                    .bind(DbId(new.id))
+                    .bind(key)
+                    .bind(value)
+                    .bind(new.created_at)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id, %from, %to), err)]
+            async fn transition_volume(
+                &self,
+                id: Uuid,
+                from: VolumeStatus,
+                to: VolumeStatus,
+                now: DateTime<Utc>,
+            ) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "update volumes set status = $3, updated_at = $4
+                      where id = $1 and status = $2 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(from.as_str())
+                .bind(to.as_str())
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
+                let sql = format!("select {}{} where v.id = $1 and v.deleted = false", rows::VOLUME_COLUMNS, rows::VOLUME_FROM);
+                let Some(row) = sqlx::query_as::<_, VolumeRow>(&sql)
+                    .bind(DbId(id))
+                    .fetch_optional(&self.pool)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let mut volumes = vec![row.into_volume()?];
+                self.load_volume_details(&mut volumes).await?;
+                Ok(volumes.pop())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn list_volumes(
+                &self,
+                filters: &VolumeFilters,
+                page: &Page<VolumeSortKey>,
+            ) -> Result<Vec<Volume>, StoreError> {
+                let mut q = QueryBuilder::<$DB>::new(format!("select {}{}", rows::VOLUME_COLUMNS, rows::VOLUME_FROM));
+                Self::push_volume_filters(&mut q, filters);
+                let order = total_order(&page.sort);
+                if let Some(marker) = page.marker {
+                    // Keyset: rows strictly after the marker in the total order.
+                    q.push(" and (");
+                    for (i, (key, dir)) in order.iter().enumerate() {
+                        if i > 0 {
+                            q.push(" or ");
+                        }
+                        q.push("(");
+                        for (earlier, _) in &order[..i] {
+                            let column = volume_sort_expr(*earlier);
+                            q.push(column.replace("{t}", "v"))
+                                .push(" = (select ")
+                                .push(column.replace("{t}", "mk"))
+                                .push(" from volumes mk where mk.id = ")
+                                .push_bind(DbId(marker))
+                                .push(") and ");
+                        }
+                        let column = volume_sort_expr(*key);
+                        let op = if *dir == SortDir::Asc { " > " } else { " < " };
+                        q.push(column.replace("{t}", "v"))
+                            .push(op)
+                            .push("(select ")
+                            .push(column.replace("{t}", "mk"))
+                            .push(" from volumes mk where mk.id = ")
+                            .push_bind(DbId(marker))
+                            .push("))");
+                    }
+                    q.push(")");
+                }
+                q.push(" order by ");
+                for (i, (key, dir)) in order.iter().enumerate() {
+                    if i > 0 {
+                        q.push(", ");
+                    }
+                    q.push(volume_sort_expr(*key).replace("{t}", "v")).push(" ").push(dir.sql());
+                }
+                q.push(" limit ").push_bind(page.limit).push(" offset ").push_bind(page.offset);
+                let found: Vec<VolumeRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                let mut volumes = found.into_iter().map(VolumeRow::into_volume).collect::<Result<Vec<_>, _>>()?;
+                self.load_volume_details(&mut volumes).await?;
+                Ok(volumes)
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn count_volumes(&self, filters: &VolumeFilters) -> Result<i64, StoreError> {
+                let mut q = QueryBuilder::<$DB>::new("select count(*) from volumes v");
+                Self::push_volume_filters(&mut q, filters);
+                let (count,): (i64,) = q.build_query_as().fetch_one(&self.pool).await?;
+                Ok(count)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id, force), err)]
+            async fn begin_volume_delete(&self, id: Uuid, force: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let mut q = QueryBuilder::<$DB>::new(
+                    "update volumes set previous_status = status, status = 'deleting', updated_at = ",
+                );
+                q.push_bind(now)
+                    .push(" where id = ")
+                    .push_bind(DbId(id))
+                    .push(
+                        " and deleted = false and attach_status <> 'attached'
+                          and (migration_status is null or migration_status in ('deleting', 'error', 'success'))
+                          and group_id is null and consistencygroup_id is null",
+                    );
+                if !force {
+                    q.push(" and status in (");
+                    let mut list = q.separated(", ");
+                    for status in DELETABLE_STATUSES {
+                        list.push_bind(status.as_str());
+                    }
+                    q.push(")");
+                }
+                let done = q.build().execute(&self.pool).await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn finish_volume_delete(&self, id: Uuid, now: DateTime<Utc>) -> Result<(), StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                for sql in [
+                    "update attachment_specs set deleted = true, deleted_at = $2
+                      where deleted = false and attachment_id in
+                            (select id from volume_attachment where volume_id = $1)",
+                    "update volume_attachment set deleted = true, deleted_at = $2, attach_status = 'deleted'
+                      where volume_id = $1 and deleted = false",
+                    "update volume_metadata set deleted = true, deleted_at = $2 where volume_id = $1 and deleted = false",
+                    "update volume_admin_metadata set deleted = true, deleted_at = $2 where volume_id = $1 and deleted = false",
+                    "update volumes set deleted = true, deleted_at = $2, status = 'deleted', migration_status = null
+                      where id = $1 and deleted = false",
+                ] {
+                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(())
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn set_bootable(&self, id: Uuid, bootable: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let done = sqlx::query("update volumes set bootable = $2, updated_at = $3 where id = $1 and deleted = false")
+                    .bind(DbId(id))
+                    .bind(bootable)
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn set_readonly(&self, id: Uuid, readonly: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                let available: Option<(DbId,)> = sqlx::query_as(concat!(
+                    "select id from volumes where id = $1 and deleted = false and status = 'available'",
+                    $for_update
+                ))
+                .bind(DbId(id))
+                .fetch_optional(&mut *tx)
+                .await?;
+                if available.is_none() {
+                    return Ok(false);
+                }
+                sqlx::query(
+                    "insert into volume_admin_metadata (volume_id, key, value, created_at, deleted)
+                     values ($1, 'readonly', $2, $3, false)
+                     on conflict (volume_id, key) where deleted = false
+                     do update set value = excluded.value, updated_at = excluded.created_at",
+                )
+                .bind(DbId(id))
+                .bind(if readonly { "True" } else { "False" })
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn reset_status(&self, id: Uuid, reset: &StatusReset, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "update volumes
+                        set status = coalesce($2, status), attach_status = coalesce($3, attach_status),
+                            migration_status = case when $4 then $5 else migration_status end,
+                            updated_at = $6
+                      where id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(reset.status.map(|s| s.as_str()))
+                .bind(reset.attach_status.map(|s| s.as_str()))
+                .bind(reset.migration_status.is_some())
+                .bind(reset.migration_status.as_deref().filter(|s| *s != "none"))
+                .bind(now)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %retype.volume_id), err)]
+            async fn retype_volume(&self, retype: &Retype, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "update volumes set volume_type_id = $2, multiattach = $3, updated_at = $4
+                      where id = $1 and deleted = false
+                        and status in ('available', 'in-use')
+                        and volume_type_id <> $2
+                        and multiattach = $5
+                        and ($3 = $5 or status = 'available')
+                        and (migration_status is null or migration_status in ('deleting', 'error', 'success'))
+                        and group_id is null and consistencygroup_id is null",
+                )
+                .bind(DbId(retype.volume_id))
+                .bind(DbId(retype.new_type_id))
+                .bind(retype.new_multiattach)
+                .bind(now)
+                .bind(retype.expected_multiattach)
+                .execute(&self.pool)
+                .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn insert_message(&self, message: &Message) -> Result<(), StoreError> {
+                sqlx::query(
+                    "insert into messages (id, project_id, request_id, resource_type, resource_uuid, event_id,
+                                           message_level, user_message, created_at, expires_at, deleted)
+                     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, false)",
+                )
+                .bind(DbId(message.id))
+                .bind(&message.project_id)
+                .bind(&message.request_id)
+                .bind(&message.resource_type)
+                .bind(&message.resource_uuid)
+                .bind(&message.event_id)
+                .bind(&message.message_level)
+                .bind(&message.user_message)
+                .bind(message.created_at)
+                .bind(message.expires_at)
+                .execute(&self.pool)
+                .await?;
+                Ok(())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn list_messages(&self, project_id: Option<&str>) -> Result<Vec<Message>, StoreError> {
+                let mut q = QueryBuilder::<$DB>::new(
+                    "select id, project_id, request_id, resource_type, resource_uuid, event_id, message_level,
+                            user_message, created_at, expires_at
+                       from messages where deleted = false",
+                );
+                if let Some(project) = project_id {
+                    q.push(" and project_id = ").push_bind(project.to_owned());
+                }
+                q.push(" order by created_at desc, id desc");
+                let found: Vec<MessageRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                Ok(found.into_iter().map(Message::from).collect())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn get_message(&self, id: Uuid) -> Result<Option<Message>, StoreError> {
+                let found: Option<MessageRow> = sqlx::query_as(
+                    "select id, project_id, request_id, resource_type, resource_uuid, event_id, message_level,
+                            user_message, created_at, expires_at
+                       from messages where id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(found.map(Message::from))
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn delete_message(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let done = sqlx::query("update messages set deleted = true, deleted_at = $2 where id = $1 and deleted = false")
+                    .bind(DbId(id))
+                    .bind(now)
+                    .execute(&self.pool)
+                    .await?;
+                Ok(done.rows_affected() == 1)
+            }
+
+            async fn close(&self) {
+                self.pool.close().await;
+            }
+        }
+    };
+}
+
+pub(super) use sql_store;
