@@ -17,9 +17,14 @@ use tower_http::trace::TraceLayer;
 use crate::api::error::{fault_response, GENERIC_SERVER_ERROR};
 use crate::api::request_id::{request_id_layer, RequestId};
 use crate::auth::Authenticator;
+use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::policy::Policy;
+use crate::service::{Service, Settings};
+use crate::store::ServiceRegistration;
 use crate::store::{self, ConnectOptions, Store};
+use uuid::Uuid;
 
 /// Settings handlers need at request time.
 #[derive(Debug, Clone)]
@@ -41,21 +46,63 @@ impl Default for ServiceConfig {
 
 #[derive(Clone)]
 pub struct AppState {
-    pub store: Arc<dyn Store>,
+    pub service: Service,
     pub config: Arc<ServiceConfig>,
-    pub clock: Arc<dyn Clock>,
     pub auth: Arc<Authenticator>,
 }
 
 impl AppState {
-    pub fn new(store: Arc<dyn Store>, config: ServiceConfig, auth: Authenticator) -> Self {
+    pub fn new(service: Service, config: ServiceConfig, auth: Authenticator) -> Self {
         AppState {
-            store,
+            service,
             config: Arc::new(config),
-            clock: Arc::new(SystemClock),
             auth: Arc::new(auth),
         }
     }
+}
+
+/// Builds every configured backend and records it as a service (stable uuid per host).
+pub async fn register_backends(
+    store: &dyn Store,
+    specs: &[BackendSpec],
+    host_name: &str,
+    clock: &dyn Clock,
+) -> Result<Backends, StartError> {
+    let mut configured = Vec::new();
+    for spec in specs {
+        let (driver, availability_zone) = spec.build().map_err(StartError::Config)?;
+        if configured
+            .iter()
+            .any(|b: &ConfiguredBackend| b.name == spec.name)
+        {
+            return Err(StartError::Config(format!(
+                "backend {} is configured twice",
+                spec.name
+            )));
+        }
+        let host = format!("{host_name}@{}", spec.name);
+        let capabilities = serde_json::to_value(driver.capabilities()).unwrap_or_default();
+        let service_uuid = store
+            .register_service(&ServiceRegistration {
+                new_uuid: Uuid::new_v4(),
+                host: host.clone(),
+                backend_name: spec.name.clone(),
+                driver: spec.driver.name().to_owned(),
+                availability_zone: availability_zone.clone(),
+                capabilities,
+                now: clock.now(),
+            })
+            .await
+            .map_err(StartError::Register)?;
+        configured.push(ConfiguredBackend {
+            name: spec.name.clone(),
+            host,
+            service_uuid,
+            availability_zone,
+            driver,
+        });
+    }
+    Ok(Backends::new(configured))
 }
 
 /// The whole service as one router.
@@ -140,6 +187,10 @@ pub enum StartError {
     InsecureNoauth(SocketAddr),
     #[error("server error: {0}")]
     Serve(#[source] std::io::Error),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("cannot record the backends: {0}")]
+    Register(#[source] store::StoreError),
 }
 
 fn connect_options(db: &DatabaseArgs, migrate: bool) -> ConnectOptions {
@@ -168,16 +219,32 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         return Err(StartError::InsecureNoauth(args.listen));
     }
     let store = store::connect(&connect_options(db, args.migrate == MigrateMode::Auto)).await?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let backends = register_backends(
+        store.as_ref(),
+        &args.backends,
+        &args.host_name(),
+        clock.as_ref(),
+    )
+    .await?;
+    for backend in backends.iter() {
+        tracing::info!(host = %backend.host, service_uuid = %backend.service_uuid, "backend ready");
+    }
+    let service = Service {
+        store: store.clone(),
+        policy: Arc::new(Policy::with_defaults()),
+        backends: Arc::new(backends),
+        clock,
+        settings: Arc::new(Settings {
+            default_volume_type: args.default_volume_type.clone(),
+        }),
+    };
     let config = ServiceConfig {
         public_endpoint: args.public_endpoint.clone(),
         request_timeout: args.request_timeout(),
         max_body_bytes: args.max_body_bytes,
     };
-    let state = AppState::new(
-        store.clone(),
-        config,
-        Authenticator::new(args.auth_strategy),
-    );
+    let state = AppState::new(service, config, Authenticator::new(args.auth_strategy));
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|source| StartError::Bind {

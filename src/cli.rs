@@ -107,6 +107,31 @@ pub struct ServeArgs {
     )]
     pub request_timeout: u64,
 
+    /// A storage backend, `NAME=DRIVER[,key=value...]`; repeat for several. Drivers:
+    /// `file` (options dir, nfs_export, capacity_gb) and `iscsi-sim` (dir, portal,
+    /// iqn_prefix); both take pool, availability_zone, multiattach, shared_targets.
+    #[arg(
+        long = "backend",
+        env = "CINDER_ATTACH_BACKENDS",
+        value_delimiter = ';',
+        default_value = "file=file",
+        global = true
+    )]
+    pub backends: Vec<crate::backend::BackendSpec>,
+
+    /// This service's host name, the first part of every volume's `host@backend#pool`.
+    #[arg(long, env = "CINDER_ATTACH_HOST", global = true)]
+    pub host: Option<String>,
+
+    /// The volume type used when a create names none.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DEFAULT_VOLUME_TYPE",
+        default_value = "__DEFAULT__",
+        global = true
+    )]
+    pub default_volume_type: String,
+
     /// Largest request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "CINDER_ATTACH_MAX_BODY_BYTES", default_value_t = 1024 * 1024, global = true)]
     pub max_body_bytes: usize,
@@ -115,6 +140,17 @@ pub struct ServeArgs {
 impl ServeArgs {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout.max(1))
+    }
+
+    /// `--host`, else the machine's host name.
+    pub fn host_name(&self) -> String {
+        self.host.clone().unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "localhost".to_owned())
+        })
     }
 }
 
@@ -147,6 +183,23 @@ mod tests {
         assert_eq!(cli.serve.listen.to_string(), "127.0.0.1:8776");
         assert_eq!(cli.serve.auth_strategy, AuthStrategy::Noauth);
         assert!(cli.database.database_url.starts_with("sqlite://"));
+        assert_eq!(cli.serve.backends.len(), 1);
+        assert_eq!(cli.serve.backends[0].name, "file");
+    }
+
+    #[test]
+    fn several_backends() {
+        let cli = Cli::try_parse_from([
+            "cinder-attach",
+            "--backend",
+            "a=file,dir=/tmp/a",
+            "--backend",
+            "b=iscsi-sim,portal=10.0.0.1:3260",
+        ])
+        .expect("parses");
+        let names: Vec<&str> = cli.serve.backends.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(Cli::try_parse_from(["cinder-attach", "--backend", "x=tape"]).is_err());
     }
 
     #[test]

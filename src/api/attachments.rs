@@ -6,12 +6,12 @@ use axum::{Json, Router};
 use serde::Deserialize;
 
 use super::context::Ctx;
-use super::endpoint::Endpoint;
+use super::endpoint::{not_built, Endpoint};
 use super::error::ApiError;
 use super::query::CinderQuery;
 use super::views::{AttachmentDetail, AttachmentList, AttachmentSummary};
 use crate::app::AppState;
-use crate::service::attachments::{self, ListAttachments};
+use crate::service::attachments::ListAttachments;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,14 +32,6 @@ pub fn router() -> Router<AppState> {
             "/attachments/{attachment_id}/action",
             post(not_built(Endpoint::AttachmentComplete)),
         )
-}
-
-/// A handler for an attachment operation that is routed (so its microversion gate and
-/// name are right) but not built yet: `501 notImplemented`.
-fn not_built(
-    endpoint: Endpoint,
-) -> impl Fn(Ctx) -> std::future::Ready<Result<(), ApiError>> + Clone + Send + Sync + 'static {
-    move |ctx: Ctx| std::future::ready(ctx.require(endpoint).and(Err(endpoint.not_implemented())))
 }
 
 #[derive(Debug, Deserialize)]
@@ -63,7 +55,10 @@ async fn list(
     CinderQuery(query): CinderQuery<ListQuery>,
 ) -> Result<Json<AttachmentList<AttachmentSummary>>, ApiError> {
     ctx.require(Endpoint::AttachmentList)?;
-    let found = attachments::list(state.store.as_ref(), &ctx.caller, &query.into()).await?;
+    let found = state
+        .service
+        .list_attachments(&ctx.caller, &query.into())
+        .await?;
     Ok(Json(AttachmentList {
         attachments: found.iter().map(AttachmentSummary::from).collect(),
     }))
@@ -75,7 +70,10 @@ async fn list_detail(
     CinderQuery(query): CinderQuery<ListQuery>,
 ) -> Result<Json<AttachmentList<AttachmentDetail>>, ApiError> {
     ctx.require(Endpoint::AttachmentListDetail)?;
-    let found = attachments::list(state.store.as_ref(), &ctx.caller, &query.into()).await?;
+    let found = state
+        .service
+        .list_attachments(&ctx.caller, &query.into())
+        .await?;
     Ok(Json(AttachmentList {
         attachments: found.iter().map(AttachmentDetail::from).collect(),
     }))

@@ -71,3 +71,39 @@ fn is_length_limit(err: &axum::Error) -> bool {
     }
     false
 }
+
+/// A JSON request body that must be present: empty bodies and bodies without a
+/// `Content-Type` are `400 Malformed request body` (Cinder answers 500 there). The
+/// syntax and media type were already checked by `check_body_layer`.
+pub struct JsonBody(pub serde_json::Value);
+
+impl<S: Send + Sync> axum::extract::FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        if media_type(request.headers()).is_none() {
+            return Err(ApiError::malformed_body());
+        }
+        let bytes = axum::body::Bytes::from_request(request, state)
+            .await
+            .map_err(|_| ApiError::malformed_body())?;
+        if bytes.is_empty() {
+            return Err(ApiError::malformed_body());
+        }
+        serde_json::from_slice(&bytes)
+            .map(JsonBody)
+            .map_err(|_| ApiError::malformed_body())
+    }
+}
+
+impl JsonBody {
+    /// Validates against a Cinder-shaped schema, then reads it as `T`.
+    pub fn parse<T: serde::de::DeserializeOwned>(
+        self,
+        schema: &serde_json::Value,
+    ) -> Result<T, ApiError> {
+        super::schema::validate(schema, &self.0).map_err(ApiError::BadRequest)?;
+        serde_json::from_value(self.0)
+            .map_err(|e| ApiError::BadRequest(format!("Invalid input received: {e}")))
+    }
+}

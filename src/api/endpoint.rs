@@ -14,6 +14,25 @@ pub enum Endpoint {
     AttachmentUpdate,
     AttachmentDelete,
     AttachmentComplete,
+    VolumeList,
+    VolumeListDetail,
+    VolumeShow,
+    VolumeCreate,
+    VolumeDelete,
+    VolumeAction,
+    TypeList,
+    TypeShow,
+    TypeCreate,
+    TypeUpdate,
+    TypeDelete,
+    ExtraSpecsList,
+    ExtraSpecShow,
+    ExtraSpecsCreate,
+    ExtraSpecUpdate,
+    ExtraSpecDelete,
+    MessageList,
+    MessageShow,
+    MessageDelete,
     /// A whole Cinder collection that this service does not offer (yet), by its URL name.
     Unimplemented(&'static str),
 }
@@ -29,6 +48,25 @@ impl Endpoint {
             Endpoint::AttachmentUpdate => "AttachmentUpdate",
             Endpoint::AttachmentDelete => "AttachmentDelete",
             Endpoint::AttachmentComplete => "AttachmentComplete",
+            Endpoint::VolumeList => "VolumeList",
+            Endpoint::VolumeListDetail => "VolumeListDetail",
+            Endpoint::VolumeShow => "VolumeShow",
+            Endpoint::VolumeCreate => "VolumeCreate",
+            Endpoint::VolumeDelete => "VolumeDelete",
+            Endpoint::VolumeAction => "VolumeAction",
+            Endpoint::TypeList => "TypeList",
+            Endpoint::TypeShow => "TypeShow",
+            Endpoint::TypeCreate => "TypeCreate",
+            Endpoint::TypeUpdate => "TypeUpdate",
+            Endpoint::TypeDelete => "TypeDelete",
+            Endpoint::ExtraSpecsList => "ExtraSpecsList",
+            Endpoint::ExtraSpecShow => "ExtraSpecShow",
+            Endpoint::ExtraSpecsCreate => "ExtraSpecsCreate",
+            Endpoint::ExtraSpecUpdate => "ExtraSpecUpdate",
+            Endpoint::ExtraSpecDelete => "ExtraSpecDelete",
+            Endpoint::MessageList => "MessageList",
+            Endpoint::MessageShow => "MessageShow",
+            Endpoint::MessageDelete => "MessageDelete",
             Endpoint::Unimplemented(collection) => collection,
         }
     }
@@ -43,7 +81,10 @@ impl Endpoint {
             | Endpoint::AttachmentUpdate
             | Endpoint::AttachmentDelete => ApiVersion::new(3, 27),
             Endpoint::AttachmentComplete => ApiVersion::new(3, 44),
-            Endpoint::VersionShow | Endpoint::Unimplemented(_) => ApiVersion::MIN,
+            Endpoint::MessageList | Endpoint::MessageShow | Endpoint::MessageDelete => {
+                ApiVersion::new(3, 3)
+            }
+            _ => ApiVersion::MIN,
         }
     }
 
@@ -56,14 +97,23 @@ impl Endpoint {
     }
 }
 
+/// A handler for an operation that is routed (so its microversion gate and name are
+/// right) but not built yet: `501 notImplemented`.
+pub fn not_built(
+    endpoint: Endpoint,
+) -> impl Fn(super::context::Ctx) -> std::future::Ready<Result<(), ApiError>>
+       + Clone
+       + Send
+       + Sync
+       + 'static {
+    move |ctx| std::future::ready(ctx.require(endpoint).and(Err(endpoint.not_implemented())))
+}
+
 /// Cinder v3 collections (core and extensions) that are not served here; any request
 /// under them gets `501 notImplemented` instead of a bare 404.
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
-    "volumes",
-    "types",
     "snapshots",
     "backups",
-    "messages",
     "clusters",
     "group_types",
     "groups",

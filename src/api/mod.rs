@@ -6,13 +6,19 @@ pub mod body;
 pub mod context;
 pub mod endpoint;
 pub mod error;
+pub mod links;
+pub mod messages;
 pub mod microversion;
+pub mod paging;
 pub mod query;
 pub mod request_id;
 pub mod schema;
+pub mod types;
 pub mod unimplemented;
 pub mod versions;
 pub mod views;
+pub mod volume_actions;
+pub mod volumes;
 
 use axum::http::{Method, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -27,6 +33,9 @@ use error::ApiError;
 fn resources() -> Router<AppState> {
     Router::new()
         .merge(attachments::router())
+        .merge(volumes::router())
+        .merge(types::router())
+        .merge(messages::router())
         .merge(unimplemented::router())
 }
 

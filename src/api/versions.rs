@@ -1,30 +1,17 @@
 //! Version discovery: `GET /` (300, public) and `GET /v3/` (200) return one document.
 
 use axum::extract::State;
-use axum::http::header::HOST;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::links::base_url;
 use super::microversion::ApiVersion;
 use crate::app::AppState;
 
 /// The date Cinder gives for the 3.71 API.
 const UPDATED: &str = "2023-08-31T00:00:00Z";
-
-/// The base URL clients should use: the configured public endpoint, else the Host the
-/// request came to.
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
-    if let Some(endpoint) = &state.config.public_endpoint {
-        return endpoint.trim_end_matches('/').to_owned();
-    }
-    let host = headers
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("localhost");
-    format!("http://{host}")
-}
 
 pub fn document(base: &str) -> Value {
     json!({

@@ -108,7 +108,10 @@ impl Backend for FileBackend {
     async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
         match tokio::fs::remove_file(self.path_of(volume_id)).await {
             Ok(()) => Ok(()),
-            Err(err) if err.kind() == ErrorKind::NotFound => Ok(()),
+            // No directory, no file: the volume is already gone.
+            Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(())
+            }
             Err(err) => Err(Self::failed("remove the volume file", err)),
         }
     }
@@ -116,7 +119,9 @@ impl Backend for FileBackend {
     async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError> {
         match tokio::fs::metadata(self.path_of(volume_id)).await {
             Ok(meta) => Ok(meta.is_file()),
-            Err(err) if err.kind() == ErrorKind::NotFound => Ok(false),
+            Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(false)
+            }
             Err(err) => Err(Self::failed("inspect the volume file", err)),
         }
     }

@@ -1,8 +1,8 @@
 //! Attachment use cases.
 
+use super::Service;
 use crate::domain::attachment::{Attachment, AttachmentScope};
 use crate::domain::{DomainError, RequestContext};
-use crate::store::Store;
 
 /// What a listing asks for beyond the caller's identity.
 #[derive(Debug, Clone, Default)]
@@ -24,14 +24,17 @@ pub fn listing_scope(caller: &RequestContext, request: &ListAttachments) -> Atta
     AttachmentScope { project_id }
 }
 
-pub async fn list(
-    store: &dyn Store,
-    caller: &RequestContext,
-    request: &ListAttachments,
-) -> Result<Vec<Attachment>, DomainError> {
-    Ok(store
-        .list_attachments(&listing_scope(caller, request))
-        .await?)
+impl Service {
+    pub async fn list_attachments(
+        &self,
+        caller: &RequestContext,
+        request: &ListAttachments,
+    ) -> Result<Vec<Attachment>, DomainError> {
+        Ok(self
+            .store
+            .list_attachments(&listing_scope(caller, request))
+            .await?)
+    }
 }
 
 #[cfg(test)]

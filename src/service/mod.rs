@@ -1,4 +1,39 @@
-//! Use cases: each takes the caller, asks the domain's rules and the store, and returns
+//! Use cases. `Service` carries what they need (store, policy, backends, clock); each
+//! file adds the methods of one resource. Methods take the caller first and return
 //! domain values or a `DomainError`.
 
 pub mod attachments;
+pub mod messages;
+pub mod types;
+pub mod volumes;
+
+use std::sync::Arc;
+
+use crate::backend::Backends;
+use crate::clock::Clock;
+use crate::policy::Policy;
+use crate::store::Store;
+
+#[derive(Clone)]
+pub struct Service {
+    pub store: Arc<dyn Store>,
+    pub policy: Arc<Policy>,
+    pub backends: Arc<Backends>,
+    pub clock: Arc<dyn Clock>,
+    pub settings: Arc<Settings>,
+}
+
+/// Deployment choices the use cases follow.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Name of the type used when a volume is created without one.
+    pub default_volume_type: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            default_volume_type: crate::domain::volume_type::DEFAULT_TYPE_NAME.to_owned(),
+        }
+    }
+}

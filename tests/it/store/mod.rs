@@ -1,3 +1,4 @@
 //! Store conformance: the same cases against SQLite and Postgres.
 
 mod schema;
+mod services;

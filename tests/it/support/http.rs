@@ -5,15 +5,52 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
-use cinder_attach::app::{build_app, AppState, ServiceConfig};
+use std::path::PathBuf;
+
+use cinder_attach::app::{build_app, register_backends, AppState, ServiceConfig};
 use cinder_attach::auth::Authenticator;
+use cinder_attach::backend::{BackendSpec, Backends};
 use cinder_attach::cli::AuthStrategy;
+use cinder_attach::clock::SystemClock;
+use cinder_attach::policy::Policy;
+use cinder_attach::service::{Service, Settings};
 use cinder_attach::store::Store;
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
 
 use super::db::TestDb;
+
+async fn register(store: &Arc<dyn Store>, specs: &[&str]) -> Arc<Backends> {
+    let specs: Vec<BackendSpec> = specs
+        .iter()
+        .map(|s| s.parse().expect("backend spec"))
+        .collect();
+    let backends = register_backends(store.as_ref(), &specs, "test-host", &SystemClock)
+        .await
+        .expect("backends register");
+    Arc::new(backends)
+}
+
+fn build_state(
+    store: &Arc<dyn Store>,
+    config: &ServiceConfig,
+    policy: &Policy,
+    backends: &Arc<Backends>,
+) -> AppState {
+    let service = Service {
+        store: store.clone(),
+        policy: Arc::new(policy.clone()),
+        backends: backends.clone(),
+        clock: Arc::new(SystemClock),
+        settings: Arc::new(Settings::default()),
+    };
+    AppState::new(
+        service,
+        config.clone(),
+        Authenticator::new(AuthStrategy::Noauth),
+    )
+}
 
 /// The default caller: noauth admin of project `p1`.
 pub const ADMIN_TOKEN: &str = "admin:p1";
@@ -23,37 +60,62 @@ pub struct TestApp {
     pub state: AppState,
     pub store: Arc<dyn Store>,
     pub db: TestDb,
+    /// Where the default `file` backend keeps volume files.
+    pub volumes_dir: PathBuf,
+    config: ServiceConfig,
+    policy: Policy,
+    backends: Arc<Backends>,
 }
 
 impl TestApp {
     pub async fn new(db: TestDb) -> TestApp {
-        TestApp::with_config(db, ServiceConfig::default()).await
-    }
-
-    pub async fn with_config(db: TestDb, config: ServiceConfig) -> TestApp {
         let store = db.store().await;
-        let state = AppState::new(
-            store.clone(),
-            config,
-            Authenticator::new(AuthStrategy::Noauth),
-        );
+        let volumes_dir =
+            std::env::temp_dir().join(format!("cinder-attach-volumes-{}", uuid::Uuid::new_v4()));
+        let spec = format!("file=file,dir={}", volumes_dir.display());
+        let backends = register(&store, &[spec.as_str()]).await;
+        let config = ServiceConfig::default();
+        let policy = Policy::with_defaults();
+        let state = build_state(&store, &config, &policy, &backends);
         TestApp {
             router: build_app(state.clone()),
             state,
             store,
             db,
+            volumes_dir,
+            config,
+            policy,
+            backends,
         }
     }
 
-    /// The same database and store behind a router built with other settings.
-    pub fn reconfigure(mut self, config: ServiceConfig) -> TestApp {
-        self.state = AppState::new(
-            self.store.clone(),
-            config,
-            Authenticator::new(AuthStrategy::Noauth),
-        );
+    fn rebuild(mut self) -> TestApp {
+        self.state = build_state(&self.store, &self.config, &self.policy, &self.backends);
         self.router = build_app(self.state.clone());
         self
+    }
+
+    /// The same database behind a router built with other settings.
+    pub fn reconfigure(mut self, config: ServiceConfig) -> TestApp {
+        self.config = config;
+        self.rebuild()
+    }
+
+    /// The same app with one policy rule replaced.
+    pub fn with_rule(mut self, rule: &str, check: &str) -> TestApp {
+        self.policy.set_rule(rule, check).expect("rule parses");
+        self.rebuild()
+    }
+
+    /// The same app with other backends (`NAME=DRIVER,...` each).
+    pub async fn with_backends(mut self, specs: &[&str]) -> TestApp {
+        self.backends = register(&self.store, specs).await;
+        self.rebuild()
+    }
+
+    /// The file the default backend keeps for a volume.
+    pub fn volume_file(&self, volume_id: &str) -> PathBuf {
+        self.volumes_dir.join(format!("volume-{volume_id}"))
     }
 
     /// A request with the admin token and no microversion header.
@@ -169,5 +231,11 @@ impl TestResponse {
             "{message:?} should contain {phrase:?}"
         );
         assert_eq!(self.header("content-type"), Some("application/json"));
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.volumes_dir);
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod db;
 pub mod fixtures;
+pub mod helpers;
 pub mod http;
 
 pub use db::{Backend, TestDb};

@@ -1,0 +1,444 @@
+//! `/v3[/{project_id}]/volumes`: create, show, list, delete.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::body::JsonBody;
+use super::context::Ctx;
+use super::endpoint::{not_built, Endpoint};
+use super::error::ApiError;
+use super::links::{base_url, next_link};
+use super::paging::{parse_bool, parse_listing};
+use super::query::CinderQuery;
+use super::views::{volume_detail, volume_summary, ViewContext};
+use crate::app::AppState;
+use crate::domain::ids::parse_uuid_like;
+use crate::domain::volume::{Volume, VolumeFilters, VolumeSortKey};
+use crate::service::volumes::{volume_not_found, CreateVolume};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/volumes", get(list).post(create))
+        .route("/volumes/detail", get(list_detail))
+        .route(
+            "/volumes/summary",
+            get(not_built(Endpoint::Unimplemented("volume summary"))),
+        )
+        .route(
+            "/volumes/{volume_id}",
+            get(show)
+                .delete(delete)
+                .put(not_built(Endpoint::Unimplemented("volume update"))),
+        )
+        .route(
+            "/volumes/{volume_id}/action",
+            post(super::volume_actions::action),
+        )
+        .route(
+            "/volumes/{volume_id}/metadata",
+            get(not_built(Endpoint::Unimplemented("volume metadata")))
+                .post(not_built(Endpoint::Unimplemented("volume metadata")))
+                .put(not_built(Endpoint::Unimplemented("volume metadata"))),
+        )
+        .route(
+            "/volumes/{volume_id}/metadata/{key}",
+            get(not_built(Endpoint::Unimplemented("volume metadata")))
+                .put(not_built(Endpoint::Unimplemented("volume metadata")))
+                .delete(not_built(Endpoint::Unimplemented("volume metadata"))),
+        )
+}
+
+#[derive(Debug, Deserialize)]
+pub struct VolumePath {
+    pub volume_id: String,
+}
+
+/// A volume id from the URL: anything that is not a uuid cannot name a volume.
+pub fn volume_id(path: &VolumePath) -> Result<Uuid, ApiError> {
+    parse_uuid_like(&path.volume_id).ok_or_else(|| volume_not_found(&path.volume_id).into())
+}
+
+/// Cinder's create schema (cinder/api/schemas/volumes.py); from 3.53 unknown keys inside
+/// `volume` are refused.
+fn create_schema(strict: bool) -> Value {
+    let optional_uuid = json!({"oneOf": [{"type": "null"}, {"type": "string", "format": "uuid"}]});
+    let text = json!({"type": ["string", "null"], "maxLength": 255});
+    json!({
+        "type": "object",
+        "properties": {
+            "volume": {
+                "type": "object",
+                "properties": {
+                    "name": text, "description": text,
+                    "display_name": text, "display_description": text,
+                    "volume_type": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
+                    "metadata": {
+                        "type": ["object", "null"],
+                        "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}},
+                        "additionalProperties": false
+                    },
+                    "snapshot_id": optional_uuid, "source_volid": optional_uuid,
+                    "consistencygroup_id": optional_uuid, "backup_id": optional_uuid,
+                    "group_id": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
+                    "size": {"type": ["integer", "string", "null"], "pattern": "^[0-9]+$", "minimum": 1, "maximum": 2147483647},
+                    "availability_zone": {"type": ["string", "null"], "minLength": 1, "maxLength": 255},
+                    "multiattach": {"type": ["boolean", "string", "null"]},
+                    "image_id": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
+                    "imageRef": {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
+                },
+                "additionalProperties": !strict
+            },
+            "OS-SCH-HNT:scheduler_hints": {"type": ["object", "null"]}
+        },
+        "required": ["volume"],
+        "additionalProperties": false
+    })
+}
+
+static CREATE: LazyLock<Value> = LazyLock::new(|| create_schema(false));
+static CREATE_V353: LazyLock<Value> = LazyLock::new(|| create_schema(true));
+
+#[derive(Debug, Deserialize)]
+struct CreateBody {
+    volume: CreateFields,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct CreateFields {
+    name: Option<String>,
+    description: Option<String>,
+    display_name: Option<String>,
+    display_description: Option<String>,
+    volume_type: Option<String>,
+    metadata: Option<BTreeMap<String, String>>,
+    size: Option<Value>,
+    availability_zone: Option<String>,
+    multiattach: Option<Value>,
+    snapshot_id: Option<String>,
+    source_volid: Option<String>,
+    consistencygroup_id: Option<String>,
+    group_id: Option<String>,
+    backup_id: Option<String>,
+    image_id: Option<String>,
+    #[serde(rename = "imageRef")]
+    image_ref: Option<String>,
+}
+
+const MULTIATTACH_REMOVED: &str = "multiattach parameter has been removed. The default behavior is to use \
+multiattach enabled volume types. Contact your administrator to create a multiattach enabled volume type \
+and use it to create multiattach volumes.";
+
+fn trimmed(text: Option<String>) -> Option<String> {
+    text.map(|t| t.trim().to_owned())
+}
+
+impl CreateFields {
+    fn into_request(self) -> Result<CreateVolume, ApiError> {
+        let sources = [
+            ("snapshot", &self.snapshot_id),
+            ("source volume", &self.source_volid),
+            ("backup", &self.backup_id),
+            ("image", &self.image_id),
+            ("image", &self.image_ref),
+            ("group", &self.group_id),
+            ("consistency group", &self.consistencygroup_id),
+        ];
+        if let Some((what, _)) = sources
+            .iter()
+            .find(|(_, v)| v.as_deref().is_some_and(|s| !s.is_empty()))
+        {
+            return Err(ApiError::BadRequest(format!(
+                "Creating a volume from a {what} or in a group is not supported by cinder-attach."
+            )));
+        }
+        let multiattach = match &self.multiattach {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(Value::String(s)) => parse_bool(s).unwrap_or(false),
+            Some(_) => false,
+        };
+        if multiattach {
+            return Err(ApiError::BadRequest(MULTIATTACH_REMOVED.to_owned()));
+        }
+        let size = match &self.size {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => n.as_i64(),
+            Some(Value::String(s)) => s.parse::<i64>().ok(),
+            Some(_) => None,
+        };
+        Ok(CreateVolume {
+            size,
+            name: trimmed(self.name.or(self.display_name)),
+            description: trimmed(self.description.or(self.display_description)),
+            volume_type: self.volume_type,
+            availability_zone: self.availability_zone,
+            metadata: self.metadata.unwrap_or_default(),
+        })
+    }
+}
+
+fn view_context<'a>(ctx: &'a Ctx, base: &'a str) -> ViewContext<'a> {
+    ViewContext {
+        base,
+        project_id: &ctx.caller.project_id,
+        version: ctx.version,
+    }
+}
+
+fn detail_of(state: &AppState, ctx: &Ctx, base: &str, volume: &Volume) -> Value {
+    let rights = state.service.volume_view_rights(&ctx.caller, volume);
+    volume_detail(&view_context(ctx, base), volume, rights)
+}
+
+async fn create(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    request_id: Option<axum::Extension<super::request_id::RequestId>>,
+    body: JsonBody,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    ctx.require(Endpoint::VolumeCreate)?;
+    let schema = if ctx.version.at_least(3, 53) {
+        &*CREATE_V353
+    } else {
+        &*CREATE
+    };
+    let body: CreateBody = body.parse(schema)?;
+    // Only the removed multiattach flag is looked at before the type and policy.
+    let request = body.volume.into_request()?;
+    let request_id = request_id.map(|axum::Extension(id)| id.0);
+    let volume = state
+        .service
+        .create_volume(&ctx.caller, request, request_id)
+        .await?;
+    let base = base_url(&state, &headers);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"volume": detail_of(&state, &ctx, &base, &volume)})),
+    ))
+}
+
+async fn show(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    Path(path): Path<VolumePath>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::VolumeShow)?;
+    let volume = state
+        .service
+        .get_volume(&ctx.caller, volume_id(&path)?)
+        .await?;
+    let base = base_url(&state, &headers);
+    Ok(Json(
+        json!({"volume": detail_of(&state, &ctx, &base, &volume)}),
+    ))
+}
+
+/// Filters a non-admin may use (Cinder's `resource_filters` for volumes).
+const USER_FILTERS: &[&str] = &[
+    "name",
+    "status",
+    "metadata",
+    "bootable",
+    "migration_status",
+    "availability_zone",
+    "group_id",
+    "size",
+    "created_at",
+    "updated_at",
+    "all_tenants",
+    "project_id",
+    "with_count",
+    "glance_metadata",
+];
+
+/// Reads the filters of a volume listing. `None` means a filter names something no
+/// volume can match (Cinder then answers an empty list).
+fn volume_filters(
+    ctx: &Ctx,
+    pairs: &[(String, String)],
+) -> Result<Option<(VolumeFilters, bool)>, ApiError> {
+    let mut filters = VolumeFilters::default();
+    let mut all_tenants = false;
+    let mut invalid = Vec::new();
+    for (key, value) in pairs {
+        match key.as_str() {
+            "all_tenants" => all_tenants = true,
+            "project_id" => filters.project_id = Some(value.clone()),
+            "name" | "display_name" => filters.name = Some(value.clone()),
+            "status" => filters.status = Some(value.clone()),
+            "availability_zone" => filters.availability_zone = Some(value.clone()),
+            "bootable" => match parse_bool(value) {
+                Some(b) => filters.bootable = Some(b),
+                None => {
+                    return Err(ApiError::BadRequest(format!(
+                        "Invalid value '{value}' for bootable."
+                    )))
+                }
+            },
+            "size" => match value.parse::<i64>() {
+                Ok(size) => filters.size = Some(size),
+                Err(_) => return Ok(None),
+            },
+            "metadata" => filters.metadata = parse_metadata_filter(value)?,
+            "with_count" => {}
+            // No volume here is in a group.
+            "group_id" => return Ok(None),
+            "migration_status" | "created_at" | "updated_at" | "glance_metadata" => {
+                return Err(ApiError::BadRequest(format!(
+                    "Filtering volumes by {key} is not supported by cinder-attach."
+                )))
+            }
+            other if !ctx.caller.is_admin && !USER_FILTERS.contains(&other) => {
+                invalid.push(other.to_owned())
+            }
+            _ if ctx.caller.is_admin => return Ok(None),
+            _ => {}
+        }
+    }
+    if !invalid.is_empty() && ctx.version.at_least(3, 31) {
+        return Err(ApiError::BadRequest(format!(
+            "Invalid filters {} are found in query options.",
+            invalid.join(",")
+        )));
+    }
+    // Only admins choose another project.
+    if !(ctx.caller.is_admin && all_tenants) {
+        filters.project_id = None;
+    }
+    Ok(Some((filters, all_tenants)))
+}
+
+/// `metadata={'k': 'v'}` (a Python dict literal) or JSON.
+fn parse_metadata_filter(text: &str) -> Result<BTreeMap<String, String>, ApiError> {
+    let as_json = text.replace('\'', "\"");
+    serde_json::from_str::<BTreeMap<String, String>>(&as_json)
+        .map_err(|_| ApiError::BadRequest(format!("Invalid metadata filter {text}.")))
+}
+
+async fn list_volumes(
+    state: &AppState,
+    ctx: &Ctx,
+    headers: &HeaderMap,
+    query: &[(String, String)],
+    detail: bool,
+) -> Result<Json<Value>, ApiError> {
+    let listing = parse_listing(query, VolumeSortKey::parse, VolumeSortKey::CreatedAt)?;
+    let base = base_url(state, headers);
+    let (volumes, count) = match volume_filters(ctx, &listing.filters)? {
+        Some((filters, all_tenants)) => {
+            let found = state
+                .service
+                .list_volumes(&ctx.caller, filters.clone(), all_tenants, &listing.page)
+                .await?;
+            let wants_count = ctx.version.at_least(3, 45)
+                && query
+                    .iter()
+                    .any(|(k, v)| k == "with_count" && parse_bool(v) == Some(true));
+            let count = if wants_count {
+                Some(
+                    state
+                        .service
+                        .count_volumes(&ctx.caller, filters, all_tenants)
+                        .await?,
+                )
+            } else {
+                None
+            };
+            (found, count)
+        }
+        None => (Vec::new(), None),
+    };
+    let view = view_context(ctx, &base);
+    let items: Vec<Value> = volumes
+        .iter()
+        .map(|v| {
+            if detail {
+                detail_of(state, ctx, &base, v)
+            } else {
+                volume_summary(&view, v)
+            }
+        })
+        .collect();
+    let mut body = json!({"volumes": items});
+    let fields = body.as_object_mut().expect("an object");
+    if let Some(last) = volumes.last() {
+        if volumes.len() as i64 >= listing.page.limit {
+            let path = if detail { "volumes/detail" } else { "volumes" };
+            fields.insert(
+                "volumes_links".into(),
+                next_link(
+                    &base,
+                    &ctx.caller.project_id,
+                    path,
+                    query,
+                    &last.id.to_string(),
+                ),
+            );
+        }
+    }
+    if let Some(count) = count {
+        fields.insert("count".into(), json!(count));
+    }
+    Ok(Json(body))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    CinderQuery(query): CinderQuery<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::VolumeList)?;
+    list_volumes(&state, &ctx, &headers, &query, false).await
+}
+
+async fn list_detail(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    CinderQuery(query): CinderQuery<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::VolumeListDetail)?;
+    list_volumes(&state, &ctx, &headers, &query, true).await
+}
+
+/// A boolean query flag: absent is `false`; a value that is not a boolean is refused.
+fn bool_flag(query: &[(String, String)], name: &str) -> Result<bool, ApiError> {
+    match query.iter().rev().find(|(k, _)| k == name) {
+        None => Ok(false),
+        Some((_, value)) => parse_bool(value).ok_or_else(|| {
+            ApiError::BadRequest(format!("Value '{value}' for '{name}' is not a boolean."))
+        }),
+    }
+}
+
+async fn delete(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    Path(path): Path<VolumePath>,
+    CinderQuery(query): CinderQuery<Vec<(String, String)>>,
+) -> Result<StatusCode, ApiError> {
+    ctx.require(Endpoint::VolumeDelete)?;
+    // Flags are read before the volume is looked up; `force` exists from 3.23.
+    bool_flag(&query, "cascade")?;
+    let force = if ctx.version.at_least(3, 23) {
+        bool_flag(&query, "force")?
+    } else {
+        false
+    };
+    state
+        .service
+        .delete_volume(&ctx.caller, volume_id(&path)?, force)
+        .await?;
+    Ok(StatusCode::ACCEPTED)
+}

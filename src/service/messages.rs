@@ -1,0 +1,55 @@
+//! User messages: read and dismiss what went wrong after a request was accepted.
+
+use uuid::Uuid;
+
+use super::Service;
+use crate::domain::message::Message;
+use crate::domain::{DomainError, RequestContext};
+
+fn not_found(id: Uuid) -> DomainError {
+    DomainError::NotFound(format!("Message {id} could not be found."))
+}
+
+impl Service {
+    /// The caller's project's messages; admins with `all_tenants` see every project.
+    pub async fn list_messages(
+        &self,
+        caller: &RequestContext,
+        all_tenants: bool,
+    ) -> Result<Vec<Message>, DomainError> {
+        let project = if caller.is_admin && all_tenants {
+            None
+        } else {
+            Some(caller.project_id.as_str())
+        };
+        Ok(self.store.list_messages(project).await?)
+    }
+
+    pub async fn get_message(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<Message, DomainError> {
+        let message = self
+            .store
+            .get_message(id)
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        if caller.is_project_scoped() && message.project_id != caller.project_id {
+            return Err(not_found(id));
+        }
+        Ok(message)
+    }
+
+    pub async fn delete_message(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<(), DomainError> {
+        self.get_message(caller, id).await?;
+        if !self.store.delete_message(id, self.clock.now()).await? {
+            return Err(not_found(id));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,375 @@
+//! Volume types and extra specs.
+
+use uuid::Uuid;
+
+use super::Service;
+use crate::domain::ids::parse_uuid_like;
+use crate::domain::volume_type::{
+    check_cacheable, ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate,
+    USER_VISIBLE_EXTRA_SPECS,
+};
+use crate::domain::{DomainError, RequestContext};
+use crate::policy::{rules, Target};
+use crate::store::StoreError;
+
+fn type_not_found(id: impl std::fmt::Display) -> DomainError {
+    DomainError::NotFound(format!("Volume type {id} could not be found."))
+}
+
+fn type_name_not_found(name: &str) -> DomainError {
+    DomainError::NotFound(format!("Volume type with name {name} could not be found."))
+}
+
+fn in_use() -> DomainError {
+    DomainError::InvalidRequest("Volume Type is currently in use.".to_owned())
+}
+
+/// A new type as the API received it.
+#[derive(Debug, Clone)]
+pub struct CreateType {
+    pub name: String,
+    pub description: Option<String>,
+    pub is_public: bool,
+    pub extra_specs: ExtraSpecs,
+}
+
+/// What a caller may see of a type's specs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecVisibility {
+    None,
+    UserVisible,
+    All,
+}
+
+impl SpecVisibility {
+    pub fn filter(self, specs: &ExtraSpecs) -> Option<ExtraSpecs> {
+        match self {
+            SpecVisibility::None => None,
+            SpecVisibility::All => Some(specs.clone()),
+            SpecVisibility::UserVisible => Some(
+                specs
+                    .iter()
+                    .filter(|(k, _)| USER_VISIBLE_EXTRA_SPECS.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Service {
+    /// A type the caller may see, by id (`default` names the configured default type).
+    pub async fn get_volume_type(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+    ) -> Result<VolumeType, DomainError> {
+        let found = if id == "default" {
+            self.store
+                .get_volume_type_by_name(&self.settings.default_volume_type)
+                .await?
+                .ok_or_else(|| type_not_found("default"))?
+        } else {
+            let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+            self.visible_type(caller, uuid)
+                .await?
+                .ok_or_else(|| type_not_found(id))?
+        };
+        self.policy
+            .enforce(rules::TYPE_GET, caller, &Target::caller(caller))?;
+        Ok(found)
+    }
+
+    async fn visible_type(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<Option<VolumeType>, DomainError> {
+        let found = self.store.get_volume_type(id).await?;
+        Ok(found.filter(|t| caller.is_admin || t.visible_to(&caller.project_id)))
+    }
+
+    /// Resolves a type the way volume create and retype do: a uuid-looking value is tried
+    /// as an id first, then (like everything else) as a name.
+    pub async fn resolve_volume_type(
+        &self,
+        caller: &RequestContext,
+        name_or_id: &str,
+    ) -> Result<VolumeType, DomainError> {
+        let by_id = match parse_uuid_like(name_or_id) {
+            Some(id) => self.visible_type(caller, id).await?,
+            None => None,
+        };
+        if let Some(found) = by_id {
+            return Ok(found);
+        }
+        let by_name = self.store.get_volume_type_by_name(name_or_id).await?;
+        match by_name.filter(|t| caller.is_admin || t.visible_to(&caller.project_id)) {
+            Some(found) => Ok(found),
+            None if parse_uuid_like(name_or_id).is_some() => Err(type_not_found(name_or_id)),
+            None => Err(type_name_not_found(name_or_id)),
+        }
+    }
+
+    pub async fn default_volume_type(&self) -> Result<VolumeType, DomainError> {
+        let name = &self.settings.default_volume_type;
+        self.store
+            .get_volume_type_by_name(name)
+            .await?
+            .ok_or_else(|| type_name_not_found(name))
+    }
+
+    /// Types the caller may use: public ones and private ones shared with its project;
+    /// admins see all, or only public/private ones with `is_public`.
+    pub async fn list_volume_types(
+        &self,
+        caller: &RequestContext,
+        is_public: Option<bool>,
+    ) -> Result<Vec<VolumeType>, DomainError> {
+        self.policy
+            .enforce(rules::TYPE_GET_ALL, caller, &Target::caller(caller))?;
+        let all = self.store.list_volume_types().await?;
+        Ok(all
+            .into_iter()
+            .filter(|t| {
+                if caller.is_admin {
+                    is_public.is_none_or(|wanted| t.is_public == wanted)
+                } else {
+                    t.visible_to(&caller.project_id)
+                }
+            })
+            .collect())
+    }
+
+    /// How much of the specs the caller may read.
+    pub fn spec_visibility(&self, caller: &RequestContext) -> SpecVisibility {
+        let target = Target::caller(caller);
+        if !self
+            .policy
+            .allows(rules::TYPE_ACCESS_EXTRA_SPECS, caller, &target)
+        {
+            SpecVisibility::None
+        } else if self
+            .policy
+            .allows(rules::EXTRA_SPECS_READ_SENSITIVE, caller, &target)
+        {
+            SpecVisibility::All
+        } else {
+            SpecVisibility::UserVisible
+        }
+    }
+
+    pub fn may_see_qos_specs_id(&self, caller: &RequestContext) -> bool {
+        self.policy
+            .allows(rules::TYPE_ACCESS_QOS, caller, &Target::caller(caller))
+    }
+
+    pub async fn create_volume_type(
+        &self,
+        caller: &RequestContext,
+        new: CreateType,
+    ) -> Result<VolumeType, DomainError> {
+        self.policy
+            .enforce(rules::TYPE_CREATE, caller, &Target::caller(caller))?;
+        check_cacheable(&ExtraSpecs::new(), &new.extra_specs)?;
+        let id = Uuid::new_v4();
+        let record = NewVolumeType {
+            id,
+            name: new.name.clone(),
+            description: new.description,
+            is_public: new.is_public,
+            extra_specs: new.extra_specs,
+            created_at: self.clock.now(),
+        };
+        match self.store.create_volume_type(&record).await {
+            Ok(()) => {}
+            Err(StoreError::Conflict(_)) => {
+                return Err(DomainError::Conflict(format!(
+                    "Volume Type {} already exists.",
+                    new.name
+                )))
+            }
+            Err(other) => return Err(other.into()),
+        }
+        self.store
+            .get_volume_type(id)
+            .await?
+            .ok_or_else(|| type_not_found(id))
+    }
+
+    pub async fn update_volume_type(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        update: VolumeTypeUpdate,
+    ) -> Result<VolumeType, DomainError> {
+        self.policy
+            .enforce(rules::TYPE_UPDATE, caller, &Target::caller(caller))?;
+        if update.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+            return Err(DomainError::InvalidRequest(
+                "Volume type name can not be empty.".into(),
+            ));
+        }
+        if update.name.is_none() && update.description.is_none() && update.is_public.is_none() {
+            return Err(DomainError::InvalidRequest(
+                "Specify volume type name, description, is_public or a combination thereof.".into(),
+            ));
+        }
+        let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+        match self
+            .store
+            .update_volume_type(uuid, &update, self.clock.now())
+            .await
+        {
+            Ok(TypeWrite::Done) => {}
+            Ok(_) => return Err(type_not_found(id)),
+            Err(StoreError::Conflict(_)) => {
+                let name = update.name.unwrap_or_default();
+                return Err(DomainError::Conflict(format!(
+                    "Volume Type {name} already exists."
+                )));
+            }
+            Err(other) => return Err(other.into()),
+        }
+        self.store
+            .get_volume_type(uuid)
+            .await?
+            .ok_or_else(|| type_not_found(id))
+    }
+
+    pub async fn delete_volume_type(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+    ) -> Result<(), DomainError> {
+        self.policy
+            .enforce(rules::TYPE_DELETE, caller, &Target::caller(caller))?;
+        let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+        let found = self
+            .store
+            .get_volume_type(uuid)
+            .await?
+            .ok_or_else(|| type_not_found(id))?;
+        if found.name == self.settings.default_volume_type {
+            return Err(DomainError::InvalidRequest(format!(
+                "The volume type {} is a default volume type and cannot be deleted.",
+                found.id
+            )));
+        }
+        match self
+            .store
+            .delete_volume_type(uuid, self.clock.now())
+            .await?
+        {
+            TypeWrite::Done => Ok(()),
+            TypeWrite::InUse => Err(DomainError::InvalidRequest(
+                "Target volume type is still in use.".into(),
+            )),
+            _ => Err(type_not_found(id)),
+        }
+    }
+
+    /// The specs of a type, as much of them as the caller may read.
+    pub async fn list_extra_specs(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+    ) -> Result<ExtraSpecs, DomainError> {
+        self.policy
+            .enforce(rules::EXTRA_SPECS_INDEX, caller, &Target::caller(caller))?;
+        let found = self.get_type_for_specs(caller, type_id).await?;
+        Ok(self.readable_specs(caller, &found.extra_specs))
+    }
+
+    pub async fn show_extra_spec(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+        key: &str,
+    ) -> Result<Option<String>, DomainError> {
+        self.policy
+            .enforce(rules::EXTRA_SPECS_SHOW, caller, &Target::caller(caller))?;
+        let found = self.get_type_for_specs(caller, type_id).await?;
+        self.readable_specs(caller, &found.extra_specs)
+            .remove(key)
+            .ok_or_else(|| {
+                DomainError::NotFound(format!(
+                    "Volume Type {type_id} has no extra specs with key {key}."
+                ))
+            })
+    }
+
+    fn readable_specs(&self, caller: &RequestContext, specs: &ExtraSpecs) -> ExtraSpecs {
+        let all = self.policy.allows(
+            rules::EXTRA_SPECS_READ_SENSITIVE,
+            caller,
+            &Target::caller(caller),
+        );
+        let visibility = if all {
+            SpecVisibility::All
+        } else {
+            SpecVisibility::UserVisible
+        };
+        visibility.filter(specs).unwrap_or_default()
+    }
+
+    async fn get_type_for_specs(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+    ) -> Result<VolumeType, DomainError> {
+        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
+        self.visible_type(caller, uuid)
+            .await?
+            .ok_or_else(|| type_not_found(type_id))
+    }
+
+    /// Adds or replaces specs (`POST .../extra_specs` and `PUT .../extra_specs/{key}`).
+    pub async fn set_extra_specs(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+        specs: ExtraSpecs,
+        rule: &'static str,
+    ) -> Result<ExtraSpecs, DomainError> {
+        self.policy.enforce(rule, caller, &Target::caller(caller))?;
+        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
+        let incoming = specs.clone();
+        let check = move |existing: &ExtraSpecs| {
+            check_cacheable(existing, &incoming).map_err(|e| e.to_string())
+        };
+        match self
+            .store
+            .set_extra_specs(uuid, &specs, &check, self.clock.now())
+            .await?
+        {
+            TypeWrite::Done => Ok(specs),
+            TypeWrite::InUse => Err(in_use()),
+            TypeWrite::Refused(reason) => Err(DomainError::InvalidRequest(reason)),
+            TypeWrite::TypeNotFound | TypeWrite::KeyNotFound => Err(type_not_found(type_id)),
+        }
+    }
+
+    pub async fn delete_extra_spec(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+        key: &str,
+    ) -> Result<(), DomainError> {
+        self.policy
+            .enforce(rules::EXTRA_SPECS_DELETE, caller, &Target::caller(caller))?;
+        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
+        match self
+            .store
+            .delete_extra_spec(uuid, key, self.clock.now())
+            .await?
+        {
+            TypeWrite::Done => Ok(()),
+            TypeWrite::InUse => Err(in_use()),
+            TypeWrite::KeyNotFound => Err(DomainError::NotFound(format!(
+                "Volume Type {type_id} has no extra specs with key {key}."
+            ))),
+            TypeWrite::TypeNotFound | TypeWrite::Refused(_) => Err(type_not_found(type_id)),
+        }
+    }
+}

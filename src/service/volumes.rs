@@ -1,0 +1,473 @@
+//! Volume use cases: create and delete run synchronously through the volume's backend.
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+
+use super::Service;
+use crate::backend::ConfiguredBackend;
+use crate::domain::message::{
+    Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
+};
+use crate::domain::paging::Page;
+use crate::domain::volume::{
+    delete_refusal, may_delete, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus,
+    RETYPE_REFUSAL,
+};
+use crate::domain::{DomainError, RequestContext};
+use crate::policy::{rules, Target};
+use crate::store::{Retype, StatusReset};
+
+pub fn volume_not_found(id: impl std::fmt::Display) -> DomainError {
+    DomainError::NotFound(format!("Volume {id} could not be found."))
+}
+
+fn multiattach_retype_refusal(status: VolumeStatus) -> DomainError {
+    DomainError::InvalidInput(format!(
+        "Invalid volume_type passed, retypes affecting multiattach are only allowed on available \
+         volumes, the specified volume however currently has a status of: {status}."
+    ))
+}
+
+/// A volume create as the API received it.
+#[derive(Debug, Clone, Default)]
+pub struct CreateVolume {
+    pub size: Option<i64>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub volume_type: Option<String>,
+    pub availability_zone: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// What the caller may see of a volume (admin-only and policy-guarded fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VolumeViewRights {
+    pub is_admin: bool,
+    pub host_attribute: bool,
+    pub tenant_attribute: bool,
+    pub migration_attribute: bool,
+    /// Attachment `host_name` is shown to admins and the `service` role.
+    pub attachment_host: bool,
+}
+
+impl Service {
+    pub fn volume_view_rights(&self, caller: &RequestContext, volume: &Volume) -> VolumeViewRights {
+        let target = Target::project(&volume.project_id);
+        VolumeViewRights {
+            is_admin: caller.is_admin,
+            host_attribute: self.policy.allows(rules::HOST_ATTRIBUTE, caller, &target),
+            tenant_attribute: self.policy.allows(rules::TENANT_ATTRIBUTE, caller, &target),
+            migration_attribute: self
+                .policy
+                .allows(rules::MIGRATION_ATTRIBUTE, caller, &target),
+            attachment_host: caller.is_admin || caller.has_role("service"),
+        }
+    }
+
+    /// A volume the caller may see: other projects' volumes do not exist for non-admins.
+    pub async fn get_volume(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<Volume, DomainError> {
+        let volume = self
+            .store
+            .get_volume(id)
+            .await?
+            .ok_or_else(|| volume_not_found(id))?;
+        if caller.is_project_scoped() && volume.project_id != caller.project_id {
+            return Err(volume_not_found(id));
+        }
+        // Cinder turns a refused `volume:get` into "not found" as well.
+        self.policy
+            .enforce(
+                rules::VOLUME_GET,
+                caller,
+                &Target::project(&volume.project_id),
+            )
+            .map_err(|_| volume_not_found(id))?;
+        Ok(volume)
+    }
+
+    pub async fn list_volumes(
+        &self,
+        caller: &RequestContext,
+        mut filters: VolumeFilters,
+        all_tenants: bool,
+        page: &Page<VolumeSortKey>,
+    ) -> Result<Vec<Volume>, DomainError> {
+        self.policy
+            .enforce(rules::VOLUME_GET_ALL, caller, &Target::caller(caller))?;
+        if !(caller.is_admin && all_tenants) {
+            filters.project_id = Some(caller.project_id.clone());
+        }
+        if let Some(marker) = page.marker {
+            let visible = self.store.get_volume(marker).await?.filter(|v| {
+                filters
+                    .project_id
+                    .as_ref()
+                    .is_none_or(|p| *p == v.project_id)
+            });
+            if visible.is_none() {
+                return Err(DomainError::NotFound(format!(
+                    "Marker {marker} could not be found."
+                )));
+            }
+        }
+        Ok(self.store.list_volumes(&filters, page).await?)
+    }
+
+    pub async fn count_volumes(
+        &self,
+        caller: &RequestContext,
+        mut filters: VolumeFilters,
+        all_tenants: bool,
+    ) -> Result<i64, DomainError> {
+        if !(caller.is_admin && all_tenants) {
+            filters.project_id = Some(caller.project_id.clone());
+        }
+        Ok(self.store.count_volumes(&filters).await?)
+    }
+
+    /// Creates a volume on a backend that fits its type. Refusals (policy, size, type,
+    /// no backend) change nothing; a backend failure leaves the volume in `error` with a
+    /// user message saying why. Either way the volume is returned.
+    pub async fn create_volume(
+        &self,
+        caller: &RequestContext,
+        request: CreateVolume,
+        request_id: Option<String>,
+    ) -> Result<Volume, DomainError> {
+        self.policy
+            .enforce(rules::VOLUME_CREATE, caller, &Target::caller(caller))?;
+        let volume_type = match &request.volume_type {
+            Some(name_or_id) if !name_or_id.is_empty() => {
+                self.resolve_volume_type(caller, name_or_id).await?
+            }
+            _ => self.default_volume_type().await?,
+        };
+        let size = match request.size {
+            Some(size) if size > 0 => size,
+            other => {
+                let shown = other
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "None".to_owned());
+                return Err(DomainError::InvalidInput(format!(
+                    "Volume size '{shown}' must be an integer and greater than 0"
+                )));
+            }
+        };
+        let multiattach = volume_type.is_multiattach();
+        if multiattach {
+            self.policy
+                .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;
+        }
+        let zone = request
+            .availability_zone
+            .as_deref()
+            .filter(|z| !z.is_empty());
+        if let Some(zone) = zone {
+            if !self.backends.iter().any(|b| b.availability_zone == zone) {
+                return Err(DomainError::InvalidInput(format!(
+                    "Availability zone '{zone}' is invalid."
+                )));
+            }
+        }
+        let backend = self
+            .backends
+            .schedule(multiattach, zone)
+            .map_err(DomainError::InvalidRequest)?;
+        let capabilities = backend.driver.capabilities();
+        let now = self.clock.now();
+        let new = NewVolume {
+            id: Uuid::new_v4(),
+            user_id: caller.user_id.clone(),
+            project_id: caller.project_id.clone(),
+            host: backend.volume_host(),
+            size,
+            availability_zone: backend.availability_zone.clone(),
+            name: request.name,
+            description: request.description,
+            volume_type_id: volume_type.id,
+            multiattach,
+            service_uuid: backend.service_uuid,
+            shared_targets: capabilities.shared_targets,
+            metadata: request.metadata,
+            created_at: now,
+        };
+        self.store.insert_volume(&new).await?;
+        // The backend work runs to its end even if the client goes away, so the volume
+        // never stays `creating`.
+        let service = self.clone();
+        let (id, project) = (new.id, new.project_id.clone());
+        let outcome =
+            tokio::spawn(async move { service.provision(id, size, project, request_id).await })
+                .await
+                .map_err(|e| {
+                    DomainError::Backend(format!("volume creation was interrupted: {e}"))
+                })?;
+        outcome?;
+        self.store
+            .get_volume(id)
+            .await?
+            .ok_or_else(|| volume_not_found(id))
+    }
+
+    async fn provision(
+        &self,
+        id: Uuid,
+        size: i64,
+        project_id: String,
+        request_id: Option<String>,
+    ) -> Result<(), DomainError> {
+        let volume = self
+            .store
+            .get_volume(id)
+            .await?
+            .ok_or_else(|| volume_not_found(id))?;
+        let backend = self.backend_of(&volume)?;
+        let result = backend.driver.create_volume(id, size as u64).await;
+        let now = self.clock.now();
+        match result {
+            Ok(()) => {
+                self.store
+                    .transition_volume(id, VolumeStatus::Creating, VolumeStatus::Available, now)
+                    .await?;
+            }
+            Err(err) => {
+                tracing::warn!(volume_id = %id, error = %err, "backend could not create the volume");
+                self.store
+                    .transition_volume(id, VolumeStatus::Creating, VolumeStatus::Error, now)
+                    .await?;
+                self.store
+                    .insert_message(&Message {
+                        id: Uuid::new_v4(),
+                        project_id,
+                        request_id,
+                        resource_type: "VOLUME".to_owned(),
+                        resource_uuid: Some(id.to_string()),
+                        event_id: EVENT_CREATE_VOLUME_FROM_BACKEND.to_owned(),
+                        message_level: "ERROR".to_owned(),
+                        user_message: format!("{ACTION_CREATE_VOLUME_FROM_BACKEND}: {err}"),
+                        created_at: now,
+                        expires_at: Some(now + chrono::Duration::days(30)),
+                    })
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    fn backend_of(&self, volume: &Volume) -> Result<&ConfiguredBackend, DomainError> {
+        let host = volume.host.as_deref().unwrap_or_default();
+        self.backends.for_host(host).ok_or_else(|| {
+            DomainError::Backend(format!(
+                "The backend {host} of volume {} is not configured here.",
+                volume.id
+            ))
+        })
+    }
+
+    /// Deletes a volume and its data. With `force` (admins) any status but attached.
+    pub async fn delete_volume(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        force: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        let target = Target::project(&volume.project_id);
+        if force {
+            self.policy
+                .enforce(rules::VOLUME_FORCE_DELETE, caller, &target)?;
+        }
+        self.policy.enforce(rules::VOLUME_DELETE, caller, &target)?;
+        self.delete_checked(volume, force).await
+    }
+
+    /// `os-force_delete`: like `DELETE ?force=true`, under the admin-action rule.
+    pub async fn force_delete_volume(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::ADMIN_FORCE_DELETE,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        self.delete_checked(volume, true).await
+    }
+
+    async fn delete_checked(&self, volume: Volume, force: bool) -> Result<(), DomainError> {
+        let id = volume.id;
+        if !may_delete(&volume, force)
+            || !self
+                .store
+                .begin_volume_delete(id, force, self.clock.now())
+                .await?
+        {
+            return Err(DomainError::InvalidVolume(delete_refusal(force)));
+        }
+        let service = self.clone();
+        tokio::spawn(async move { service.remove_from_backend(volume).await })
+            .await
+            .map_err(|e| DomainError::Backend(format!("volume deletion was interrupted: {e}")))?
+    }
+
+    async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {
+        let result = match self.backend_of(&volume) {
+            Ok(backend) => backend
+                .driver
+                .delete_volume(volume.id)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let now = self.clock.now();
+        match result {
+            Ok(()) => Ok(self.store.finish_volume_delete(volume.id, now).await?),
+            Err(reason) => {
+                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not delete the volume");
+                self.store
+                    .transition_volume(
+                        volume.id,
+                        VolumeStatus::Deleting,
+                        VolumeStatus::ErrorDeleting,
+                        now,
+                    )
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    pub async fn set_bootable(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        bootable: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::VOLUME_UPDATE,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        if !self
+            .store
+            .set_bootable(id, bootable, self.clock.now())
+            .await?
+        {
+            return Err(volume_not_found(id));
+        }
+        Ok(())
+    }
+
+    pub async fn update_readonly_flag(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        readonly: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::UPDATE_READONLY,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        if !self
+            .store
+            .set_readonly(id, readonly, self.clock.now())
+            .await?
+        {
+            let current = self
+                .store
+                .get_volume(id)
+                .await?
+                .ok_or_else(|| volume_not_found(id))?;
+            return Err(DomainError::InvalidVolume(format!(
+                "Volume {id} status must be available to update readonly flag, but current status is: {}.",
+                current.status
+            )));
+        }
+        Ok(())
+    }
+
+    pub async fn reset_status(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        reset: StatusReset,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::RESET_STATUS,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        if reset.status == Some(VolumeStatus::Deleting) {
+            return Err(DomainError::InvalidRequest(
+                "Cannot reset-state to deleting".to_owned(),
+            ));
+        }
+        if reset.status == Some(VolumeStatus::InUse) && volume.attachments.is_empty() {
+            return Err(DomainError::InvalidRequest(
+                "Cannot reset-state to in-use because volume does not have any attachments."
+                    .to_owned(),
+            ));
+        }
+        if !self
+            .store
+            .reset_status(id, &reset, self.clock.now())
+            .await?
+        {
+            return Err(volume_not_found(id));
+        }
+        Ok(())
+    }
+
+    /// Changes a volume's type. A change of multiattach-ness needs an `available`
+    /// volume and, towards multiattach, the `volume:multiattach` rule.
+    pub async fn retype_volume(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        new_type: &str,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        let target = Target::project(&volume.project_id);
+        self.policy.enforce(rules::RETYPE, caller, &target)?;
+        let new_type = self.resolve_volume_type(caller, new_type).await?;
+        let wanted = new_type.is_multiattach();
+        if wanted != volume.multiattach {
+            if volume.status != VolumeStatus::Available {
+                return Err(multiattach_retype_refusal(volume.status));
+            }
+            if wanted {
+                self.policy.enforce(rules::MULTIATTACH, caller, &target)?;
+            }
+        }
+        let retype = Retype {
+            volume_id: id,
+            new_type_id: new_type.id,
+            expected_multiattach: volume.multiattach,
+            new_multiattach: wanted,
+        };
+        if self.store.retype_volume(&retype, self.clock.now()).await? {
+            return Ok(());
+        }
+        // The swap failed: say why, from what the volume looks like now.
+        let now = self
+            .store
+            .get_volume(id)
+            .await?
+            .ok_or_else(|| volume_not_found(id))?;
+        if wanted != now.multiattach && now.status != VolumeStatus::Available {
+            return Err(multiattach_retype_refusal(now.status));
+        }
+        Err(DomainError::InvalidVolume(RETYPE_REFUSAL.to_owned()))
+    }
+}

@@ -1,0 +1,209 @@
+//! `POST /volumes/{id}/action` (SPEC B §9–§10; scenarios 108–113).
+
+use serde_json::json;
+
+use crate::support::helpers::*;
+use crate::support::TestApp;
+
+async fn bootable_flag(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let response = app
+        .volume_action(&id, json!({"os-set_bootable": {"bootable": true}}))
+        .await;
+    assert_eq!(response.status, 200, "{}", response.text);
+    assert_eq!(
+        app.show_volume(&id, "3.71").await.json["volume"]["bootable"],
+        "true"
+    );
+    app.volume_action(&id, json!({"os-set_bootable": {"bootable": "False"}}))
+        .await;
+    assert_eq!(
+        app.show_volume(&id, "3.71").await.json["volume"]["bootable"],
+        "false"
+    );
+    app.volume_action(&id, json!({"os-set_bootable": {"bootable": "maybe"}}))
+        .await
+        .assert_fault(400, "badRequest", "is not one of");
+    app.volume_action(&id, json!({"os-set_bootable": {}}))
+        .await
+        .assert_fault(400, "badRequest", "'bootable' is a required property");
+}
+
+async fn readonly_flag_needs_an_available_volume(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let response = app
+        .volume_action(&id, json!({"os-update_readonly_flag": {"readonly": true}}))
+        .await;
+    assert_eq!(response.status, 202, "{}", response.text);
+    assert_eq!(
+        app.show_volume(&id, "3.71").await.json["volume"]["metadata"],
+        json!({"readonly": "True"})
+    );
+    app.attach_directly(
+        &id,
+        "a1111111-1111-4111-8111-111111111111",
+        "c1111111-1111-4111-8111-111111111111",
+    )
+    .await;
+    app.volume_action(&id, json!({"os-update_readonly_flag": {"readonly": false}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "status must be available to update readonly flag, but current status is: in-use.",
+        );
+}
+
+async fn body_must_name_one_known_action(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.volume_action(&id, json!({"os-bogus": {}}))
+        .await
+        .assert_fault(400, "badRequest", "There is no such action: os-bogus. Verify the request body and Content-Type header and try again.");
+    app.volume_action(&id, json!({"os-set_bootable": {"bootable": true}, "x": 1}))
+        .await
+        .assert_fault(400, "badRequest", "Malformed request body");
+    app.volume_action(&id, json!({"os-reserve": {}}))
+        .await
+        .assert_fault(501, "notImplemented", "os-reserve");
+    app.volume_action(
+        "8c4a7f38-0000-4000-8000-000000000000",
+        json!({"os-set_bootable": {"bootable": true}}),
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "could not be found");
+}
+
+async fn reset_status_is_for_admins(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let body = json!({"os-reset_status": {"status": "error"}});
+    let member = app
+        .request(
+            axum::http::Method::POST,
+            &format!("/v3/p1/volumes/{id}/action"),
+        )
+        .token(MEMBER_P1)
+        .json(&body)
+        .send()
+        .await;
+    member.assert_fault(
+        403,
+        "forbidden",
+        "volume_extension:volume_admin_actions:reset_status",
+    );
+    assert_eq!(app.volume_action(&id, body).await.status, 202);
+    assert_eq!(app.stored_status(&id).await, ["error"]);
+    app.volume_action(&id, json!({"os-reset_status": {"status": "in-use"}}))
+        .await
+        .assert_fault(400, "badRequest", "does not have any attachments");
+    app.volume_action(&id, json!({"os-reset_status": {"status": "bogus"}}))
+        .await
+        .assert_fault(400, "badRequest", "Volume status: bogus is invalid");
+    app.volume_action(&id, json!({"os-reset_status": {}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "Must specify 'status', 'attach_status' or 'migration_status'",
+        );
+    app.volume_action(&id, json!({"os-force_delete": {}})).await;
+    assert_eq!(app.show_volume(&id, "3.71").await.status, 404);
+}
+
+async fn retype_to_multiattach_while_available(app: TestApp) {
+    app.create_multiattach_type("ma").await;
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let response = app
+        .volume_action(
+            &id,
+            json!({"os-retype": {"new_type": "ma", "migration_policy": "never"}}),
+        )
+        .await;
+    assert_eq!(response.status, 202, "{}", response.text);
+    let volume = app.show_volume(&id, "3.71").await.json["volume"].clone();
+    assert_eq!(volume["multiattach"], true);
+    assert_eq!(volume["volume_type"], "ma");
+    assert_eq!(volume["status"], "available");
+}
+
+async fn retype_never_flips_multiattach_in_use(app: TestApp) {
+    app.create_multiattach_type("ma").await;
+    app.create_multiattach_type("ma2").await;
+    let plain = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_directly(
+        &plain,
+        "a1111111-1111-4111-8111-111111111111",
+        "c1111111-1111-4111-8111-111111111111",
+    )
+    .await;
+    app.volume_action(&plain, json!({"os-retype": {"new_type": "ma"}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "retypes affecting multiattach are only allowed on available volumes, the specified volume however currently has a status of: in-use.",
+        );
+    let shared = str_of(
+        &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
+            .await,
+        "id",
+    );
+    app.attach_directly(
+        &shared,
+        "a2222222-2222-4222-8222-222222222222",
+        "c2222222-2222-4222-8222-222222222222",
+    )
+    .await;
+    let response = app
+        .volume_action(&shared, json!({"os-retype": {"new_type": "ma2"}}))
+        .await;
+    assert_eq!(response.status, 202, "{}", response.text);
+    let volume = app.show_volume(&shared, "3.71").await.json["volume"].clone();
+    assert_eq!(
+        (volume["status"].as_str(), volume["volume_type"].as_str()),
+        (Some("in-use"), Some("ma2"))
+    );
+    assert_eq!(volume["multiattach"], true);
+}
+
+async fn retype_refusals(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.volume_action(&id, json!({"os-retype": {"new_type": "__DEFAULT__"}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "Retype needs volume to be in available or in-use state",
+        );
+    app.volume_action(&id, json!({"os-retype": {"new_type": "nope"}}))
+        .await
+        .assert_fault(
+            404,
+            "itemNotFound",
+            "Volume type with name nope could not be found.",
+        );
+    app.volume_action(&id, json!({"os-retype": {}}))
+        .await
+        .assert_fault(400, "badRequest", "'new_type' is a required property");
+    app.create_multiattach_type("ma").await;
+    let app = app.with_rule("volume:multiattach", "role:admin");
+    let member = app
+        .request(
+            axum::http::Method::POST,
+            &format!("/v3/p1/volumes/{id}/action"),
+        )
+        .token(MEMBER_P1)
+        .json(&json!({"os-retype": {"new_type": "ma"}}))
+        .send()
+        .await;
+    member.assert_fault(403, "forbidden", "volume:multiattach");
+}
+
+backend_tests!(
+    bootable_flag,
+    readonly_flag_needs_an_available_volume,
+    body_must_name_one_known_action,
+    reset_status_is_for_admins,
+    retype_to_multiattach_while_available,
+    retype_never_flips_multiattach_in_use,
+    retype_refusals,
+);
