@@ -41,6 +41,9 @@ pub enum ApiError {
     NotImplemented(String),
     #[error("{0}")]
     ServiceUnavailable(String),
+    /// A 500 whose message is safe to show (Cinder's "Unable to ..." answers).
+    #[error("{0}")]
+    Failed(String),
     /// Anything unexpected: the detail is logged, the client sees a generic message.
     #[error("internal error: {0}")]
     Internal(String),
@@ -60,7 +63,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::Failed(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -107,7 +110,9 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         match &self {
-            ApiError::Internal(_) => tracing::error!(error = %self, "request failed"),
+            ApiError::Internal(_) | ApiError::Failed(_) => {
+                tracing::error!(error = %self, "request failed")
+            }
             ApiError::ServiceUnavailable(_) => tracing::warn!(error = %self, "request failed"),
             _ => tracing::info!(error = %self, status = status.as_u16(), "request refused"),
         }
@@ -138,8 +143,8 @@ impl From<DomainError> for ApiError {
         match err {
             DomainError::InvalidInput(_)
             | DomainError::InvalidVolume(_)
-            | DomainError::InvalidRequest(_)
-            | DomainError::Backend(_) => ApiError::BadRequest(err.to_string()),
+            | DomainError::InvalidRequest(_) => ApiError::BadRequest(err.to_string()),
+            DomainError::Failed(message) => ApiError::Failed(message),
             DomainError::Conflict(message) => ApiError::Conflict(message),
             DomainError::NotFound(message) => ApiError::NotFound(message),
             DomainError::PolicyDenied(_) => ApiError::Forbidden(err.to_string()),

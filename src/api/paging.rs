@@ -33,6 +33,7 @@ pub fn parse_listing<K: Copy>(
     query: &[(String, String)],
     key: impl Fn(&str) -> Option<K>,
     default_key: K,
+    marker_not_found: impl Fn(&str) -> ApiError,
 ) -> Result<Listing<K>, ApiError> {
     let get = |name: &str| {
         query
@@ -68,10 +69,7 @@ pub fn parse_listing<K: Copy>(
     };
     let marker = match get("marker") {
         None => None,
-        Some(text) => Some(
-            parse_uuid_like(text)
-                .ok_or_else(|| ApiError::NotFound(format!("Marker {text} could not be found.")))?,
-        ),
+        Some(text) => Some(parse_uuid_like(text).ok_or_else(|| marker_not_found(text))?),
     };
     let has_sort = get("sort").is_some();
     if has_sort && (get("sort_key").is_some() || get("sort_dir").is_some()) {
@@ -81,7 +79,9 @@ pub fn parse_listing<K: Copy>(
         ));
     }
     let parse_key = |name: &str| {
-        key(name.trim()).ok_or_else(|| ApiError::BadRequest("Invalid sort key".to_owned()))
+        key(name.trim()).ok_or_else(|| {
+            ApiError::BadRequest("Invalid input received: Invalid sort key".to_owned())
+        })
     };
     let mut sort = Vec::new();
     if let Some(text) = get("sort") {
@@ -146,6 +146,10 @@ mod tests {
             .collect()
     }
 
+    fn not_found(marker: &str) -> ApiError {
+        ApiError::NotFound(format!("Marker {marker} could not be found."))
+    }
+
     fn key(name: &str) -> Option<&'static str> {
         ["id", "created_at", "name"]
             .into_iter()
@@ -154,12 +158,13 @@ mod tests {
 
     #[test]
     fn defaults_and_errors() {
-        let listing = parse_listing(&q(&[("status", "available")]), key, "created_at").unwrap();
+        let listing =
+            parse_listing(&q(&[("status", "available")]), key, "created_at", not_found).unwrap();
         assert_eq!(listing.page.limit, MAX_LIMIT);
         assert_eq!(listing.page.sort, vec![("created_at", SortDir::Desc)]);
         assert_eq!(listing.filters, q(&[("status", "available")]));
         let err = |pairs: &[(&str, &str)]| {
-            parse_listing(&q(pairs), key, "created_at")
+            parse_listing(&q(pairs), key, "created_at", not_found)
                 .unwrap_err()
                 .to_string()
         };
@@ -173,12 +178,16 @@ mod tests {
         assert!(
             err(&[("sort", "id"), ("sort_key", "id")]).contains("deprecated and cannot be used")
         );
-        assert_eq!(err(&[("sort", "bogus")]), "Invalid sort key");
+        assert_eq!(
+            err(&[("sort", "bogus")]),
+            "Invalid input received: Invalid sort key"
+        );
     }
 
     #[test]
     fn sort_forms() {
-        let listing = parse_listing(&q(&[("sort", "name:asc,id")]), key, "created_at").unwrap();
+        let listing =
+            parse_listing(&q(&[("sort", "name:asc,id")]), key, "created_at", not_found).unwrap();
         assert_eq!(
             listing.page.sort,
             vec![("name", SortDir::Asc), ("id", SortDir::Desc)]
@@ -187,6 +196,7 @@ mod tests {
             &q(&[("sort_key", "id"), ("sort_dir", "asc")]),
             key,
             "created_at",
+            not_found,
         )
         .unwrap();
         assert_eq!(listing.page.sort, vec![("id", SortDir::Asc)]);

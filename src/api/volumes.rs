@@ -332,7 +332,12 @@ async fn list_volumes(
     query: &[(String, String)],
     detail: bool,
 ) -> Result<Json<Value>, ApiError> {
-    let listing = parse_listing(query, VolumeSortKey::parse, VolumeSortKey::CreatedAt)?;
+    let listing = parse_listing(
+        query,
+        VolumeSortKey::parse,
+        VolumeSortKey::CreatedAt,
+        |marker| ApiError::NotFound(format!("Marker {marker} could not be found.")),
+    )?;
     let base = base_url(state, headers);
     let (volumes, count) = match volume_filters(ctx, &listing.filters)? {
         Some((filters, all_tenants)) => {

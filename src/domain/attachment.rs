@@ -37,9 +37,98 @@ pub struct Attachment {
     pub created_at: DateTime<Utc>,
 }
 
-/// Which attachments a listing may return.
+/// An attachment with what its lookups need: the owning project and the stored connector.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttachmentRecord {
+    pub attachment: Attachment,
+    pub project_id: String,
+    pub connector: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Keys an attachment listing may be sorted by (attachment columns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentSortKey {
+    Id,
+    CreatedAt,
+    UpdatedAt,
+    VolumeId,
+    InstanceUuid,
+    AttachStatus,
+    AttachMode,
+    AttachTime,
+    DetachTime,
+    AttachedHost,
+    Mountpoint,
+}
+
+impl AttachmentSortKey {
+    pub fn parse(key: &str) -> Option<Self> {
+        Some(match key {
+            "id" => Self::Id,
+            "created_at" => Self::CreatedAt,
+            "updated_at" => Self::UpdatedAt,
+            "volume_id" => Self::VolumeId,
+            "instance_uuid" => Self::InstanceUuid,
+            "attach_status" => Self::AttachStatus,
+            "attach_mode" => Self::AttachMode,
+            "attach_time" => Self::AttachTime,
+            "detach_time" => Self::DetachTime,
+            "attached_host" => Self::AttachedHost,
+            "mountpoint" => Self::Mountpoint,
+            _ => return None,
+        })
+    }
+}
+
+/// Filters of an attachment listing; `None` means "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AttachmentScope {
-    /// `Some(p)`: only attachments of volumes owned by project `p`; `None`: every project.
+pub struct AttachmentFilters {
+    /// `Some(p)`: attachments of project `p`'s volumes only.
     pub project_id: Option<String>,
+    pub volume_id: Option<Uuid>,
+    pub instance_uuid: Option<String>,
+    pub attach_status: Option<String>,
+}
+
+/// A new reservation as the store writes it.
+#[derive(Debug, Clone)]
+pub struct Reservation {
+    pub attachment_id: Uuid,
+    pub volume_id: Uuid,
+    pub instance_uuid: Option<String>,
+    /// The multiattach flag the caller read; a changed flag refuses the reservation.
+    pub expected_multiattach: bool,
+    pub attach_mode: String,
+    pub now: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReserveOutcome {
+    Reserved,
+    SameInstance,
+    Refused(crate::domain::volume::VolumeStatus),
+    VolumeGone,
+}
+
+/// A connection to record: the attachment becomes `attaching` with these details.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    pub attachment_id: Uuid,
+    pub connector: serde_json::Map<String, serde_json::Value>,
+    pub connection_info: serde_json::Value,
+    pub attach_mode: String,
+    pub attached_host: String,
+    pub mountpoint: String,
+    /// Apply the update-time checks (volume in error, duplicate connectors); a create
+    /// with a connector skips them, as Cinder does.
+    pub checked: bool,
+    pub now: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectOutcome {
+    Connected,
+    AttachmentGone,
+    VolumeInError(crate::domain::volume::VolumeStatus),
+    DuplicateConnector,
 }

@@ -16,9 +16,10 @@ pub enum DomainError {
     /// 409.
     #[error("{0}")]
     Conflict(String),
-    /// A backend refused or failed; the message is meant for the user.
+    /// Work that should have succeeded failed (a backend, an interrupted task); the
+    /// message is safe to show and becomes a 500.
     #[error("{0}")]
-    Backend(String),
+    Failed(String),
     #[error("{0}")]
     NotFound(String),
     #[error("Policy doesn't allow {0} to be performed.")]

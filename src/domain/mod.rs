@@ -1,5 +1,6 @@
 //! The rules of the service, free of HTTP and SQL.
 
+pub mod attach;
 pub mod attachment;
 pub mod context;
 pub mod error;

@@ -19,6 +19,11 @@ pub mod rules {
     pub const VOLUME_DELETE: &str = "volume:delete";
     pub const VOLUME_FORCE_DELETE: &str = "volume:force_delete";
     pub const MULTIATTACH: &str = "volume:multiattach";
+    pub const MULTIATTACH_BOOTABLE: &str = "volume:multiattach_bootable_volume";
+    pub const ATTACHMENT_CREATE: &str = "volume:attachment_create";
+    pub const ATTACHMENT_UPDATE: &str = "volume:attachment_update";
+    pub const ATTACHMENT_DELETE: &str = "volume:attachment_delete";
+    pub const ATTACHMENT_COMPLETE: &str = "volume:attachment_complete";
     pub const HOST_ATTRIBUTE: &str = "volume_extension:volume_host_attribute";
     pub const TENANT_ATTRIBUTE: &str = "volume_extension:volume_tenant_attribute";
     pub const MIGRATION_ATTRIBUTE: &str = "volume_extension:volume_mig_status_attribute";

@@ -205,7 +205,7 @@ impl Service {
             tokio::spawn(async move { service.provision(id, size, project, request_id).await })
                 .await
                 .map_err(|e| {
-                    DomainError::Backend(format!("volume creation was interrupted: {e}"))
+                    DomainError::Failed(format!("volume creation was interrupted: {e}"))
                 })?;
         outcome?;
         self.store
@@ -259,10 +259,10 @@ impl Service {
         Ok(())
     }
 
-    fn backend_of(&self, volume: &Volume) -> Result<&ConfiguredBackend, DomainError> {
+    pub(super) fn backend_of(&self, volume: &Volume) -> Result<&ConfiguredBackend, DomainError> {
         let host = volume.host.as_deref().unwrap_or_default();
         self.backends.for_host(host).ok_or_else(|| {
-            DomainError::Backend(format!(
+            DomainError::Failed(format!(
                 "The backend {host} of volume {} is not configured here.",
                 volume.id
             ))
@@ -314,7 +314,7 @@ impl Service {
         let service = self.clone();
         tokio::spawn(async move { service.remove_from_backend(volume).await })
             .await
-            .map_err(|e| DomainError::Backend(format!("volume deletion was interrupted: {e}")))?
+            .map_err(|e| DomainError::Failed(format!("volume deletion was interrupted: {e}")))?
     }
 
     async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {
@@ -418,6 +418,14 @@ impl Service {
                 "Cannot reset-state to in-use because volume does not have any attachments."
                     .to_owned(),
             ));
+        }
+        if reset.attach_status == Some(crate::domain::attachment::AttachStatus::Detached) {
+            // Cinder detaches every attachment when told the volume is detached.
+            for attachment in &volume.attachments {
+                self.store
+                    .delete_attachment(attachment.id, self.clock.now())
+                    .await?;
+            }
         }
         if !self
             .store

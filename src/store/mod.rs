@@ -15,7 +15,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::domain::attachment::{AttachStatus, Attachment, AttachmentScope};
+use crate::domain::attachment::{
+    AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
+    ConnectOutcome, Connection, Reservation, ReserveOutcome,
+};
 use crate::domain::message::Message;
 use crate::domain::paging::Page;
 use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus};
@@ -83,11 +86,37 @@ pub trait Store: Send + Sync + 'static {
     /// One round trip to the database.
     async fn ping(&self) -> Result<(), StoreError>;
 
-    /// Live attachments visible in `scope`, newest first.
+    // --- attachments ---
+
+    /// One page of live attachments matching `filters`.
     async fn list_attachments(
         &self,
-        scope: &AttachmentScope,
+        filters: &AttachmentFilters,
+        page: &Page<AttachmentSortKey>,
     ) -> Result<Vec<Attachment>, StoreError>;
+    /// A live attachment with its volume's project and its connector.
+    async fn get_attachment(&self, id: Uuid) -> Result<Option<AttachmentRecord>, StoreError>;
+    /// With the volume row locked: reserve it (compare-and-swap) or take the same-instance
+    /// override, and add the attachment; or refuse.
+    async fn reserve_attachment(
+        &self,
+        reservation: &Reservation,
+    ) -> Result<ReserveOutcome, StoreError>;
+    /// With the volume row locked: record a connection (attachment and volume `attaching`).
+    async fn connect_attachment(
+        &self,
+        connection: &Connection,
+    ) -> Result<ConnectOutcome, StoreError>;
+    /// With the volume row locked: attachment `attached`, volume `in-use`. `false` if gone.
+    async fn complete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError>;
+    /// With the volume row locked: soft-delete the attachment and recompute the volume
+    /// from what remains. Returns the remaining attachments not `detached`, or `None` if
+    /// the attachment was already gone.
+    async fn delete_attachment(
+        &self,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Vec<Attachment>>, StoreError>;
 
     // --- backends ---
 

@@ -259,3 +259,77 @@ pub(super) fn assemble_types(
         }
     }
 }
+
+#[derive(sqlx::FromRow)]
+pub(super) struct AttachmentWithProjectRow {
+    #[sqlx(flatten)]
+    pub attachment: AttachmentRow,
+    pub project_id: String,
+}
+
+/// The connector, stored one key per `attachment_specs` row, values as JSON.
+pub(super) fn connector_from_specs(
+    specs: Vec<KeyValueRow>,
+) -> Result<serde_json::Map<String, serde_json::Value>, StoreError> {
+    specs
+        .into_iter()
+        .map(|row| {
+            let text = row.value.unwrap_or_else(|| "null".to_owned());
+            let value = serde_json::from_str(&text)
+                .map_err(|e| StoreError::Corrupt(format!("attachment spec {}: {e}", row.key)))?;
+            Ok((row.key, value))
+        })
+        .collect()
+}
+
+/// Cinder's "has connection_info": a non-empty object.
+pub(super) fn is_connected(info: Option<&str>) -> bool {
+    info.and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok())
+        .and_then(|value| value.as_object().map(|o| !o.is_empty()))
+        .unwrap_or(false)
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct VolumeStateRow {
+    pub status: String,
+    pub attach_status: String,
+    pub migration_status: Option<String>,
+    pub multiattach: bool,
+    pub volume_type_id: DbId,
+}
+
+/// A volume row held under lock during an attachment transaction.
+pub(super) struct LockedVolume {
+    pub status: VolumeStatus,
+    pub attach_status: AttachStatus,
+    pub migrating: bool,
+    pub multiattach: bool,
+    pub volume_type_id: uuid::Uuid,
+}
+
+impl LockedVolume {
+    pub fn state(&self) -> crate::domain::attach::VolumeAttachState {
+        crate::domain::attach::VolumeAttachState {
+            status: self.status,
+            attach_status: self.attach_status,
+            migrating: self.migrating,
+        }
+    }
+}
+
+impl TryFrom<VolumeStateRow> for LockedVolume {
+    type Error = StoreError;
+
+    fn try_from(row: VolumeStateRow) -> Result<Self, StoreError> {
+        Ok(LockedVolume {
+            status: volume_status(&row.status)?,
+            attach_status: attach_status(&row.attach_status)?,
+            migrating: !matches!(
+                row.migration_status.as_deref(),
+                None | Some("success" | "error" | "none")
+            ),
+            multiattach: row.multiattach,
+            volume_type_id: row.volume_type_id.0,
+        })
+    }
+}

@@ -4,32 +4,67 @@
 //! in: `for_update` (the row-lock suffix Postgres needs; SQLite's `BEGIN IMMEDIATE`
 //! write transactions already serialise writers) and the module's `begin_write`.
 
+use crate::domain::attachment::AttachmentSortKey;
 use crate::domain::paging::SortDir;
 use crate::domain::volume::VolumeSortKey;
 
-/// The SQL expression a sort key orders by; `{t}` is the table alias. Nullable columns
-/// are coalesced so that keyset comparisons never meet a NULL.
-pub(super) fn volume_sort_expr(key: VolumeSortKey) -> &'static str {
-    match key {
-        VolumeSortKey::Id => "{t}.id",
-        VolumeSortKey::CreatedAt => "{t}.created_at",
-        VolumeSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
-        VolumeSortKey::Name => "coalesce({t}.display_name, '')",
-        VolumeSortKey::Size => "{t}.size",
-        VolumeSortKey::Status => "{t}.status",
-        VolumeSortKey::Bootable => "{t}.bootable",
-        VolumeSortKey::AvailabilityZone => "{t}.availability_zone",
-        VolumeSortKey::ProjectId => "{t}.project_id",
+/// A sort key and the SQL expression it orders by (`{t}` is the table alias). Nullable
+/// columns are coalesced so that keyset comparisons never meet a NULL.
+pub(super) trait SortColumn: Copy + PartialEq {
+    const ID: Self;
+    const CREATED_AT: Self;
+    fn expr(self) -> &'static str;
+}
+
+impl SortColumn for VolumeSortKey {
+    const ID: Self = VolumeSortKey::Id;
+    const CREATED_AT: Self = VolumeSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            VolumeSortKey::Id => "{t}.id",
+            VolumeSortKey::CreatedAt => "{t}.created_at",
+            VolumeSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
+            VolumeSortKey::Name => "coalesce({t}.display_name, '')",
+            VolumeSortKey::Size => "{t}.size",
+            VolumeSortKey::Status => "{t}.status",
+            VolumeSortKey::Bootable => "{t}.bootable",
+            VolumeSortKey::AvailabilityZone => "{t}.availability_zone",
+            VolumeSortKey::ProjectId => "{t}.project_id",
+        }
     }
 }
 
-/// The sort keys with `id` appended as the final tie-breaker, so the order is total and
-/// a marker names exactly one position.
-pub(super) fn total_order(sort: &[(VolumeSortKey, SortDir)]) -> Vec<(VolumeSortKey, SortDir)> {
+impl SortColumn for AttachmentSortKey {
+    const ID: Self = AttachmentSortKey::Id;
+    const CREATED_AT: Self = AttachmentSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            AttachmentSortKey::Id => "{t}.id",
+            AttachmentSortKey::CreatedAt => "{t}.created_at",
+            AttachmentSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
+            AttachmentSortKey::VolumeId => "{t}.volume_id",
+            AttachmentSortKey::InstanceUuid => "coalesce({t}.instance_uuid, '')",
+            AttachmentSortKey::AttachStatus => "{t}.attach_status",
+            AttachmentSortKey::AttachMode => "coalesce({t}.attach_mode, '')",
+            AttachmentSortKey::AttachTime => "coalesce({t}.attach_time, {t}.created_at)",
+            AttachmentSortKey::DetachTime => "coalesce({t}.detach_time, {t}.created_at)",
+            AttachmentSortKey::AttachedHost => "coalesce({t}.attached_host, '')",
+            AttachmentSortKey::Mountpoint => "coalesce({t}.mountpoint, '')",
+        }
+    }
+}
+
+/// The sort keys with `created_at` and `id` appended (in the first key's direction) as
+/// tie-breakers, as Cinder does, so the order is total and a marker names one position.
+pub(super) fn total_order<K: SortColumn>(sort: &[(K, SortDir)]) -> Vec<(K, SortDir)> {
     let mut keys = sort.to_vec();
-    if !keys.iter().any(|(k, _)| *k == VolumeSortKey::Id) {
-        let dir = keys.last().map(|(_, d)| *d).unwrap_or(SortDir::Desc);
-        keys.push((VolumeSortKey::Id, dir));
+    let dir = keys.first().map(|(_, d)| *d).unwrap_or(SortDir::Desc);
+    for key in [K::CREATED_AT, K::ID] {
+        if !keys.iter().any(|(k, _)| *k == key) {
+            keys.push((key, dir));
+        }
     }
     keys
 }
@@ -42,9 +77,14 @@ macro_rules! sql_store {
         use uuid::Uuid;
 
         use super::rows::{self, AttachmentRow, KeyValueRow, MessageRow, ProjectAccessRow, VolumeRow, VolumeTypeRow};
-        use super::sql::{total_order, volume_sort_expr};
+        use super::sql::{total_order, SortColumn};
         use super::{DbId, Retype, ServiceRegistration, SpecsCheck, StatusReset, Store, StoreError, StoreKind};
-        use crate::domain::attachment::{Attachment, AttachmentScope};
+        use super::rows::LockedVolume;
+        use crate::domain::attach::{self, AttachEvent, ReserveDecision};
+        use crate::domain::attachment::{
+            AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, ConnectOutcome,
+            Connection, ReserveOutcome, Reservation,
+        };
         use crate::domain::message::Message;
         use crate::domain::paging::{Page, SortDir};
         use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, DELETABLE_STATUSES};
@@ -135,6 +175,95 @@ macro_rules! sql_store {
                 }
             }
 
+            /// Appends the keyset condition for `page.marker` (rows strictly after it in the
+            /// total order), the order and the limit/offset. `alias` is the listed table's
+            /// alias in the query, `table` its name (the marker is looked up there).
+            fn push_page<K: SortColumn>(q: &mut QueryBuilder<'_, $DB>, page: &Page<K>, alias: &str, table: &str) {
+                let order = total_order(&page.sort);
+                if let Some(marker) = page.marker {
+                    q.push(" and (");
+                    for (i, (key, dir)) in order.iter().enumerate() {
+                        if i > 0 {
+                            q.push(" or ");
+                        }
+                        q.push("(");
+                        for (earlier, _) in &order[..i] {
+                            q.push(earlier.expr().replace("{t}", alias))
+                                .push(format!(" = (select {} from {table} mk where mk.id = ", earlier.expr().replace("{t}", "mk")))
+                                .push_bind(DbId(marker))
+                                .push(") and ");
+                        }
+                        let op = if *dir == SortDir::Asc { " > " } else { " < " };
+                        q.push(key.expr().replace("{t}", alias))
+                            .push(op)
+                            .push(format!("(select {} from {table} mk where mk.id = ", key.expr().replace("{t}", "mk")))
+                            .push_bind(DbId(marker))
+                            .push("))");
+                    }
+                    q.push(")");
+                }
+                q.push(" order by ");
+                for (i, (key, dir)) in order.iter().enumerate() {
+                    if i > 0 {
+                        q.push(", ");
+                    }
+                    q.push(key.expr().replace("{t}", alias)).push(" ").push(dir.sql());
+                }
+                q.push(" limit ").push_bind(page.limit).push(" offset ").push_bind(page.offset);
+            }
+
+            /// Locks a live volume row for the rest of the transaction and reads what the
+            /// attach state machine needs.
+            async fn lock_volume(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<Option<LockedVolume>, StoreError> {
+                let row: Option<rows::VolumeStateRow> = sqlx::query_as(concat!(
+                    "select status, attach_status, migration_status, multiattach, volume_type_id
+                       from volumes where id = $1 and deleted = false",
+                    $for_update
+                ))
+                .bind(DbId(id))
+                .fetch_optional(&mut **tx)
+                .await?;
+                row.map(LockedVolume::try_from).transpose()
+            }
+
+            /// The volume of a live attachment.
+            async fn attachment_volume(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<Option<Uuid>, StoreError> {
+                let found: Option<(DbId,)> =
+                    sqlx::query_as("select volume_id from volume_attachment where id = $1 and deleted = false")
+                        .bind(DbId(id))
+                        .fetch_optional(&mut **tx)
+                        .await?;
+                Ok(found.map(|(v,)| v.0))
+            }
+
+            async fn type_spec(tx: &mut sqlx::Transaction<'_, $DB>, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
+                let found: Option<(Option<String>,)> = sqlx::query_as(
+                    "select value from volume_type_extra_specs where volume_type_id = $1 and key = $2 and deleted = false",
+                )
+                .bind(DbId(type_id))
+                .bind(key)
+                .fetch_optional(&mut **tx)
+                .await?;
+                Ok(found.and_then(|(v,)| v))
+            }
+
+            async fn write_volume_status(
+                tx: &mut sqlx::Transaction<'_, $DB>,
+                id: Uuid,
+                status: VolumeStatus,
+                attach_status: crate::domain::attachment::AttachStatus,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                sqlx::query("update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1")
+                    .bind(DbId(id))
+                    .bind(status.as_str())
+                    .bind(attach_status.as_str())
+                    .bind(now)
+                    .execute(&mut **tx)
+                    .await?;
+                Ok(())
+            }
+
             /// Locks the live type row for the rest of the transaction; `false` if absent.
             async fn lock_type(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
                 let found: Option<(DbId,)> = sqlx::query_as(concat!(
@@ -193,17 +322,267 @@ macro_rules! sql_store {
             }
 
             #[tracing::instrument(skip_all, err)]
-            async fn list_attachments(&self, scope: &AttachmentScope) -> Result<Vec<Attachment>, StoreError> {
+            async fn list_attachments(
+                &self,
+                filters: &AttachmentFilters,
+                page: &Page<AttachmentSortKey>,
+            ) -> Result<Vec<Attachment>, StoreError> {
                 let mut q = QueryBuilder::<$DB>::new(format!(
                     "select {} from volume_attachment a join volumes v on v.id = a.volume_id where a.deleted = false",
                     rows::ATTACHMENT_COLUMNS
                 ));
-                if let Some(project) = &scope.project_id {
+                if let Some(project) = &filters.project_id {
                     q.push(" and v.project_id = ").push_bind(project.clone());
                 }
-                q.push(" order by a.created_at desc, a.id desc");
+                if let Some(volume) = filters.volume_id {
+                    q.push(" and a.volume_id = ").push_bind(DbId(volume));
+                }
+                if let Some(instance) = &filters.instance_uuid {
+                    q.push(" and a.instance_uuid = ").push_bind(instance.clone());
+                }
+                if let Some(status) = &filters.attach_status {
+                    q.push(" and a.attach_status = ").push_bind(status.clone());
+                }
+                Self::push_page(&mut q, page, "a", "volume_attachment");
                 let found: Vec<AttachmentRow> = q.build_query_as().fetch_all(&self.pool).await?;
                 found.into_iter().map(Attachment::try_from).collect()
+            }
+
+            #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+            async fn get_attachment(&self, id: Uuid) -> Result<Option<AttachmentRecord>, StoreError> {
+                let sql = format!(
+                    "select {}, v.project_id from volume_attachment a join volumes v on v.id = a.volume_id
+                      where a.id = $1 and a.deleted = false",
+                    rows::ATTACHMENT_COLUMNS
+                );
+                let Some(row) = sqlx::query_as::<_, rows::AttachmentWithProjectRow>(&sql)
+                    .bind(DbId(id))
+                    .fetch_optional(&self.pool)
+                    .await?
+                else {
+                    return Ok(None);
+                };
+                let specs: Vec<KeyValueRow> = sqlx::query_as(
+                    "select attachment_id as owner, key, value from attachment_specs
+                      where attachment_id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(Some(AttachmentRecord {
+                    attachment: Attachment::try_from(row.attachment)?,
+                    project_id: row.project_id,
+                    connector: rows::connector_from_specs(specs)?,
+                }))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %reservation.volume_id), err)]
+            async fn reserve_attachment(&self, reservation: &Reservation) -> Result<ReserveOutcome, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                let Some(volume) = Self::lock_volume(&mut tx, reservation.volume_id).await? else {
+                    return Ok(ReserveOutcome::VolumeGone);
+                };
+                let same_instance = match &reservation.instance_uuid {
+                    Some(instance) => sqlx::query_as::<_, (DbId,)>(
+                        "select id from volume_attachment where volume_id = $1 and instance_uuid = $2 and deleted = false limit 1",
+                    )
+                    .bind(DbId(reservation.volume_id))
+                    .bind(instance)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .is_some(),
+                    None => false,
+                };
+                let decision = attach::decide_reservation(
+                    volume.status,
+                    volume.multiattach,
+                    reservation.expected_multiattach,
+                    same_instance,
+                );
+                let outcome = match decision {
+                    ReserveDecision::Refuse => return Ok(ReserveOutcome::Refused(volume.status)),
+                    ReserveDecision::Reserve => ReserveOutcome::Reserved,
+                    ReserveDecision::SameInstance => ReserveOutcome::SameInstance,
+                };
+                if decision == ReserveDecision::Reserve {
+                    // The row is locked already; the swap still checks status and flag so a
+                    // reservation can never be won twice.
+                    let (status, _) = attach::volume_status_after(AttachEvent::Reserve, volume.state(), &[]);
+                    let mut swap = QueryBuilder::<$DB>::new("update volumes set status = ");
+                    swap.push_bind(status.as_str())
+                        .push(", updated_at = ")
+                        .push_bind(reservation.now)
+                        .push(" where id = ")
+                        .push_bind(DbId(reservation.volume_id))
+                        .push(" and deleted = false and multiattach = ")
+                        .push_bind(reservation.expected_multiattach)
+                        .push(" and status in (");
+                    let mut allowed = swap.separated(", ");
+                    for status in attach::reserve_statuses(reservation.expected_multiattach) {
+                        allowed.push_bind(status.as_str());
+                    }
+                    swap.push(")");
+                    if swap.build().execute(&mut *tx).await?.rows_affected() != 1 {
+                        return Ok(ReserveOutcome::Refused(volume.status));
+                    }
+                }
+                sqlx::query(
+                    "insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode,
+                                                    connection_info, created_at, deleted)
+                     values ($1, $2, $3, 'reserved', $4, '{}', $5, false)",
+                )
+                .bind(DbId(reservation.attachment_id))
+                .bind(DbId(reservation.volume_id))
+                .bind(&reservation.instance_uuid)
+                .bind(&reservation.attach_mode)
+                .bind(reservation.now)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(outcome)
+            }
+
+            #[tracing::instrument(skip_all, fields(attachment_id = %connection.attachment_id), err)]
+            async fn connect_attachment(&self, connection: &Connection) -> Result<ConnectOutcome, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                let Some(volume_id) = Self::attachment_volume(&mut tx, connection.attachment_id).await? else {
+                    return Ok(ConnectOutcome::AttachmentGone);
+                };
+                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                    return Ok(ConnectOutcome::AttachmentGone);
+                };
+                // Re-read under the lock: a delete may have won the race.
+                if Self::attachment_volume(&mut tx, connection.attachment_id).await?.is_none() {
+                    return Ok(ConnectOutcome::AttachmentGone);
+                }
+                if connection.checked {
+                    if attach::in_error_state(volume.status) {
+                        return Ok(ConnectOutcome::VolumeInError(volume.status));
+                    }
+                    let infos: Vec<(Option<String>,)> = sqlx::query_as(
+                        "select connection_info from volume_attachment where volume_id = $1 and deleted = false",
+                    )
+                    .bind(DbId(volume_id))
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    let any_connected = infos.iter().any(|(info,)| rows::is_connected(info.as_deref()));
+                    let type_multiattach = Self::type_spec(&mut tx, volume.volume_type_id, "multiattach").await?
+                        .is_some_and(|v| v == crate::domain::volume_type::SPEC_TRUE);
+                    if attach::duplicate_connector(volume.multiattach || type_multiattach, infos.len(), any_connected) {
+                        return Ok(ConnectOutcome::DuplicateConnector);
+                    }
+                }
+                sqlx::query(
+                    "update volume_attachment
+                        set attach_status = 'attaching', attached_host = $2, mountpoint = $3, attach_time = $4,
+                            attach_mode = $5, connection_info = $6, updated_at = $4
+                      where id = $1 and deleted = false",
+                )
+                .bind(DbId(connection.attachment_id))
+                .bind(&connection.attached_host)
+                .bind(&connection.mountpoint)
+                .bind(connection.now)
+                .bind(&connection.attach_mode)
+                .bind(connection.connection_info.to_string())
+                .execute(&mut *tx)
+                .await?;
+                sqlx::query(
+                    "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
+                )
+                .bind(DbId(connection.attachment_id))
+                .bind(connection.now)
+                .execute(&mut *tx)
+                .await?;
+                for (key, value) in &connection.connector {
+                    sqlx::query(
+                        "insert into attachment_specs (attachment_id, key, value, created_at, deleted)
+                         values ($1, $2, $3, $4, false)",
+                    )
+                    .bind(DbId(connection.attachment_id))
+                    .bind(key)
+                    .bind(value.to_string())
+                    .bind(connection.now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                let (status, attach_status) = attach::volume_status_after(AttachEvent::Connect, volume.state(), &[]);
+                Self::write_volume_status(&mut tx, volume_id, status, attach_status, connection.now).await?;
+                tx.commit().await?;
+                Ok(ConnectOutcome::Connected)
+            }
+
+            #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+            async fn complete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
+                    return Ok(false);
+                };
+                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                    return Ok(false);
+                };
+                let done = sqlx::query(
+                    "update volume_attachment set attach_status = 'attached', updated_at = $2 where id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Ok(false);
+                }
+                let (status, attach_status) = attach::volume_status_after(AttachEvent::Complete, volume.state(), &[]);
+                Self::write_volume_status(&mut tx, volume_id, status, attach_status, now).await?;
+                tx.commit().await?;
+                Ok(true)
+            }
+
+            #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+            async fn delete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Attachment>>, StoreError> {
+                let mut tx = Self::begin_write(&self.pool).await?;
+                let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
+                    return Ok(None);
+                };
+                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                    return Ok(None);
+                };
+                let done = sqlx::query(
+                    "update volume_attachment
+                        set deleted = true, deleted_at = $2, attach_status = 'detached', detach_time = $2, updated_at = $2
+                      where id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                if done.rows_affected() == 0 {
+                    return Ok(None);
+                }
+                for sql in [
+                    "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
+                ] {
+                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                }
+                sqlx::query(
+                    "update volume_admin_metadata set deleted = true, deleted_at = $2
+                      where volume_id = $1 and key = 'attached_mode' and deleted = false",
+                )
+                .bind(DbId(volume_id))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                let remaining: Vec<AttachmentRow> = sqlx::query_as(&format!(
+                    "select {} from volume_attachment a where a.volume_id = $1 and a.deleted = false order by a.created_at, a.id",
+                    rows::ATTACHMENT_COLUMNS
+                ))
+                .bind(DbId(volume_id))
+                .fetch_all(&mut *tx)
+                .await?;
+                let remaining: Vec<Attachment> = remaining.into_iter().map(Attachment::try_from).collect::<Result<_, _>>()?;
+                let statuses: Vec<_> = remaining.iter().map(|a| a.attach_status).collect();
+                let (status, attach_status) = attach::volume_status_after(AttachEvent::Detach, volume.state(), &statuses);
+                Self::write_volume_status(&mut tx, volume_id, status, attach_status, now).await?;
+                tx.commit().await?;
+                Ok(Some(remaining.into_iter().filter(|a| a.attach_status != AttachStatus::Detached).collect()))
             }
 
             #[tracing::instrument(skip_all, fields(host = %service.host), err)]
@@ -492,44 +871,7 @@ macro_rules! sql_store {
             ) -> Result<Vec<Volume>, StoreError> {
                 let mut q = QueryBuilder::<$DB>::new(format!("select {}{}", rows::VOLUME_COLUMNS, rows::VOLUME_FROM));
                 Self::push_volume_filters(&mut q, filters);
-                let order = total_order(&page.sort);
-                if let Some(marker) = page.marker {
-                    // Keyset: rows strictly after the marker in the total order.
-                    q.push(" and (");
-                    for (i, (key, dir)) in order.iter().enumerate() {
-                        if i > 0 {
-                            q.push(" or ");
-                        }
-                        q.push("(");
-                        for (earlier, _) in &order[..i] {
-                            let column = volume_sort_expr(*earlier);
-                            q.push(column.replace("{t}", "v"))
-                                .push(" = (select ")
-                                .push(column.replace("{t}", "mk"))
-                                .push(" from volumes mk where mk.id = ")
-                                .push_bind(DbId(marker))
-                                .push(") and ");
-                        }
-                        let column = volume_sort_expr(*key);
-                        let op = if *dir == SortDir::Asc { " > " } else { " < " };
-                        q.push(column.replace("{t}", "v"))
-                            .push(op)
-                            .push("(select ")
-                            .push(column.replace("{t}", "mk"))
-                            .push(" from volumes mk where mk.id = ")
-                            .push_bind(DbId(marker))
-                            .push("))");
-                    }
-                    q.push(")");
-                }
-                q.push(" order by ");
-                for (i, (key, dir)) in order.iter().enumerate() {
-                    if i > 0 {
-                        q.push(", ");
-                    }
-                    q.push(volume_sort_expr(*key).replace("{t}", "v")).push(" ").push(dir.sql());
-                }
-                q.push(" limit ").push_bind(page.limit).push(" offset ").push_bind(page.offset);
+                Self::push_page(&mut q, page, "v", "volumes");
                 let found: Vec<VolumeRow> = q.build_query_as().fetch_all(&self.pool).await?;
                 let mut volumes = found.into_iter().map(VolumeRow::into_volume).collect::<Result<Vec<_>, _>>()?;
                 self.load_volume_details(&mut volumes).await?;

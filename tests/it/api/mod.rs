@@ -1,8 +1,14 @@
 //! API behaviour over `oneshot`, per store.
 
+mod attachment_create;
+mod attachment_delete;
+mod attachment_list;
+mod attachment_races;
+mod attachment_update;
 mod attachments;
 mod auth;
 mod faults;
+mod multiattach;
 mod routing;
 mod types;
 mod versions;

@@ -84,13 +84,16 @@ async fn unbuilt_operations_are_not_implemented(app: TestApp) {
         .send()
         .await;
     snapshots.assert_fault(501, "notImplemented", "snapshots");
-    let create = app
-        .request(Method::POST, "/v3/attachments")
+    let update = app
+        .request(
+            Method::PUT,
+            "/v3/volumes/8c4a7f38-0000-4000-8000-000000000000",
+        )
         .version("3.27")
-        .json(&serde_json::json!({"attachment": {}}))
+        .json(&serde_json::json!({"volume": {"name": "x"}}))
         .send()
         .await;
-    create.assert_fault(501, "notImplemented", "AttachmentCreate");
+    update.assert_fault(501, "notImplemented", "volume update");
     // The microversion gate still comes first.
     let early = app
         .request(Method::DELETE, "/v3/attachments/x")

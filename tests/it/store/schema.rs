@@ -1,6 +1,23 @@
 //! What the migrations build, and what the schema itself refuses.
 
-use cinder_attach::domain::attachment::{AttachStatus, AttachmentScope};
+use cinder_attach::domain::attachment::{AttachStatus, AttachmentFilters, AttachmentSortKey};
+use cinder_attach::domain::paging::{Page, SortDir, MAX_LIMIT};
+
+fn of_project(project: Option<&str>) -> AttachmentFilters {
+    AttachmentFilters {
+        project_id: project.map(str::to_owned),
+        ..Default::default()
+    }
+}
+
+fn newest_first() -> Page<AttachmentSortKey> {
+    Page {
+        sort: vec![(AttachmentSortKey::CreatedAt, SortDir::Desc)],
+        marker: None,
+        limit: MAX_LIMIT,
+        offset: 0,
+    }
+}
 
 use crate::support::fixtures::{self, *};
 use crate::support::TestApp;
@@ -30,7 +47,7 @@ async fn migrations_run_twice_without_harm(app: TestApp) {
         .unwrap();
     let again = app.db.store().await;
     let all = again
-        .list_attachments(&AttachmentScope { project_id: None })
+        .list_attachments(&of_project(None), &newest_first())
         .await
         .unwrap();
     assert_eq!(all.len(), 4);
@@ -91,9 +108,7 @@ async fn listing_is_scoped_ordered_and_skips_deleted(app: TestApp) {
         .unwrap();
     let p1 = app
         .store
-        .list_attachments(&AttachmentScope {
-            project_id: Some("p1".into()),
-        })
+        .list_attachments(&of_project(Some("p1")), &newest_first())
         .await
         .unwrap();
     let ids: Vec<String> = p1.iter().map(|a| a.id.to_string()).collect();
@@ -120,17 +135,13 @@ async fn listing_is_scoped_ordered_and_skips_deleted(app: TestApp) {
 
     let p2 = app
         .store
-        .list_attachments(&AttachmentScope {
-            project_id: Some("p2".into()),
-        })
+        .list_attachments(&of_project(Some("p2")), &newest_first())
         .await
         .unwrap();
     assert_eq!(p2.len(), 1);
     let nobody = app
         .store
-        .list_attachments(&AttachmentScope {
-            project_id: Some("p3".into()),
-        })
+        .list_attachments(&of_project(Some("p3")), &newest_first())
         .await
         .unwrap();
     assert!(nobody.is_empty());

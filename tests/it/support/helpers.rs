@@ -94,3 +94,126 @@ pub fn str_of(value: &Value, key: &str) -> String {
         .unwrap_or_else(|| panic!("{key} in {value}"))
         .to_owned()
 }
+
+/// The connector of SPEC B §14 (an iSCSI host `cmp-1`).
+pub fn conn() -> Value {
+    json!({"host": "cmp-1", "initiator": "iqn.2004-10.com.ubuntu:01:abc", "ip": "10.0.0.5",
+           "platform": "x86_64", "os_type": "linux", "multipath": false, "mountpoint": "/dev/vdb"})
+}
+
+pub fn conn_for(host: &str, mountpoint: &str) -> Value {
+    let mut c = conn();
+    c["host"] = json!(host);
+    c["mountpoint"] = json!(mountpoint);
+    c
+}
+
+pub const I1: &str = "c1111111-1111-4111-8111-111111111111";
+pub const I2: &str = "c2222222-2222-4222-8222-222222222222";
+
+impl TestApp {
+    pub async fn post_attachment(&self, attachment: Value, version: &str) -> TestResponse {
+        self.request(Method::POST, "/v3/p1/attachments")
+            .version(version)
+            .json(&json!({"attachment": attachment}))
+            .send()
+            .await
+    }
+
+    /// Creates an attachment at 3.44 and returns its id, asserting success.
+    pub async fn attach(
+        &self,
+        volume_id: &str,
+        instance: Option<&str>,
+        connector: Option<Value>,
+    ) -> String {
+        let mut body = json!({"volume_uuid": volume_id});
+        if let Some(instance) = instance {
+            body["instance_uuid"] = json!(instance);
+        }
+        if let Some(connector) = connector {
+            body["connector"] = connector;
+        }
+        let response = self.post_attachment(body, "3.44").await;
+        assert_eq!(response.status, 200, "{}", response.text);
+        str_of(&response.json["attachment"], "id")
+    }
+
+    pub async fn put_attachment(&self, id: &str, connector: Value) -> TestResponse {
+        self.request(Method::PUT, &format!("/v3/p1/attachments/{id}"))
+            .version("3.44")
+            .json(&json!({"attachment": {"connector": connector}}))
+            .send()
+            .await
+    }
+
+    pub async fn complete(&self, id: &str) -> TestResponse {
+        self.request(Method::POST, &format!("/v3/p1/attachments/{id}/action"))
+            .version("3.44")
+            .json(&json!({"os-complete": null}))
+            .send()
+            .await
+    }
+
+    pub async fn delete_attachment(&self, id: &str) -> TestResponse {
+        self.request(Method::DELETE, &format!("/v3/p1/attachments/{id}"))
+            .version("3.44")
+            .send()
+            .await
+    }
+
+    pub async fn show_attachment(&self, id: &str) -> TestResponse {
+        self.get(&format!("/v3/p1/attachments/{id}"))
+            .version("3.44")
+            .send()
+            .await
+    }
+
+    /// Create → update → complete, asserting each step; returns the attachment id.
+    pub async fn attach_fully(&self, volume_id: &str, instance: &str, connector: Value) -> String {
+        let id = self.attach(volume_id, Some(instance), None).await;
+        let updated = self.put_attachment(&id, connector).await;
+        assert_eq!(updated.status, 200, "{}", updated.text);
+        let completed = self.complete(&id).await;
+        assert_eq!(completed.status, 204, "{}", completed.text);
+        id
+    }
+
+    /// The volume's status as the API shows it.
+    pub async fn volume_status(&self, volume_id: &str) -> String {
+        let response = self.show_volume(volume_id, "3.71").await;
+        assert_eq!(response.status, 200, "{}", response.text);
+        str_of(&response.json["volume"], "status")
+    }
+
+    /// Asserts the stored volume status can stand with its stored live attachments.
+    pub async fn assert_consistent(&self, volume_id: &str) {
+        use cinder_attach::domain::attach::status_consistent;
+        use cinder_attach::domain::attachment::AttachStatus;
+        use cinder_attach::domain::volume::VolumeStatus;
+        let status = self.stored_status(volume_id).await;
+        let attachments = self
+            .db
+            .column(&format!(
+                "select attach_status from volume_attachment where volume_id = '{volume_id}' and deleted = false"
+            ))
+            .await;
+        let status = VolumeStatus::parse(&status[0]).expect("known status");
+        let attachments: Vec<AttachStatus> = attachments
+            .iter()
+            .map(|s| AttachStatus::parse(s).unwrap())
+            .collect();
+        assert!(
+            status_consistent(status, &attachments),
+            "volume {status} with attachments {attachments:?}"
+        );
+    }
+
+    /// Live attachments of a volume, as stored.
+    pub async fn live_attachments(&self, volume_id: &str) -> usize {
+        self.db
+            .column(&format!("select cast(id as text) from volume_attachment where volume_id = '{volume_id}' and deleted = false"))
+            .await
+            .len()
+    }
+}
