@@ -5,4 +5,5 @@
 mod support;
 mod api;
 mod binary;
+mod multiprocess;
 mod store;

@@ -5,6 +5,7 @@ pub mod db;
 pub mod fixtures;
 pub mod helpers;
 pub mod http;
+pub mod process;
 
 pub use db::{Backend, TestDb};
 pub use http::{TestApp, TestResponse};

@@ -1,0 +1,154 @@
+//! Two server processes on one database, raced over real sockets: the rules hold across
+//! processes because they live in the database's transactions, not in process memory.
+
+use std::sync::{Arc, Barrier};
+
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::support::process::ServerProcess;
+use crate::support::{Backend, TestDb};
+
+async fn two_processes(
+    backend: Backend,
+) -> Option<(TestDb, ServerProcess, ServerProcess, std::path::PathBuf)> {
+    let db = TestDb::create(backend).await?;
+    // Migrate once up front so both processes start on a ready schema.
+    db.store().await.close().await;
+    let volumes = std::env::temp_dir().join(format!("cinder-attach-mp-{}", Uuid::new_v4()));
+    let a = ServerProcess::start(&db.url, &volumes);
+    let b = ServerProcess::start(&db.url, &volumes);
+    Some((db, a, b, volumes))
+}
+
+/// Fires `count` requests, alternating between the two servers, released together.
+fn race(
+    servers: [&ServerProcess; 2],
+    count: usize,
+    request: impl Fn(usize) -> (String, String, Option<serde_json::Value>) + Sync,
+) -> Vec<(u16, serde_json::Value)> {
+    let barrier = Arc::new(Barrier::new(count));
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..count)
+            .map(|i| {
+                let barrier = barrier.clone();
+                let addr = servers[i % 2].addr.clone();
+                let (method, path, body) = request(i);
+                scope.spawn(move || {
+                    barrier.wait();
+                    crate::support::process::http(&addr, &method, &path, body.as_ref())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("request thread"))
+            .collect()
+    })
+}
+
+async fn reservations_across_processes(backend: Backend) {
+    let Some((db, a, b, volumes)) = two_processes(backend).await else {
+        return;
+    };
+    for multiattach in [false, true] {
+        let mut body = json!({"volume": {"size": 1}});
+        if multiattach {
+            a.send("POST", "/v3/p1/types", Some(&json!({"volume_type": {"name": "ma", "extra_specs": {"multiattach": "<is> True"}}})));
+            body["volume"]["volume_type"] = json!("ma");
+        }
+        let (status, created) = a.send("POST", "/v3/p1/volumes", Some(&body));
+        assert_eq!(status, 202, "{created}");
+        let volume = created["volume"]["id"].as_str().unwrap().to_owned();
+        let responses = race([&a, &b], 20, |_| {
+            let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string()}});
+            ("POST".into(), "/v3/p1/attachments".into(), Some(body))
+        });
+        let won = responses.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(won, 1, "{responses:?}");
+        assert!(
+            responses.iter().all(|(s, _)| *s == 200 || *s == 400),
+            "{responses:?}"
+        );
+        let (_, shown) = b.send("GET", &format!("/v3/p1/volumes/{volume}"), None);
+        assert_eq!(shown["volume"]["status"], "reserved");
+        let live = db
+            .column(&format!("select cast(id as text) from volume_attachment where volume_id = '{volume}' and deleted = false"))
+            .await;
+        assert_eq!(live.len(), 1);
+    }
+    drop((a, b));
+    let _ = std::fs::remove_dir_all(volumes);
+}
+
+async fn detaches_across_processes(backend: Backend) {
+    let Some((db, a, b, volumes)) = two_processes(backend).await else {
+        return;
+    };
+    a.send(
+        "POST",
+        "/v3/p1/types",
+        Some(&json!({"volume_type": {"name": "ma", "extra_specs": {"multiattach": "<is> True"}}})),
+    );
+    let (_, created) = a.send(
+        "POST",
+        "/v3/p1/volumes",
+        Some(&json!({"volume": {"size": 1, "volume_type": "ma"}})),
+    );
+    let volume = created["volume"]["id"].as_str().unwrap().to_owned();
+    let mut attachments = Vec::new();
+    for host in ["cmp-1", "cmp-2", "cmp-3", "cmp-4"] {
+        let connector = json!({"host": host, "mountpoint": "/dev/vdb"});
+        let (status, made) = a.send(
+            "POST",
+            "/v3/p1/attachments",
+            Some(&json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string(), "connector": connector}})),
+        );
+        assert_eq!(status, 200, "{made}");
+        let id = made["attachment"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            b.send(
+                "POST",
+                &format!("/v3/p1/attachments/{id}/action"),
+                Some(&json!({"os-complete": null}))
+            )
+            .0,
+            204
+        );
+        attachments.push(id);
+    }
+    let responses = race([&a, &b], 4, |i| {
+        (
+            "DELETE".into(),
+            format!("/v3/p1/attachments/{}", attachments[i]),
+            None,
+        )
+    });
+    assert!(responses.iter().all(|(s, _)| *s == 200), "{responses:?}");
+    let stored = db
+        .column(&format!("select status from volumes where id = '{volume}'"))
+        .await;
+    assert_eq!(stored, ["available"], "never in-use with no attachment");
+    drop((a, b));
+    let _ = std::fs::remove_dir_all(volumes);
+}
+
+macro_rules! process_tests {
+    ($($case:ident),+ $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$case(crate::support::Backend::Sqlite).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::$case(crate::support::Backend::Postgres).await;
+                }
+            }
+        )+
+    };
+}
+
+process_tests!(reservations_across_processes, detaches_across_processes);

@@ -1,0 +1,117 @@
+//! The real binary as a separate process, and a minimal blocking HTTP client for it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `cinder-attach serve`, killed on drop.
+pub struct ServerProcess {
+    pub child: Child,
+    pub addr: String,
+}
+
+impl ServerProcess {
+    /// Starts the binary on 127.0.0.1 (random port) against `database_url`, with one
+    /// `file` backend in `volumes_dir`, and waits until it listens.
+    pub fn start(database_url: &str, volumes_dir: &std::path::Path) -> ServerProcess {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
+        for (key, _) in std::env::vars() {
+            if key.starts_with("CINDER_ATTACH_") {
+                command.env_remove(key);
+            }
+        }
+        let backend = format!("file=file,dir={}", volumes_dir.display());
+        let mut child = command
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--log-format",
+                "json",
+                "--host",
+                "test-host",
+            ])
+            .args(["--database-url", database_url, "--backend", &backend])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("binary starts");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut addr = None;
+        let mut lines = stdout.lines();
+        for line in lines.by_ref() {
+            let line = line.expect("log line");
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if event["message"] == "cinder-attach listening" {
+                addr = event["address"].as_str().map(str::to_owned);
+                break;
+            }
+        }
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        ServerProcess {
+            child,
+            addr: addr.expect("the server reports its address"),
+        }
+    }
+
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        http(&self.addr, method, path, body)
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request as the admin of project `p1` at microversion 3.44.
+pub fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nX-Auth-Token: admin:p1\r\n\
+         OpenStack-API-Version: volume 3.44\r\nContent-Length: {}\r\n",
+        payload.len()
+    );
+    if body.is_some() {
+        request.push_str("Content-Type: application/json\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(&payload);
+    stream.write_all(request.as_bytes()).expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {response}"));
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or("");
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    )
+}
