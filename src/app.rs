@@ -16,11 +16,12 @@ use tower_http::trace::TraceLayer;
 
 use crate::api::error::{fault_response, GENERIC_SERVER_ERROR};
 use crate::api::request_id::{request_id_layer, RequestId};
+use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use crate::auth::Authenticator;
 use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
-use crate::policy::Policy;
+use crate::policy::{file::PolicyFileError, PolicyEngine};
 use crate::service::{Service, Settings};
 use crate::store::ServiceRegistration;
 use crate::store::{self, ConnectOptions, Store};
@@ -189,6 +190,8 @@ pub enum StartError {
     Serve(#[source] std::io::Error),
     #[error("configuration: {0}")]
     Config(String),
+    #[error("policy file: {0}")]
+    Policy(#[source] PolicyFileError),
     #[error("cannot record the backends: {0}")]
     Register(#[source] store::StoreError),
 }
@@ -218,6 +221,8 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     {
         return Err(StartError::InsecureNoauth(args.listen));
     }
+    let policy =
+        Arc::new(PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?);
     let store = store::connect(&connect_options(db, args.migrate == MigrateMode::Auto)).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let backends = register_backends(
@@ -232,7 +237,7 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     }
     let service = Service {
         store: store.clone(),
-        policy: Arc::new(Policy::with_defaults()),
+        policy: policy.clone(),
         backends: Arc::new(backends),
         clock,
         settings: Arc::new(Settings {
@@ -244,7 +249,8 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         request_timeout: args.request_timeout(),
         max_body_bytes: args.max_body_bytes,
     };
-    let state = AppState::new(service, config, Authenticator::new(args.auth_strategy));
+    let auth = authenticator(&args, &policy, config.request_timeout)?;
+    let state = AppState::new(service, config, auth);
     let listener = TcpListener::bind(args.listen)
         .await
         .map_err(|source| StartError::Bind {
@@ -253,6 +259,7 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         })?;
     let local = listener.local_addr().map_err(StartError::Serve)?;
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
+    tokio::spawn(reload_policy_on_hangup(policy));
     serve(listener, state, shutdown_signal()).await?;
     store.close().await;
     tracing::info!("stopped");
@@ -270,6 +277,70 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await
         .map_err(StartError::Serve)
+}
+
+/// SIGHUP re-reads the policy file; requests keep being served with the old rules until
+/// the new ones are in place, and a broken file leaves the old rules in force.
+async fn reload_policy_on_hangup(policy: Arc<PolicyEngine>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            tracing::warn!("cannot listen for SIGHUP; policy reload is off");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            match policy.reload() {
+                Ok(()) => tracing::info!("policy reloaded"),
+                Err(err) => {
+                    tracing::error!(error = %err, "policy not reloaded; the previous rules stay")
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    drop(policy);
+}
+
+fn authenticator(
+    args: &ServeArgs,
+    policy: &Arc<PolicyEngine>,
+    timeout: Duration,
+) -> Result<Authenticator, StartError> {
+    Ok(match args.auth_strategy {
+        AuthStrategy::Noauth => Authenticator::Noauth,
+        AuthStrategy::TrustedHeaders => Authenticator::TrustedHeaders(policy.clone()),
+        AuthStrategy::Keystone => {
+            let k = &args.keystone;
+            let missing =
+                |flag: &str| StartError::Config(format!("--auth-strategy keystone needs {flag}"));
+            let config = KeystoneConfig {
+                url: k
+                    .keystone_url
+                    .clone()
+                    .ok_or_else(|| missing("--keystone-url"))?,
+                username: k.keystone_username.clone(),
+                password: k
+                    .keystone_password
+                    .clone()
+                    .ok_or_else(|| missing("--keystone-password"))?,
+                project_name: k.keystone_project.clone(),
+                user_domain: k.keystone_user_domain.clone(),
+                project_domain: k.keystone_project_domain.clone(),
+                cache_seconds: k.keystone_cache_seconds,
+                cache_size: k.keystone_cache_size,
+                timeout: timeout.min(Duration::from_secs(10)),
+            };
+            Authenticator::Keystone(Arc::new(KeystoneAuth::new(config, policy.clone())))
+        }
+    })
+}
+
+/// `cinder-attach policy`: the effective rules.
+pub fn print_policy(args: &ServeArgs) -> Result<(), StartError> {
+    let policy = PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?;
+    print!("{}", policy.current().render());
+    Ok(())
 }
 
 async fn shutdown_signal() {

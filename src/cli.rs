@@ -32,6 +32,8 @@ pub enum Command {
     Serve,
     /// Apply pending database migrations and exit.
     Migrate,
+    /// Print the effective policy rules (defaults with --policy-file laid over) and exit.
+    Policy,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -85,6 +87,9 @@ pub struct ServeArgs {
     #[arg(long, env = "CINDER_ATTACH_AUTH_STRATEGY", value_enum, default_value_t = AuthStrategy::Noauth, global = true)]
     pub auth_strategy: AuthStrategy,
 
+    #[command(flatten)]
+    pub keystone: KeystoneArgs,
+
     /// Allow `noauth` on an address other than loopback (everyone becomes admin: never in production).
     #[arg(long, env = "CINDER_ATTACH_ALLOW_INSECURE_NOAUTH", global = true)]
     pub allow_insecure_noauth: bool,
@@ -132,6 +137,10 @@ pub struct ServeArgs {
     )]
     pub default_volume_type: String,
 
+    /// An oslo.policy file (YAML or JSON) overriding Cinder's default rules; SIGHUP reloads it.
+    #[arg(long, env = "CINDER_ATTACH_POLICY_FILE", global = true)]
+    pub policy_file: Option<std::path::PathBuf>,
+
     /// Largest request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "CINDER_ATTACH_MAX_BODY_BYTES", default_value_t = 1024 * 1024, global = true)]
     pub max_body_bytes: usize,
@@ -158,6 +167,72 @@ impl ServeArgs {
 pub enum AuthStrategy {
     /// Cinder's noauth: `X-Auth-Token: user:project[:role,role]`; without roles everyone is admin.
     Noauth,
+    /// Trust X-Identity-Status/X-User-Id/X-Project-Id/X-Roles set by an auth proxy.
+    TrustedHeaders,
+    /// Validate X-Auth-Token with Keystone (see the --keystone-* flags).
+    Keystone,
+}
+
+/// How to reach Keystone for `--auth-strategy keystone`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeystoneArgs {
+    /// Keystone's v3 endpoint, e.g. http://127.0.0.1:5000/v3.
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_URL", global = true)]
+    pub keystone_url: Option<String>,
+    /// The service user that validates tokens.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_USERNAME",
+        default_value = "cinder",
+        global = true
+    )]
+    pub keystone_username: String,
+    /// Its password.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_PASSWORD",
+        hide_env_values = true,
+        global = true
+    )]
+    pub keystone_password: Option<String>,
+    /// The project the service user logs in to.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_PROJECT",
+        default_value = "service",
+        global = true
+    )]
+    pub keystone_project: String,
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_USER_DOMAIN",
+        default_value = "Default",
+        global = true
+    )]
+    pub keystone_user_domain: String,
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_PROJECT_DOMAIN",
+        default_value = "Default",
+        global = true
+    )]
+    pub keystone_project_domain: String,
+    /// Seconds a validated token is trusted without asking again (0: always ask).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_CACHE_SECONDS",
+        default_value_t = 300,
+        global = true
+    )]
+    pub keystone_cache_seconds: u64,
+    /// Most tokens kept in the cache.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_CACHE_SIZE",
+        default_value_t = 10000,
+        global = true
+    )]
+    pub keystone_cache_size: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

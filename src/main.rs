@@ -13,6 +13,7 @@ async fn main() -> ExitCode {
     let result = match cli.command.unwrap_or_default() {
         Command::Serve => cinder_attach::app::run(&cli.database, cli.serve).await,
         Command::Migrate => cinder_attach::app::migrate_only(&cli.database).await,
+        Command::Policy => cinder_attach::app::print_policy(&cli.serve),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

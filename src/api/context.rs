@@ -33,6 +33,9 @@ pub async fn authenticate_layer(
             request.extensions_mut().insert(context);
             next.run(request).await
         }
+        Err(AuthError::Unavailable(message)) => {
+            ApiError::ServiceUnavailable(message).into_response()
+        }
         Err(err) => unauthorized(err),
     }
 }

@@ -1,11 +1,15 @@
 //! Authentication strategies: turn a request's headers into a `RequestContext`.
 
+pub mod keystone;
 mod noauth;
+mod trusted_headers;
+
+use std::sync::Arc;
 
 use axum::http::HeaderMap;
 
-use crate::cli::AuthStrategy;
 use crate::domain::RequestContext;
+use crate::policy::PolicyEngine;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AuthError {
@@ -13,24 +17,25 @@ pub enum AuthError {
     MissingCredentials,
     #[error("{0}")]
     Invalid(String),
+    /// The identity service could not be asked (503; the request does not go through).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// The configured strategy.
 #[derive(Debug, Clone)]
 pub enum Authenticator {
     Noauth,
+    TrustedHeaders(Arc<PolicyEngine>),
+    Keystone(Arc<keystone::KeystoneAuth>),
 }
 
 impl Authenticator {
-    pub fn new(strategy: AuthStrategy) -> Self {
-        match strategy {
-            AuthStrategy::Noauth => Authenticator::Noauth,
-        }
-    }
-
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<RequestContext, AuthError> {
         match self {
             Authenticator::Noauth => noauth::authenticate(headers),
+            Authenticator::TrustedHeaders(policy) => trusted_headers::authenticate(headers, policy),
+            Authenticator::Keystone(keystone) => keystone.authenticate(headers).await,
         }
     }
 }

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use crate::backend::Backends;
 use crate::clock::Clock;
-use crate::policy::Policy;
+use crate::policy::PolicyEngine;
 use crate::store::Store;
 
 #[derive(Clone)]
 pub struct Service {
     pub store: Arc<dyn Store>,
-    pub policy: Arc<Policy>,
+    pub policy: Arc<PolicyEngine>,
     pub backends: Arc<Backends>,
     pub clock: Arc<dyn Clock>,
     pub settings: Arc<Settings>,

@@ -122,3 +122,133 @@ fn migrate_subcommand_creates_the_schema() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn policy_file(text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "cinder-attach-policy-{}.yaml",
+        uuid::Uuid::new_v4()
+    ));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn policy_subcommand_prints_the_effective_rules() {
+    let file = policy_file("\"volume:multiattach\": \"role:admin\"\n");
+    let output = binary()
+        .args(["policy", "--policy-file"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("\"volume:multiattach\": \"role:admin\""),
+        "{text}"
+    );
+    assert!(text.contains("\"volume:create\": \"rule:xena_system_admin_or_project_member\""));
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn a_broken_policy_file_stops_start_up_at_its_line() {
+    let file = policy_file("# ok\n\"volume:create\": \"rule:missing_rule\"\n");
+    let output = binary()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--database-url",
+            "sqlite::memory:",
+            "--policy-file",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{}:2:", file.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("missing_rule"), "{stderr}");
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn sighup_reloads_the_policy_file() {
+    let dir = temp_dir();
+    let file = policy_file("\"volume:create\": \"role:admin\"\n");
+    let url = format!("sqlite://{}", dir.join("p.db").display());
+    let backend = format!("file=file,dir={}", dir.join("vols").display());
+    let mut child = binary()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--database-url",
+            &url,
+            "--backend",
+            &backend,
+            "--policy-file",
+        ])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines.next().expect("log line").unwrap();
+        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+        if event["message"] == "cinder-attach listening" {
+            break event["address"].as_str().unwrap().to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let create = |addr: &str| {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        let body = r#"{"volume": {"size": 1}}"#;
+        write!(
+            stream,
+            "POST /v3/p1/volumes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Auth-Token: bob:p1:member,reader\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    };
+    assert!(
+        create(&addr).starts_with("HTTP/1.1 403"),
+        "members may not create under the file"
+    );
+    std::fs::write(&file, "\"volume:create\": \"@\"\n").unwrap();
+    Command::new("kill")
+        .arg("-HUP")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let response = create(&addr);
+        if response.starts_with("HTTP/1.1 202") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "policy was not reloaded: {response}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(file);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -5,5 +5,6 @@
 mod support;
 mod api;
 mod binary;
+mod keystone;
 mod multiprocess;
 mod store;

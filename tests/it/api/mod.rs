@@ -10,6 +10,7 @@ mod auth;
 mod faults;
 mod multiattach;
 mod routing;
+mod trusted_headers;
 mod types;
 mod versions;
 mod volume_actions;

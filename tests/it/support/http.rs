@@ -10,9 +10,8 @@ use std::path::PathBuf;
 use cinder_attach::app::{build_app, register_backends, AppState, ServiceConfig};
 use cinder_attach::auth::Authenticator;
 use cinder_attach::backend::{BackendSpec, Backends};
-use cinder_attach::cli::AuthStrategy;
 use cinder_attach::clock::SystemClock;
-use cinder_attach::policy::Policy;
+use cinder_attach::policy::{Policy, PolicyEngine};
 use cinder_attach::service::{Service, Settings};
 use cinder_attach::store::Store;
 use http_body_util::BodyExt;
@@ -32,24 +31,35 @@ async fn register(store: &Arc<dyn Store>, specs: &[&str]) -> Arc<Backends> {
     Arc::new(backends)
 }
 
+/// How the test app authenticates callers.
+#[derive(Clone)]
+pub enum AuthMode {
+    Noauth,
+    TrustedHeaders,
+    Custom(Authenticator),
+}
+
 fn build_state(
     store: &Arc<dyn Store>,
     config: &ServiceConfig,
     policy: &Policy,
     backends: &Arc<Backends>,
+    auth: &AuthMode,
 ) -> AppState {
+    let engine = Arc::new(PolicyEngine::new(policy.clone()));
+    let authenticator = match auth {
+        AuthMode::Noauth => Authenticator::Noauth,
+        AuthMode::TrustedHeaders => Authenticator::TrustedHeaders(engine.clone()),
+        AuthMode::Custom(custom) => custom.clone(),
+    };
     let service = Service {
         store: store.clone(),
-        policy: Arc::new(policy.clone()),
+        policy: engine,
         backends: backends.clone(),
         clock: Arc::new(SystemClock),
         settings: Arc::new(Settings::default()),
     };
-    AppState::new(
-        service,
-        config.clone(),
-        Authenticator::new(AuthStrategy::Noauth),
-    )
+    AppState::new(service, config.clone(), authenticator)
 }
 
 /// The default caller: noauth admin of project `p1`.
@@ -65,6 +75,7 @@ pub struct TestApp {
     config: ServiceConfig,
     policy: Policy,
     backends: Arc<Backends>,
+    auth: AuthMode,
 }
 
 impl TestApp {
@@ -76,7 +87,8 @@ impl TestApp {
         let backends = register(&store, &[spec.as_str()]).await;
         let config = ServiceConfig::default();
         let policy = Policy::with_defaults();
-        let state = build_state(&store, &config, &policy, &backends);
+        let auth = AuthMode::Noauth;
+        let state = build_state(&store, &config, &policy, &backends, &auth);
         TestApp {
             router: build_app(state.clone()),
             state,
@@ -86,11 +98,18 @@ impl TestApp {
             config,
             policy,
             backends,
+            auth,
         }
     }
 
     fn rebuild(mut self) -> TestApp {
-        self.state = build_state(&self.store, &self.config, &self.policy, &self.backends);
+        self.state = build_state(
+            &self.store,
+            &self.config,
+            &self.policy,
+            &self.backends,
+            &self.auth,
+        );
         self.router = build_app(self.state.clone());
         self
     }
@@ -98,6 +117,12 @@ impl TestApp {
     /// The same database behind a router built with other settings.
     pub fn reconfigure(mut self, config: ServiceConfig) -> TestApp {
         self.config = config;
+        self.rebuild()
+    }
+
+    /// The same app with another way of authenticating callers.
+    pub fn with_auth(mut self, auth: AuthMode) -> TestApp {
+        self.auth = auth;
         self.rebuild()
     }
 

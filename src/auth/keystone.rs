@@ -1,0 +1,278 @@
+//! `keystone`: validates `X-Auth-Token` against Keystone v3 with the service's own
+//! credentials, as keystonemiddleware does. Valid tokens are cached (bounded, for at most
+//! `cache_seconds` and never past their expiry). An invalid or expired token is 401; a
+//! Keystone that cannot be asked is 503, and the request never goes through.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use chrono::{DateTime, Utc};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+
+use super::trusted_headers::with_admin_flag;
+use super::{header_list, AuthError};
+use crate::domain::RequestContext;
+use crate::policy::PolicyEngine;
+
+/// How the service reaches Keystone and logs in.
+#[derive(Clone)]
+pub struct KeystoneConfig {
+    /// The identity endpoint, e.g. `http://127.0.0.1:5000/v3`.
+    pub url: String,
+    pub username: String,
+    pub password: String,
+    pub project_name: String,
+    pub user_domain: String,
+    pub project_domain: String,
+    pub cache_seconds: u64,
+    pub cache_size: usize,
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for KeystoneConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeystoneConfig")
+            .field("url", &self.url)
+            .field("username", &self.username)
+            .field("password", &"***")
+            .field("project_name", &self.project_name)
+            .finish()
+    }
+}
+
+struct Cached {
+    context: RequestContext,
+    valid_until: DateTime<Utc>,
+}
+
+pub struct KeystoneAuth {
+    config: KeystoneConfig,
+    client: Client<HttpConnector, Full<Bytes>>,
+    service_token: tokio::sync::Mutex<Option<(String, DateTime<Utc>)>>,
+    cache: Mutex<HashMap<String, Cached>>,
+    policy: Arc<PolicyEngine>,
+}
+
+impl std::fmt::Debug for KeystoneAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeystoneAuth")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// What Keystone said about a token.
+enum Validation {
+    Valid(Value),
+    Invalid,
+    /// Our own token was refused: log in again.
+    ServiceTokenRejected,
+}
+
+fn unavailable(detail: impl std::fmt::Display) -> AuthError {
+    tracing::warn!(%detail, "keystone unavailable");
+    AuthError::Unavailable("The identity service is unavailable; try again later.".to_owned())
+}
+
+impl KeystoneAuth {
+    pub fn new(config: KeystoneConfig, policy: Arc<PolicyEngine>) -> Self {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        KeystoneAuth {
+            config,
+            client,
+            service_token: tokio::sync::Mutex::new(None),
+            cache: Mutex::new(HashMap::new()),
+            policy,
+        }
+    }
+
+    fn endpoint(&self, path: &str) -> String {
+        format!("{}/{}", self.config.url.trim_end_matches('/'), path)
+    }
+
+    async fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, HeaderMap, Value), AuthError> {
+        let response = tokio::time::timeout(self.config.timeout, self.client.request(request))
+            .await
+            .map_err(|_| unavailable("timed out"))?
+            .map_err(unavailable)?;
+        let (parts, body) = response.into_parts();
+        let bytes = tokio::time::timeout(self.config.timeout, body.collect())
+            .await
+            .map_err(|_| unavailable("timed out reading"))?
+            .map_err(unavailable)?
+            .to_bytes();
+        let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        Ok((parts.status, parts.headers, json))
+    }
+
+    /// Our own token, logging in when there is none or it is about to expire.
+    async fn service_token(&self, refresh: bool) -> Result<String, AuthError> {
+        let mut held = self.service_token.lock().await;
+        if let Some((token, expires)) = held.as_ref() {
+            if !refresh && *expires > Utc::now() + chrono::Duration::seconds(30) {
+                return Ok(token.clone());
+            }
+        }
+        let c = &self.config;
+        let body = json!({"auth": {
+            "identity": {"methods": ["password"], "password": {"user": {
+                "name": c.username, "domain": {"name": c.user_domain}, "password": c.password}}},
+            "scope": {"project": {"name": c.project_name, "domain": {"name": c.project_domain}}}
+        }});
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(self.endpoint("auth/tokens"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(unavailable)?;
+        let (status, headers, json) = self.send(request).await?;
+        if status != StatusCode::CREATED {
+            return Err(unavailable(format!("service login answered {status}")));
+        }
+        let token = headers
+            .get("x-subject-token")
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| unavailable("service login returned no token"))?
+            .to_owned();
+        let expires = expiry(&json).unwrap_or_else(|| Utc::now() + chrono::Duration::minutes(5));
+        *held = Some((token.clone(), expires));
+        Ok(token)
+    }
+
+    async fn validate(&self, token: &str, service_token: &str) -> Result<Validation, AuthError> {
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(self.endpoint("auth/tokens"))
+            .header("x-auth-token", service_token)
+            .header("x-subject-token", token)
+            .body(Full::new(Bytes::new()))
+            .map_err(|_| AuthError::Invalid("The token is not a valid header value.".into()))?;
+        let (status, _, json) = self.send(request).await?;
+        Ok(match status {
+            StatusCode::OK => Validation::Valid(json),
+            StatusCode::NOT_FOUND => Validation::Invalid,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Validation::ServiceTokenRejected,
+            other => return Err(unavailable(format!("token validation answered {other}"))),
+        })
+    }
+
+    fn cached(&self, token: &str) -> Option<RequestContext> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .get(token)
+            .filter(|c| c.valid_until > Utc::now())
+            .map(|c| c.context.clone())
+    }
+
+    fn remember(&self, token: &str, context: &RequestContext, expires: DateTime<Utc>) {
+        if self.config.cache_seconds == 0 || self.config.cache_size == 0 {
+            return;
+        }
+        let now = Utc::now();
+        let valid_until =
+            expires.min(now + chrono::Duration::seconds(self.config.cache_seconds as i64));
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= self.config.cache_size {
+            cache.retain(|_, c| c.valid_until > now);
+            if cache.len() >= self.config.cache_size {
+                // Still full of live entries: drop the one that would expire first.
+                if let Some(oldest) = cache
+                    .iter()
+                    .min_by_key(|(_, c)| c.valid_until)
+                    .map(|(k, _)| k.clone())
+                {
+                    cache.remove(&oldest);
+                }
+            }
+        }
+        cache.insert(
+            token.to_owned(),
+            Cached {
+                context: context.clone(),
+                valid_until,
+            },
+        );
+    }
+
+    pub async fn authenticate(&self, headers: &HeaderMap) -> Result<RequestContext, AuthError> {
+        let token = headers
+            .get("x-auth-token")
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or(AuthError::MissingCredentials)?;
+        if let Some(mut context) = self.cached(token) {
+            context.service_roles = header_list(headers, "x-service-roles");
+            return Ok(context);
+        }
+        let mut service = self.service_token(false).await?;
+        let mut validation = self.validate(token, &service).await?;
+        if matches!(validation, Validation::ServiceTokenRejected) {
+            service = self.service_token(true).await?;
+            validation = self.validate(token, &service).await?;
+        }
+        let body = match validation {
+            Validation::Valid(body) => body,
+            Validation::Invalid => {
+                return Err(AuthError::Invalid(
+                    "The request you have made requires authentication.".into(),
+                ))
+            }
+            Validation::ServiceTokenRejected => {
+                return Err(unavailable("the service's own token is refused"))
+            }
+        };
+        let expires = expiry(&body).unwrap_or_else(Utc::now);
+        if expires <= Utc::now() {
+            return Err(AuthError::Invalid("The token has expired.".into()));
+        }
+        let token_body = &body["token"];
+        let user_id = token_body["user"]["id"]
+            .as_str()
+            .ok_or_else(|| AuthError::Invalid("The token has no user.".into()))?;
+        let project_id = token_body["project"]["id"]
+            .as_str()
+            .ok_or_else(|| AuthError::Invalid("The token is not scoped to a project.".into()))?;
+        let roles = token_body["roles"]
+            .as_array()
+            .map(|roles| {
+                roles
+                    .iter()
+                    .filter_map(|r| r["name"].as_str())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let context = with_admin_flag(
+            RequestContext {
+                user_id: user_id.to_owned(),
+                project_id: project_id.to_owned(),
+                roles,
+                service_roles: Vec::new(),
+                is_admin: false,
+            },
+            &self.policy,
+        );
+        self.remember(token, &context, expires);
+        let mut context = context;
+        context.service_roles = header_list(headers, "x-service-roles");
+        Ok(context)
+    }
+}
+
+fn expiry(body: &Value) -> Option<DateTime<Utc>> {
+    body["token"]["expires_at"]
+        .as_str()
+        .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&Utc))
+}

@@ -1,0 +1,336 @@
+//! The `keystone` strategy against a real Keystone (started by `scripts/test`, address in
+//! `KEYSTONE_URL`, admin password in `KEYSTONE_ADMIN_PASSWORD`): real tokens, valid,
+//! invalid, revoked, of another project; and Keystone unreachable.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{Method, Request};
+use cinder_attach::auth::keystone::{KeystoneAuth, KeystoneConfig};
+use cinder_attach::auth::Authenticator;
+use cinder_attach::policy::{Policy, PolicyEngine};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::support::http::AuthMode;
+use crate::support::TestApp;
+
+fn keystone_env() -> Option<(String, String)> {
+    match (
+        std::env::var("KEYSTONE_URL"),
+        std::env::var("KEYSTONE_ADMIN_PASSWORD"),
+    ) {
+        (Ok(url), Ok(password)) if !url.is_empty() => Some((url, password)),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CI is set but KEYSTONE_URL is not: the Keystone tests must run")
+        }
+        _ => {
+            eprintln!("note: KEYSTONE_URL is not set; skipping the Keystone tests");
+            None
+        }
+    }
+}
+
+/// One call to Keystone's API.
+async fn call(
+    url: &str,
+    method: Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Option<String>, Value) {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let mut request = Request::builder()
+        .method(method)
+        .uri(format!("{}/{path}", url.trim_end_matches('/')));
+    if let Some(token) = token {
+        request = request.header("x-auth-token", token);
+    }
+    let payload = body.map(|b| b.to_string()).unwrap_or_default();
+    if !payload.is_empty() {
+        request = request.header("content-type", "application/json");
+    }
+    let response = client
+        .request(request.body(Full::new(Bytes::from(payload))).unwrap())
+        .await
+        .expect("keystone answers");
+    let status = response.status().as_u16();
+    let subject = response
+        .headers()
+        .get("x-subject-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        subject,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+async fn token(url: &str, user: &str, password: &str, project: &str) -> String {
+    let body = json!({"auth": {
+        "identity": {"methods": ["password"], "password": {"user": {"name": user, "domain": {"id": "default"}, "password": password}}},
+        "scope": {"project": {"name": project, "domain": {"id": "default"}}}
+    }});
+    let (status, subject, answer) = call(url, Method::POST, "auth/tokens", None, Some(body)).await;
+    assert_eq!(status, 201, "login {user}: {answer}");
+    subject.expect("a token")
+}
+
+/// Users and projects for one test, named uniquely so tests can run side by side.
+struct World {
+    url: String,
+    admin: String,
+    service_user: String,
+    service_project: String,
+    demo: String,
+    other: String,
+    password: String,
+}
+
+impl World {
+    async fn create(url: String, admin_password: String) -> World {
+        let admin = token(&url, "admin", &admin_password, "admin").await;
+        let suffix = Uuid::new_v4().simple().to_string()[..8].to_owned();
+        let password = "secret-pw".to_owned();
+        let make = |kind: &'static str, body: Value| {
+            let (url, admin) = (url.clone(), admin.clone());
+            async move {
+                let (status, _, answer) =
+                    call(&url, Method::POST, kind, Some(&admin), Some(body)).await;
+                assert!(status == 201 || status == 409, "{kind}: {status} {answer}");
+                answer
+            }
+        };
+        make("roles", json!({"role": {"name": "service"}})).await;
+        let roles = call(&url, Method::GET, "roles", Some(&admin), None).await.2;
+        let role_id = |name: &str| {
+            roles["roles"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["name"] == name)
+                .unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        let world = World {
+            url: url.clone(),
+            admin: admin.clone(),
+            service_user: format!("cinder-{suffix}"),
+            service_project: format!("service-{suffix}"),
+            demo: format!("demo-{suffix}"),
+            other: format!("other-{suffix}"),
+            password: password.clone(),
+        };
+        let mut project_ids = std::collections::HashMap::new();
+        for project in [&world.service_project, &world.demo, &world.other] {
+            let answer = make(
+                "projects",
+                json!({"project": {"name": project, "domain_id": "default"}}),
+            )
+            .await;
+            project_ids.insert(
+                project.clone(),
+                answer["project"]["id"].as_str().unwrap().to_owned(),
+            );
+        }
+        let grants = [
+            (
+                world.service_user.clone(),
+                world.service_project.clone(),
+                "service",
+            ),
+            (format!("member-{suffix}"), world.demo.clone(), "member"),
+            (format!("member-{suffix}"), world.demo.clone(), "reader"),
+            (format!("reader-{suffix}"), world.demo.clone(), "reader"),
+            (format!("stranger-{suffix}"), world.other.clone(), "member"),
+            (format!("stranger-{suffix}"), world.other.clone(), "reader"),
+        ];
+        let mut user_ids = std::collections::HashMap::new();
+        for (user, project, role) in grants {
+            if !user_ids.contains_key(&user) {
+                let answer = make(
+                    "users",
+                    json!({"user": {"name": user, "domain_id": "default", "password": password}}),
+                )
+                .await;
+                user_ids.insert(
+                    user.clone(),
+                    answer["user"]["id"].as_str().unwrap().to_owned(),
+                );
+            }
+            let path = format!(
+                "projects/{}/users/{}/roles/{}",
+                project_ids[&project],
+                user_ids[&user],
+                role_id(role)
+            );
+            let (status, _, answer) = call(&url, Method::PUT, &path, Some(&admin), None).await;
+            assert_eq!(status, 204, "grant {role}: {answer}");
+        }
+        world
+    }
+
+    fn auth(&self, cache_seconds: u64, url: Option<&str>, password: Option<&str>) -> Authenticator {
+        let config = KeystoneConfig {
+            url: url.unwrap_or(&self.url).to_owned(),
+            username: self.service_user.clone(),
+            password: password.unwrap_or(&self.password).to_owned(),
+            project_name: self.service_project.clone(),
+            user_domain: "Default".to_owned(),
+            project_domain: "Default".to_owned(),
+            cache_seconds,
+            cache_size: 100,
+            timeout: Duration::from_secs(30),
+        };
+        Authenticator::Keystone(Arc::new(KeystoneAuth::new(
+            config,
+            Arc::new(PolicyEngine::new(Policy::with_defaults())),
+        )))
+    }
+
+    async fn token_of(&self, who: &str) -> String {
+        let suffix = &self.demo["demo-".len()..];
+        let (user, project) = match who {
+            "member" => (format!("member-{suffix}"), self.demo.clone()),
+            "reader" => (format!("reader-{suffix}"), self.demo.clone()),
+            _ => (format!("stranger-{suffix}"), self.other.clone()),
+        };
+        token(&self.url, &user, &self.password, &project).await
+    }
+}
+
+/// One set of users and projects for all Keystone tests: creating users is slow
+/// (password hashing), and the test Keystone serves one request at a time.
+static WORLD: tokio::sync::OnceCell<World> = tokio::sync::OnceCell::const_new();
+
+async fn world() -> Option<&'static World> {
+    let (url, password) = keystone_env()?;
+    Some(WORLD.get_or_init(|| World::create(url, password)).await)
+}
+
+async fn real_tokens(app: TestApp) {
+    let Some(world) = world().await else { return };
+    let app = app.with_auth(AuthMode::Custom(world.auth(0, None, None)));
+    let member = world.token_of("member").await;
+
+    let created = app
+        .request(Method::POST, "/v3/volumes")
+        .token(&member)
+        .version("3.71")
+        .json(&json!({"volume": {"size": 1}}))
+        .send()
+        .await;
+    assert_eq!(created.status, 202, "{}", created.text);
+    let volume = created.json["volume"]["id"].as_str().unwrap().to_owned();
+    let project = created.json["volume"]["os-vol-tenant-attr:tenant_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        created.json["volume"]
+            .get("os-vol-host-attr:host")
+            .is_none(),
+        "a member is not admin"
+    );
+
+    // A reader of the same project sees it but may not attach it.
+    let reader = world.token_of("reader").await;
+    assert_eq!(
+        app.get(&format!("/v3/{project}/volumes/{volume}"))
+            .token(&reader)
+            .send()
+            .await
+            .status,
+        200
+    );
+    let attach = app
+        .request(Method::POST, "/v3/attachments")
+        .token(&reader)
+        .version("3.44")
+        .json(&json!({"attachment": {"volume_uuid": volume}}))
+        .send()
+        .await;
+    attach.assert_fault(403, "forbidden", "volume:attachment_create");
+
+    // Another project's member: not found, and its own project in the URL only.
+    let stranger = world.token_of("stranger").await;
+    app.get(&format!("/v3/volumes/{volume}"))
+        .token(&stranger)
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "could not be found");
+    app.get(&format!("/v3/{project}/volumes"))
+        .token(&stranger)
+        .send()
+        .await
+        .assert_fault(400, "badRequest", "Malformed request url");
+
+    // Garbage and revoked tokens are 401.
+    app.get("/v3/volumes")
+        .token("not-a-token")
+        .send()
+        .await
+        .assert_fault(401, "unauthorized", "requires authentication");
+    let (status, _, _) = {
+        let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+        let request = Request::builder()
+            .method(Method::DELETE)
+            .uri(format!("{}/auth/tokens", world.url.trim_end_matches('/')))
+            .header("x-auth-token", &world.admin)
+            .header("x-subject-token", &member)
+            .body(Full::new(Bytes::new()))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        (response.status().as_u16(), (), ())
+    };
+    assert_eq!(status, 204, "revoked");
+    app.get("/v3/volumes")
+        .token(&member)
+        .send()
+        .await
+        .assert_fault(401, "unauthorized", "requires authentication");
+}
+
+async fn keystone_trouble_never_lets_a_request_through(app: TestApp) {
+    let Some(world) = world().await else { return };
+    let member = world.token_of("member").await;
+    let unreachable = app.with_auth(AuthMode::Custom(world.auth(
+        0,
+        Some("http://127.0.0.1:9/v3"),
+        None,
+    )));
+    unreachable
+        .get("/v3/volumes")
+        .token(&member)
+        .send()
+        .await
+        .assert_fault(503, "serviceUnavailable", "identity service is unavailable");
+    let wrong_password =
+        unreachable.with_auth(AuthMode::Custom(world.auth(0, None, Some("wrong"))));
+    wrong_password
+        .get("/v3/volumes")
+        .token(&member)
+        .send()
+        .await
+        .assert_fault(503, "serviceUnavailable", "identity service is unavailable");
+    // With a cache, a validated token is not re-checked until the cache time is up.
+    let cached = wrong_password.with_auth(AuthMode::Custom(world.auth(300, None, None)));
+    assert_eq!(
+        cached.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+    assert_eq!(
+        cached.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+}
+
+backend_tests!(real_tokens, keystone_trouble_never_lets_a_request_through);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Starts a real Keystone (from PyPI, SQLite database) on 127.0.0.1 for the tests and
+# prints the environment they need:  KEYSTONE_URL, KEYSTONE_ADMIN_PASSWORD, KEYSTONE_PID.
+# Usage: eval "$(tests/keystone/start.sh)"
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+venv="$repo/.venv-keystone"
+if [ ! -x "$venv/bin/keystone-manage" ] || ! cmp -s "$here/requirements.txt" "$venv/requirements.txt"; then
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
+  cp "$here/requirements.txt" "$venv/requirements.txt"
+fi
+work="$(mktemp -d /tmp/cinder-attach-keystone.XXXXXX)"
+port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+cat > "$work/keystone.conf" <<CONF
+[database]
+connection = sqlite:///$work/keystone.db
+[token]
+provider = fernet
+expiration = 3600
+[fernet_tokens]
+key_repository = $work/fernet-keys
+[fernet_receipts]
+key_repository = $work/fernet-receipts
+[credential]
+key_repository = $work/credential-keys
+CONF
+manage() { "$venv/bin/keystone-manage" --config-file "$work/keystone.conf" "$@" >>"$work/setup.log" 2>&1; }
+manage db_sync
+manage fernet_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
+manage credential_setup --keystone-user "$(id -un)" --keystone-group "$(id -gn)"
+manage bootstrap --bootstrap-password admin-secret \
+  --bootstrap-admin-url "http://127.0.0.1:$port/v3/" --bootstrap-public-url "http://127.0.0.1:$port/v3/" \
+  --bootstrap-region-id RegionOne
+OS_KEYSTONE_CONFIG_FILES="$work/keystone.conf" nohup "$venv/bin/python" "$here/serve.py" "$port" \
+  >"$work/keystone.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 60); do
+  if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/v3', timeout=2)" 2>/dev/null; then
+    echo "export KEYSTONE_URL=http://127.0.0.1:$port/v3 KEYSTONE_ADMIN_PASSWORD=admin-secret KEYSTONE_PID=$pid KEYSTONE_WORK=$work"
+    exit 0
+  fi
+  sleep 1
+done
+echo "Keystone did not start; see $work/keystone.log" >&2
+kill "$pid" 2>/dev/null || true
+exit 1
