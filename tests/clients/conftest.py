@@ -29,7 +29,7 @@ def _with_database(url, name):
 
 
 class Server:
-    def __init__(self, store):
+    def __init__(self, store, extra_args=()):
         self.workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-client-"))
         self.volumes_dir = self.workdir / "volumes"
         self.admin_url = None
@@ -50,6 +50,7 @@ class Server:
                 "--database-url", database_url,
                 "--backend", f"file=file,dir={self.volumes_dir}",
                 "--log-format", "json",
+                *extra_args,
             ],
             cwd=self.workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
