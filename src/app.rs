@@ -336,6 +336,26 @@ fn authenticator(
     })
 }
 
+/// `cinder-attach bench`: prints the report (and writes it as JSON when asked); fails
+/// when any request errored.
+pub async fn bench(args: crate::bench::BenchArgs) -> Result<(), StartError> {
+    let json_path = args.json.clone();
+    let report = crate::bench::run(args).await.map_err(StartError::Config)?;
+    print!("{}", crate::bench::render(&report));
+    if let Some(path) = json_path {
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        std::fs::write(&path, text)
+            .map_err(|e| StartError::Config(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if report.errors > 0 {
+        return Err(StartError::Config(format!(
+            "{} requests failed",
+            report.errors
+        )));
+    }
+    Ok(())
+}
+
 /// `cinder-attach policy`: the effective rules.
 pub fn print_policy(args: &ServeArgs) -> Result<(), StartError> {
     let policy = PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?;

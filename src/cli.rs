@@ -25,7 +25,7 @@ pub struct Cli {
     pub log_format: LogFormat,
 }
 
-#[derive(Debug, Clone, Copy, Default, Subcommand)]
+#[derive(Debug, Clone, Default, Subcommand)]
 pub enum Command {
     /// Run the API service (the default when no subcommand is given).
     #[default]
@@ -34,6 +34,8 @@ pub enum Command {
     Migrate,
     /// Print the effective policy rules (defaults with --policy-file laid over) and exit.
     Policy,
+    /// Run the load generator against a Cinder-compatible endpoint.
+    Bench(crate::bench::BenchArgs),
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -7,6 +7,7 @@ pub mod api;
 pub mod app;
 pub mod auth;
 pub mod backend;
+pub mod bench;
 pub mod cli;
 pub mod clock;
 pub mod domain;

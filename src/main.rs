@@ -14,6 +14,7 @@ async fn main() -> ExitCode {
         Command::Serve => cinder_attach::app::run(&cli.database, cli.serve).await,
         Command::Migrate => cinder_attach::app::migrate_only(&cli.database).await,
         Command::Policy => cinder_attach::app::print_policy(&cli.serve),
+        Command::Bench(args) => cinder_attach::app::bench(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

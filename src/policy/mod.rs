@@ -381,6 +381,49 @@ mod tests {
         assert_eq!(text.lines().count(), defaults::DEFAULT_RULES.len());
     }
 
+    /// Every operation rule of the defaults, judged by the persona its check string
+    /// names: who is allowed and who is not, for a target owned by project p1.
+    #[test]
+    fn every_default_rule_allows_the_right_callers() {
+        let policy = Policy::with_defaults();
+        let target = Target::project("p1");
+        let callers = [
+            ("admin", context("p9", &["admin"])),
+            ("member", context("p1", &["member", "reader"])),
+            ("reader", context("p1", &["reader"])),
+            ("stranger", context("p2", &["member", "reader"])),
+            ("nobody", context("p1", &[])),
+        ];
+        let base = [
+            "context_is_admin",
+            "admin_api",
+            "admin_or_owner",
+            "xena_system_admin_or_project_reader",
+            "xena_system_admin_or_project_member",
+        ];
+        let mut checked = 0;
+        for (rule, check) in defaults::DEFAULT_RULES
+            .iter()
+            .filter(|(name, _)| !base.contains(name))
+        {
+            let allowed: &[&str] = match *check {
+                defaults::ADMIN_API => &["admin"],
+                "rule:xena_system_admin_or_project_member" => &["admin", "member"],
+                "rule:xena_system_admin_or_project_reader" => &["admin", "member", "reader"],
+                other => panic!("{rule}: no expectation for {other}"),
+            };
+            for (who, caller) in &callers {
+                assert_eq!(
+                    policy.allows(rule, caller, &target),
+                    allowed.contains(who),
+                    "{rule} for {who}"
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "{checked} rules");
+    }
+
     #[test]
     fn overrides_replace_a_rule() {
         let mut policy = Policy::with_defaults();

@@ -122,7 +122,7 @@ impl Service {
         id: Uuid,
     ) -> Result<Attachment, DomainError> {
         let mut attachment = self.get_attachment(caller, id).await?.attachment;
-        if let Some(volume) = self.store.get_volume(attachment.volume_id).await? {
+        if let Some(volume) = self.store.get_volume_brief(attachment.volume_id).await? {
             if let (Some(format), Some(Value::Object(info))) = (
                 volume.admin_metadata.get("format"),
                 attachment.connection_info.as_mut(),
@@ -140,7 +140,7 @@ impl Service {
         caller: &RequestContext,
         request: CreateAttachment,
     ) -> Result<Attachment, DomainError> {
-        let volume = self.get_volume(caller, request.volume_id).await?;
+        let volume = self.get_volume_brief(caller, request.volume_id).await?;
         let target = Target::project(&volume.project_id);
         self.policy
             .enforce(rules::ATTACHMENT_CREATE, caller, &target)?;
@@ -237,7 +237,7 @@ impl Service {
         let volume_id = record.attachment.volume_id;
         let volume = self
             .store
-            .get_volume(volume_id)
+            .get_volume_brief(volume_id)
             .await?
             .ok_or_else(|| volume_not_found(volume_id))?;
         if attach::in_error_state(volume.status) {
@@ -293,10 +293,12 @@ impl Service {
                     "Bad or unexpected response from the storage volume backend API: {message}"
                 )),
             })?;
-        let cacheable = match self.store.get_volume_type(volume.volume_type_id).await? {
-            Some(t) => t.spec("cacheable") == Some(SPEC_TRUE),
-            None => false,
-        };
+        let cacheable = self
+            .store
+            .volume_type_spec(volume.volume_type_id, "cacheable")
+            .await?
+            .as_deref()
+            == Some(SPEC_TRUE);
         let access_mode = if mode == "ro" || volume.is_readonly() {
             "ro"
         } else {
@@ -358,7 +360,9 @@ impl Service {
         id: Uuid,
     ) -> Result<(), DomainError> {
         let record = self.get_attachment(caller, id).await?;
-        let volume = self.get_volume(caller, record.attachment.volume_id).await?;
+        let volume = self
+            .get_volume_brief(caller, record.attachment.volume_id)
+            .await?;
         self.policy.enforce(
             rules::ATTACHMENT_COMPLETE,
             caller,
@@ -385,7 +389,11 @@ impl Service {
         )?;
         if record.attachment.attach_status != AttachStatus::Reserved && !record.connector.is_empty()
         {
-            if let Some(volume) = self.store.get_volume(record.attachment.volume_id).await? {
+            if let Some(volume) = self
+                .store
+                .get_volume_brief(record.attachment.volume_id)
+                .await?
+            {
                 if let Ok(backend) = self.backend_of(&volume) {
                     if let Err(err) = backend
                         .driver

@@ -71,11 +71,27 @@ impl Service {
         caller: &RequestContext,
         id: Uuid,
     ) -> Result<Volume, DomainError> {
-        let volume = self
-            .store
-            .get_volume(id)
-            .await?
-            .ok_or_else(|| volume_not_found(id))?;
+        let volume = self.store.get_volume(id).await?;
+        self.visible(caller, id, volume)
+    }
+
+    /// Like `get_volume`, without user metadata and attachments (the attach paths).
+    pub async fn get_volume_brief(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+    ) -> Result<Volume, DomainError> {
+        let volume = self.store.get_volume_brief(id).await?;
+        self.visible(caller, id, volume)
+    }
+
+    fn visible(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        volume: Option<Volume>,
+    ) -> Result<Volume, DomainError> {
+        let volume = volume.ok_or_else(|| volume_not_found(id))?;
         if caller.is_project_scoped() && volume.project_id != caller.project_id {
             return Err(volume_not_found(id));
         }

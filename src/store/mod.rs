@@ -174,6 +174,15 @@ pub trait Store: Send + Sync + 'static {
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
     async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError>;
+    /// A volume with its admin metadata but without user metadata and attachments: what
+    /// the attach paths need, in two queries instead of four.
+    async fn get_volume_brief(&self, id: Uuid) -> Result<Option<Volume>, StoreError>;
+    /// One extra spec of a type.
+    async fn volume_type_spec(
+        &self,
+        type_id: Uuid,
+        key: &str,
+    ) -> Result<Option<String>, StoreError>;
     async fn list_volumes(
         &self,
         filters: &VolumeFilters,

@@ -31,10 +31,13 @@ impl PgStore {
         Ok(Self { pool })
     }
 
-    async fn begin_write(
-        pool: &PgPool,
-    ) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
-        Ok(pool.begin().await?)
+    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
+        Ok(self.pool.begin().await?)
+    }
+
+    /// Postgres takes concurrent writers; row locks order them.
+    fn writer(&self) -> &PgPool {
+        &self.pool
     }
 }
 

@@ -91,6 +91,13 @@ macro_rules! sql_store {
         use crate::domain::volume_type::{ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate};
 
         impl $Store {
+            /// A live volume's row (with its type's name), without side tables.
+            async fn volume_row(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
+                let sql = format!("select {}{} where v.id = $1 and v.deleted = false", rows::VOLUME_COLUMNS, rows::VOLUME_FROM);
+                let row: Option<VolumeRow> = sqlx::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
+                row.map(VolumeRow::into_volume).transpose()
+            }
+
             /// Metadata, admin metadata and live attachments of `volumes`, filled in.
             async fn load_volume_details(&self, volumes: &mut [Volume]) -> Result<(), StoreError> {
                 if volumes.is_empty() {
@@ -378,7 +385,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %reservation.volume_id), err)]
             async fn reserve_attachment(&self, reservation: &Reservation) -> Result<ReserveOutcome, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 let Some(volume) = Self::lock_volume(&mut tx, reservation.volume_id).await? else {
                     return Ok(ReserveOutcome::VolumeGone);
                 };
@@ -444,17 +451,13 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(attachment_id = %connection.attachment_id), err)]
             async fn connect_attachment(&self, connection: &Connection) -> Result<ConnectOutcome, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 let Some(volume_id) = Self::attachment_volume(&mut tx, connection.attachment_id).await? else {
                     return Ok(ConnectOutcome::AttachmentGone);
                 };
                 let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
                     return Ok(ConnectOutcome::AttachmentGone);
                 };
-                // Re-read under the lock: a delete may have won the race.
-                if Self::attachment_volume(&mut tx, connection.attachment_id).await?.is_none() {
-                    return Ok(ConnectOutcome::AttachmentGone);
-                }
                 if connection.checked {
                     if attach::in_error_state(volume.status) {
                         return Ok(ConnectOutcome::VolumeInError(volume.status));
@@ -472,7 +475,8 @@ macro_rules! sql_store {
                         return Ok(ConnectOutcome::DuplicateConnector);
                     }
                 }
-                sqlx::query(
+                // Under the lock now: a delete that won the race leaves nothing to update.
+                let updated = sqlx::query(
                     "update volume_attachment
                         set attach_status = 'attaching', attached_host = $2, mountpoint = $3, attach_time = $4,
                             attach_mode = $5, connection_info = $6, updated_at = $4
@@ -486,6 +490,9 @@ macro_rules! sql_store {
                 .bind(connection.connection_info.to_string())
                 .execute(&mut *tx)
                 .await?;
+                if updated.rows_affected() == 0 {
+                    return Ok(ConnectOutcome::AttachmentGone);
+                }
                 sqlx::query(
                     "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
                 )
@@ -493,17 +500,18 @@ macro_rules! sql_store {
                 .bind(connection.now)
                 .execute(&mut *tx)
                 .await?;
-                for (key, value) in &connection.connector {
-                    sqlx::query(
-                        "insert into attachment_specs (attachment_id, key, value, created_at, deleted)
-                         values ($1, $2, $3, $4, false)",
-                    )
-                    .bind(DbId(connection.attachment_id))
-                    .bind(key)
-                    .bind(value.to_string())
-                    .bind(connection.now)
-                    .execute(&mut *tx)
-                    .await?;
+                if !connection.connector.is_empty() {
+                    let mut specs = QueryBuilder::<$DB>::new(
+                        "insert into attachment_specs (attachment_id, key, value, created_at, deleted) ",
+                    );
+                    specs.push_values(&connection.connector, |mut row, (key, value)| {
+                        row.push_bind(DbId(connection.attachment_id))
+                            .push_bind(key.clone())
+                            .push_bind(value.to_string())
+                            .push_bind(connection.now)
+                            .push("false");
+                    });
+                    specs.build().execute(&mut *tx).await?;
                 }
                 let (status, attach_status) = attach::volume_status_after(AttachEvent::Connect, volume.state(), &[]);
                 Self::write_volume_status(&mut tx, volume_id, status, attach_status, connection.now).await?;
@@ -513,7 +521,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn complete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
                     return Ok(false);
                 };
@@ -538,7 +546,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn delete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Attachment>>, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
                     return Ok(None);
                 };
@@ -588,7 +596,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(host = %service.host), err)]
             async fn register_service(&self, service: &ServiceRegistration) -> Result<Uuid, StoreError> {
                 let capabilities = service.capabilities.to_string();
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "insert into services (uuid, host, binary_name, backend_name, driver, availability_zone,
                                            capabilities, created_at, deleted)
@@ -621,7 +629,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(name = %new.name), err)]
             async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "insert into volume_types (id, name, description, is_public, created_at, deleted)
                      values ($1, $2, $3, $4, $5, false)",
@@ -688,14 +696,14 @@ macro_rules! sql_store {
                 .bind(&update.description)
                 .bind(update.is_public)
                 .bind(now)
-                .execute(&self.pool)
+                .execute(self.writer())
                 .await?;
                 Ok(if done.rows_affected() == 1 { TypeWrite::Done } else { TypeWrite::TypeNotFound })
             }
 
             #[tracing::instrument(skip_all, err)]
             async fn delete_volume_type(&self, id: Uuid, now: DateTime<Utc>) -> Result<TypeWrite, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 if !Self::lock_type(&mut tx, id).await? {
                     return Ok(TypeWrite::TypeNotFound);
                 }
@@ -721,7 +729,7 @@ macro_rules! sql_store {
                 check: &SpecsCheck,
                 now: DateTime<Utc>,
             ) -> Result<TypeWrite, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 if !Self::lock_type(&mut tx, id).await? {
                     return Ok(TypeWrite::TypeNotFound);
                 }
@@ -764,7 +772,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn delete_extra_spec(&self, id: Uuid, key: &str, now: DateTime<Utc>) -> Result<TypeWrite, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 if !Self::lock_type(&mut tx, id).await? {
                     return Ok(TypeWrite::TypeNotFound);
                 }
@@ -789,7 +797,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %new.id), err)]
             async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 sqlx::query(
                     "insert into volumes (id, user_id, project_id, host, size, availability_zone, status,
                                           attach_status, display_name, display_description, volume_type_id,
@@ -843,22 +851,44 @@ macro_rules! sql_store {
                 .bind(from.as_str())
                 .bind(to.as_str())
                 .bind(now)
-                .execute(&self.pool)
+                .execute(self.writer())
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
-            async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
-                let sql = format!("select {}{} where v.id = $1 and v.deleted = false", rows::VOLUME_COLUMNS, rows::VOLUME_FROM);
-                let Some(row) = sqlx::query_as::<_, VolumeRow>(&sql)
-                    .bind(DbId(id))
-                    .fetch_optional(&self.pool)
-                    .await?
-                else {
+            async fn get_volume_brief(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
+                let Some(mut volume) = self.volume_row(id).await? else {
                     return Ok(None);
                 };
-                let mut volumes = vec![row.into_volume()?];
+                let admin: Vec<KeyValueRow> = sqlx::query_as(
+                    "select volume_id as owner, key, value from volume_admin_metadata where volume_id = $1 and deleted = false",
+                )
+                .bind(DbId(id))
+                .fetch_all(&self.pool)
+                .await?;
+                volume.admin_metadata = admin.into_iter().map(|r| (r.key, r.value.unwrap_or_default())).collect();
+                Ok(Some(volume))
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn volume_type_spec(&self, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
+                let found: Option<(Option<String>,)> = sqlx::query_as(
+                    "select value from volume_type_extra_specs where volume_type_id = $1 and key = $2 and deleted = false",
+                )
+                .bind(DbId(type_id))
+                .bind(key)
+                .fetch_optional(&self.pool)
+                .await?;
+                Ok(found.and_then(|(v,)| v))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
+                let Some(volume) = self.volume_row(id).await? else {
+                    return Ok(None);
+                };
+                let mut volumes = vec![volume];
                 self.load_volume_details(&mut volumes).await?;
                 Ok(volumes.pop())
             }
@@ -907,13 +937,13 @@ macro_rules! sql_store {
                     }
                     q.push(")");
                 }
-                let done = q.build().execute(&self.pool).await?;
+                let done = q.build().execute(self.writer()).await?;
                 Ok(done.rows_affected() == 1)
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn finish_volume_delete(&self, id: Uuid, now: DateTime<Utc>) -> Result<(), StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 for sql in [
                     "update attachment_specs set deleted = true, deleted_at = $2
                       where deleted = false and attachment_id in
@@ -937,14 +967,14 @@ macro_rules! sql_store {
                     .bind(DbId(id))
                     .bind(bootable)
                     .bind(now)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() == 1)
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn set_readonly(&self, id: Uuid, readonly: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let mut tx = Self::begin_write(&self.pool).await?;
+                let mut tx = self.begin_write().await?;
                 let available: Option<(DbId,)> = sqlx::query_as(concat!(
                     "select id from volumes where id = $1 and deleted = false and status = 'available'",
                     $for_update
@@ -985,7 +1015,7 @@ macro_rules! sql_store {
                 .bind(reset.migration_status.is_some())
                 .bind(reset.migration_status.as_deref().filter(|s| *s != "none"))
                 .bind(now)
-                .execute(&self.pool)
+                .execute(self.writer())
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
@@ -1007,7 +1037,7 @@ macro_rules! sql_store {
                 .bind(retype.new_multiattach)
                 .bind(now)
                 .bind(retype.expected_multiattach)
-                .execute(&self.pool)
+                .execute(self.writer())
                 .await?;
                 Ok(done.rows_affected() == 1)
             }
@@ -1029,7 +1059,7 @@ macro_rules! sql_store {
                 .bind(&message.user_message)
                 .bind(message.created_at)
                 .bind(message.expires_at)
-                .execute(&self.pool)
+                .execute(self.writer())
                 .await?;
                 Ok(())
             }
@@ -1067,13 +1097,14 @@ macro_rules! sql_store {
                 let done = sqlx::query("update messages set deleted = true, deleted_at = $2 where id = $1 and deleted = false")
                     .bind(DbId(id))
                     .bind(now)
-                    .execute(&self.pool)
+                    .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() == 1)
             }
 
             async fn close(&self) {
                 self.pool.close().await;
+                self.writer().close().await;
             }
         }
     };

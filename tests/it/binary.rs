@@ -181,74 +181,39 @@ fn a_broken_policy_file_stops_start_up_at_its_line() {
 
 #[test]
 fn sighup_reloads_the_policy_file() {
+    use crate::support::process::{http_as, ServerProcess};
     let dir = temp_dir();
     let file = policy_file("\"volume:create\": \"role:admin\"\n");
     let url = format!("sqlite://{}", dir.join("p.db").display());
-    let backend = format!("file=file,dir={}", dir.join("vols").display());
-    let mut child = binary()
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--log-format",
-            "json",
-            "--database-url",
-            &url,
-            "--backend",
-            &backend,
-            "--policy-file",
-        ])
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let addr = loop {
-        let line = lines.next().expect("log line").unwrap();
-        let event: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
-        if event["message"] == "cinder-attach listening" {
-            break event["address"].as_str().unwrap().to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    let create = |addr: &str| {
-        let mut stream = TcpStream::connect(addr).unwrap();
-        let body = r#"{"volume": {"size": 1}}"#;
-        write!(
-            stream,
-            "POST /v3/p1/volumes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Auth-Token: bob:p1:member,reader\r\n\
-             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
-        response
-    };
-    assert!(
-        create(&addr).starts_with("HTTP/1.1 403"),
-        "members may not create under the file"
+    let server = ServerProcess::start_with(
+        &url,
+        &dir.join("vols"),
+        &["--policy-file", file.to_str().unwrap()],
     );
+    let body = serde_json::json!({"volume": {"size": 1}});
+    let create = || {
+        http_as(
+            &server.addr,
+            "bob:p1:member,reader",
+            "POST",
+            "/v3/p1/volumes",
+            Some(&body),
+        )
+        .0
+    };
+    assert_eq!(create(), 403, "members may not create under the file");
     std::fs::write(&file, "\"volume:create\": \"@\"\n").unwrap();
     Command::new("kill")
         .arg("-HUP")
-        .arg(child.id().to_string())
+        .arg(server.child.id().to_string())
         .status()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let response = create(&addr);
-        if response.starts_with("HTTP/1.1 202") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "policy was not reloaded: {response}"
-        );
+    while create() != 202 {
+        assert!(Instant::now() < deadline, "policy was not reloaded");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let _ = std::fs::remove_file(file);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -6,15 +6,6 @@ use serde_json::json;
 use crate::support::helpers::*;
 use crate::support::TestApp;
 
-async fn multiattach_volume(app: &TestApp) -> String {
-    app.create_multiattach_type("ma").await;
-    str_of(
-        &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
-            .await,
-        "id",
-    )
-}
-
 async fn deleting_the_only_attachment_frees_the_volume(app: TestApp) {
     for connect in [false, true] {
         let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
@@ -50,7 +41,7 @@ async fn deleting_the_only_attachment_frees_the_volume(app: TestApp) {
 }
 
 async fn siblings_decide_the_status(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     let a1 = app
         .attach_fully(&v, I1, conn_for("cmp-1", "/dev/vdb"))
         .await;
@@ -118,7 +109,7 @@ async fn readers_may_not_detach(app: TestApp) {
 }
 
 async fn error_attachments_are_ignored(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     let keep = app.attach_fully(&v, I1, conn()).await;
     let broken = app.attach(&v, Some(I2), None).await;
     app.db
@@ -158,7 +149,7 @@ async fn a_volume_with_attachments_cannot_be_deleted(app: TestApp) {
 }
 
 async fn reset_to_detached_detaches_everything(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     app.attach_fully(&v, I1, conn()).await;
     app.attach_fully(&v, I2, conn_for("cmp-2", "/dev/vdc"))
         .await;

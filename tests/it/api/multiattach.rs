@@ -6,17 +6,8 @@ use serde_json::json;
 use crate::support::helpers::*;
 use crate::support::TestApp;
 
-async fn multiattach_volume(app: &TestApp) -> String {
-    app.create_multiattach_type("ma").await;
-    str_of(
-        &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
-            .await,
-        "id",
-    )
-}
-
 async fn two_instances_one_volume(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     app.attach_fully(&v, I1, conn_for("cmp-1", "/dev/vdb"))
         .await;
     let second = app.attach(&v, Some(I2), None).await;
@@ -32,7 +23,7 @@ async fn two_instances_one_volume(app: TestApp) {
 }
 
 async fn no_new_attachment_while_one_is_pending(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     app.attach(&v, Some(I1), None).await;
     app.post_attachment(json!({"volume_uuid": v, "instance_uuid": I2}), "3.44").await.assert_fault(
         400,
@@ -55,7 +46,7 @@ async fn no_new_attachment_while_one_is_pending(app: TestApp) {
 }
 
 async fn bootable_multiattach_needs_its_own_rule(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     app.volume_action(&v, json!({"os-set_bootable": {"bootable": true}}))
         .await;
     let denied = app.with_rule("volume:multiattach_bootable_volume", "!");
@@ -78,7 +69,7 @@ async fn bootable_multiattach_needs_its_own_rule(app: TestApp) {
 }
 
 async fn read_write_and_read_only_side_by_side(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     let rw = app
         .post_attachment(
             json!({"volume_uuid": v, "instance_uuid": I1, "mode": "rw"}),
@@ -125,7 +116,7 @@ async fn read_write_and_read_only_side_by_side(app: TestApp) {
 }
 
 async fn nova_flow_at_3_44_and_3_54(app: TestApp) {
-    let v = multiattach_volume(&app).await;
+    let v = app.multiattach_volume().await;
     for (instance, version, mode) in [(I1, "3.44", None), (I2, "3.54", Some("ro"))] {
         let mut body = json!({"volume_uuid": v, "instance_uuid": instance});
         if let Some(mode) = mode {

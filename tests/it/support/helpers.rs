@@ -27,6 +27,17 @@ impl TestApp {
             .to_owned()
     }
 
+    /// A multiattach type `ma` and a volume of it; returns the volume id.
+    pub async fn multiattach_volume(&self) -> String {
+        self.create_multiattach_type("ma").await;
+        str_of(
+            &self
+                .create_volume(json!({"size": 1, "volume_type": "ma"}))
+                .await,
+            "id",
+        )
+    }
+
     /// A multiattach type named `name`.
     pub async fn create_multiattach_type(&self, name: &str) -> String {
         self.create_type(name, json!({"multiattach": "<is> True"}))

@@ -15,6 +15,15 @@ impl ServerProcess {
     /// Starts the binary on 127.0.0.1 (random port) against `database_url`, with one
     /// `file` backend in `volumes_dir`, and waits until it listens.
     pub fn start(database_url: &str, volumes_dir: &std::path::Path) -> ServerProcess {
+        Self::start_with(database_url, volumes_dir, &[])
+    }
+
+    /// As `start`, with more command-line arguments.
+    pub fn start_with(
+        database_url: &str,
+        volumes_dir: &std::path::Path,
+        extra: &[&str],
+    ) -> ServerProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
         for (key, _) in std::env::vars() {
             if key.starts_with("CINDER_ATTACH_") {
@@ -33,6 +42,7 @@ impl ServerProcess {
                 "test-host",
             ])
             .args(["--database-url", database_url, "--backend", &backend])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -83,13 +93,24 @@ pub fn http(
     path: &str,
     body: Option<&serde_json::Value>,
 ) -> (u16, serde_json::Value) {
+    http_as(addr, "admin:p1", method, path, body)
+}
+
+/// One HTTP/1.1 request with the given noauth token.
+pub fn http_as(
+    addr: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> (u16, serde_json::Value) {
     let mut stream = TcpStream::connect(addr).expect("connect");
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .expect("timeout");
     let payload = body.map(|b| b.to_string()).unwrap_or_default();
     let mut request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nX-Auth-Token: admin:p1\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nX-Auth-Token: {token}\r\n\
          OpenStack-API-Version: volume 3.44\r\nContent-Length: {}\r\n",
         payload.len()
     );

@@ -1,0 +1,452 @@
+//! `cinder-attach bench`: a load generator for any Cinder-compatible endpoint.
+//!
+//! N clients run attach cycles (create attachment with a connector → `os-complete` →
+//! delete) for a fixed time or count, each on its own volume (`own`) or all on one
+//! multiattach volume (`shared`, where Cinder's rules refuse overlapping attaches: those
+//! refusals are counted apart from errors), or a read mix (`reads`). It reports
+//! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
+
+mod client;
+pub mod stats;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::Method;
+use serde::Serialize;
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use client::CinderClient;
+use stats::Samples;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BenchMode {
+    /// Every client attaches and detaches its own volume.
+    Own,
+    /// All clients race for one multiattach volume.
+    Shared,
+    /// Show volume, list attachments by volume, show attachment.
+    Reads,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// The service's base URL (no `/v3`).
+    #[arg(long, default_value = "http://127.0.0.1:8776")]
+    pub endpoint: String,
+    /// Project id used in URLs and the noauth token (hex, for the reference Cinder).
+    #[arg(long, default_value = "b5e0c5a1d7f94c35a3c0d4e0b6f1a2c3")]
+    pub project: String,
+    /// `X-Auth-Token`; default `bench:<project>` (noauth admin).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 16)]
+    pub clients: usize,
+    /// Seconds to run (ignored with --cycles).
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    /// Stop after this many cycles in total instead of after --duration.
+    #[arg(long)]
+    pub cycles: Option<u64>,
+    #[arg(long, value_enum, default_value_t = BenchMode::Own)]
+    pub mode: BenchMode,
+    /// The server's process id, to sample its resident memory.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+    /// Also write the report as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Send `X-Service-Roles: service` (the reference Cinder then skips its Nova check).
+    #[arg(long)]
+    pub service_role: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpReport {
+    pub count: usize,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub mode: BenchMode,
+    pub clients: usize,
+    pub seconds: f64,
+    pub cycles: u64,
+    pub cycles_per_s: f64,
+    pub requests: usize,
+    pub requests_per_s: f64,
+    pub refusals: u64,
+    pub errors: u64,
+    pub error_samples: Vec<String>,
+    pub operations: BTreeMap<String, OpReport>,
+    pub peak_rss_mib: Option<f64>,
+}
+
+#[derive(Default)]
+struct ClientResult {
+    ops: BTreeMap<&'static str, Samples>,
+    cycles: u64,
+    refusals: u64,
+    errors: u64,
+    error_samples: Vec<String>,
+}
+
+impl ClientResult {
+    fn error(&mut self, what: String) {
+        self.errors += 1;
+        if self.error_samples.len() < 5 {
+            self.error_samples.push(what);
+        }
+    }
+}
+
+fn connector(client: usize) -> Value {
+    json!({"host": format!("bench-host-{client}"), "initiator": format!("iqn.2004-10.org.bench:{client}"),
+           "ip": "10.0.0.1", "platform": "x86_64", "os_type": "linux", "multipath": false,
+           "mountpoint": "/dev/vdb"})
+}
+
+/// Creates a volume (of `volume_type` if given) and waits until it is available.
+async fn ready_volume(api: &CinderClient, volume_type: Option<&str>) -> Result<String, String> {
+    let mut body = json!({"volume": {"size": 1, "name": "bench"}});
+    if let Some(t) = volume_type {
+        body["volume"]["volume_type"] = json!(t);
+    }
+    let created = api
+        .call(Method::POST, "/volumes", "3.44", Some(&body))
+        .await?;
+    if created.status != 202 {
+        return Err(format!(
+            "volume create answered {}: {}",
+            created.status, created.body
+        ));
+    }
+    let id = created.body["volume"]["id"]
+        .as_str()
+        .ok_or("no volume id")?
+        .to_owned();
+    for _ in 0..600 {
+        let shown = api
+            .call(Method::GET, &format!("/volumes/{id}"), "3.44", None)
+            .await?;
+        match shown.body["volume"]["status"].as_str() {
+            Some("available") => return Ok(id),
+            Some("error") => return Err(format!("volume {id} went to error")),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    Err(format!("volume {id} never became available"))
+}
+
+async fn multiattach_type(api: &CinderClient) -> Result<String, String> {
+    let name = "bench-multiattach";
+    let listed = api.call(Method::GET, "/types", "3.44", None).await?;
+    let exists = listed.body["volume_types"]
+        .as_array()
+        .is_some_and(|types| types.iter().any(|t| t["name"] == name));
+    if !exists {
+        let body =
+            json!({"volume_type": {"name": name, "extra_specs": {"multiattach": "<is> True"}}});
+        let created = api
+            .call(Method::POST, "/types", "3.44", Some(&body))
+            .await?;
+        if created.status != 200 {
+            return Err(format!(
+                "type create answered {}: {}",
+                created.status, created.body
+            ));
+        }
+    }
+    Ok(name.to_owned())
+}
+
+/// One attach cycle; `Ok(false)` when the reservation was refused by the rules.
+async fn attach_cycle(
+    api: &CinderClient,
+    volume: &str,
+    client: usize,
+    result: &mut ClientResult,
+) -> Result<bool, String> {
+    let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string(),
+                                     "connector": connector(client)}});
+    let created = api
+        .call(Method::POST, "/attachments", "3.44", Some(&body))
+        .await?;
+    result
+        .ops
+        .entry("attachment_create")
+        .or_default()
+        .record(created.elapsed);
+    if created.status == 400 && created.body.to_string().contains("to reserve") {
+        return Ok(false);
+    }
+    if created.status != 200 {
+        return Err(format!(
+            "create answered {}: {}",
+            created.status, created.body
+        ));
+    }
+    let id = created.body["attachment"]["id"]
+        .as_str()
+        .ok_or("no attachment id")?
+        .to_owned();
+    let completed = api
+        .call(
+            Method::POST,
+            &format!("/attachments/{id}/action"),
+            "3.44",
+            Some(&json!({"os-complete": null})),
+        )
+        .await?;
+    result
+        .ops
+        .entry("attachment_complete")
+        .or_default()
+        .record(completed.elapsed);
+    if completed.status != 204 {
+        return Err(format!(
+            "complete answered {}: {}",
+            completed.status, completed.body
+        ));
+    }
+    let deleted = api
+        .call(Method::DELETE, &format!("/attachments/{id}"), "3.44", None)
+        .await?;
+    result
+        .ops
+        .entry("attachment_delete")
+        .or_default()
+        .record(deleted.elapsed);
+    if deleted.status != 200 {
+        return Err(format!(
+            "delete answered {}: {}",
+            deleted.status, deleted.body
+        ));
+    }
+    Ok(true)
+}
+
+async fn read_round(
+    api: &CinderClient,
+    volume: &str,
+    attachment: &str,
+    result: &mut ClientResult,
+) -> Result<(), String> {
+    let reads = [
+        ("volume_show", format!("/volumes/{volume}")),
+        (
+            "attachment_list",
+            format!("/attachments?volume_id={volume}"),
+        ),
+        ("attachment_show", format!("/attachments/{attachment}")),
+    ];
+    for (op, path) in reads {
+        let answer = api.call(Method::GET, &path, "3.44", None).await?;
+        result.ops.entry(op).or_default().record(answer.elapsed);
+        if answer.status != 200 {
+            return Err(format!("{op} answered {}", answer.status));
+        }
+    }
+    Ok(())
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+}
+
+pub async fn run(args: BenchArgs) -> Result<Report, String> {
+    let token = args
+        .token
+        .clone()
+        .unwrap_or_else(|| format!("bench:{}", args.project));
+    let base = format!(
+        "{}/v3/{}",
+        args.endpoint.trim_end_matches('/'),
+        args.project
+    );
+    let api = CinderClient::new(base, token, args.service_role);
+
+    // Set-up, not measured.
+    let shared_type = if args.mode == BenchMode::Shared {
+        Some(multiattach_type(&api).await?)
+    } else {
+        None
+    };
+    let mut volumes = Vec::new();
+    let mut attachments = Vec::new();
+    let wanted = if args.mode == BenchMode::Shared {
+        1
+    } else {
+        args.clients
+    };
+    for _ in 0..wanted {
+        volumes.push(ready_volume(&api, shared_type.as_deref()).await?);
+    }
+    if args.mode == BenchMode::Reads {
+        for volume in &volumes {
+            let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string()}});
+            let created = api
+                .call(Method::POST, "/attachments", "3.44", Some(&body))
+                .await?;
+            attachments.push(
+                created.body["attachment"]["id"]
+                    .as_str()
+                    .ok_or("no attachment id")?
+                    .to_owned(),
+            );
+        }
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let peak_rss = Arc::new(AtomicU64::new(0));
+    let sampler = args.server_pid.map(|pid| {
+        let (stop, peak) = (stop.clone(), peak_rss.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                if let Some(kib) = rss_kib(pid) {
+                    peak.fetch_max(kib, Ordering::Relaxed);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+    });
+    let budget = Arc::new(AtomicU64::new(args.cycles.unwrap_or(u64::MAX)));
+    let deadline = Instant::now()
+        + Duration::from_secs_f64(if args.cycles.is_some() {
+            3600.0
+        } else {
+            args.duration
+        });
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for client in 0..args.clients {
+        let api = api.clone();
+        let volume = volumes[client % volumes.len()].clone();
+        let attachment = attachments.get(client).cloned();
+        let (budget, mode) = (budget.clone(), args.mode);
+        tasks.push(tokio::spawn(async move {
+            let mut result = ClientResult::default();
+            while Instant::now() < deadline {
+                if budget
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                        left.checked_sub(1)
+                    })
+                    .is_err()
+                {
+                    break;
+                }
+                let outcome = match (&mode, &attachment) {
+                    (BenchMode::Reads, Some(attachment)) => {
+                        read_round(&api, &volume, attachment, &mut result)
+                            .await
+                            .map(|()| true)
+                    }
+                    _ => attach_cycle(&api, &volume, client, &mut result).await,
+                };
+                match outcome {
+                    Ok(true) => result.cycles += 1,
+                    Ok(false) => {
+                        result.refusals += 1;
+                        // Refused cycles do not count; try again after a short pause, as a
+                        // real consumer would, instead of spinning on the volume.
+                        budget.fetch_add(1, Ordering::Relaxed);
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                    }
+                    Err(err) => result.error(err),
+                }
+            }
+            result
+        }));
+    }
+    let mut total = ClientResult::default();
+    for task in tasks {
+        let result = task.await.map_err(|e| e.to_string())?;
+        total.cycles += result.cycles;
+        total.refusals += result.refusals;
+        total.errors += result.errors;
+        total.error_samples.extend(result.error_samples);
+        for (op, samples) in result.ops {
+            total.ops.entry(op).or_default().merge(samples);
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    if let Some(sampler) = sampler {
+        let _ = sampler.await;
+    }
+    let requests: usize = total.ops.values().map(Samples::len).sum();
+    let operations = total
+        .ops
+        .into_iter()
+        .map(|(op, samples)| {
+            let (p50_ms, p95_ms, p99_ms, max_ms) = samples.summary();
+            (
+                op.to_owned(),
+                OpReport {
+                    count: samples.len(),
+                    p50_ms,
+                    p95_ms,
+                    p99_ms,
+                    max_ms,
+                },
+            )
+        })
+        .collect();
+    let peak = peak_rss.load(Ordering::Relaxed);
+    total.error_samples.truncate(5);
+    Ok(Report {
+        mode: args.mode,
+        clients: args.clients,
+        seconds,
+        cycles: total.cycles,
+        cycles_per_s: total.cycles as f64 / seconds,
+        requests,
+        requests_per_s: requests as f64 / seconds,
+        refusals: total.refusals,
+        errors: total.errors,
+        error_samples: total.error_samples,
+        operations,
+        peak_rss_mib: (peak > 0).then(|| peak as f64 / 1024.0),
+    })
+}
+
+/// A human-readable table of a report.
+pub fn render(report: &Report) -> String {
+    let mut out = format!(
+        "mode {:?}, {} clients, {:.1} s: {} cycles ({:.1}/s), {} requests ({:.1}/s), {} refusals, {} errors\n",
+        report.mode, report.clients, report.seconds, report.cycles, report.cycles_per_s, report.requests,
+        report.requests_per_s, report.refusals, report.errors
+    );
+    out.push_str(&format!(
+        "{:<20} {:>8} {:>9} {:>9} {:>9} {:>9}\n",
+        "operation", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
+    ));
+    for (op, r) in &report.operations {
+        out.push_str(&format!(
+            "{op:<20} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
+            r.count, r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms
+        ));
+    }
+    if let Some(rss) = report.peak_rss_mib {
+        out.push_str(&format!("server peak RSS: {rss:.1} MiB\n"));
+    }
+    for sample in &report.error_samples {
+        out.push_str(&format!("error: {sample}\n"));
+    }
+    out
+}
