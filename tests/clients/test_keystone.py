@@ -19,8 +19,8 @@ if not KEYSTONE and os.environ.get("CI"):
 pytestmark = pytest.mark.skipif(not KEYSTONE, reason="KEYSTONE_URL is not set")
 
 
-def keystone(method, path, token=None, body=None):
-    request = urllib.request.Request(f"{KEYSTONE}/{path}", method=method, data=json.dumps(body).encode() if body else None)
+def keystone(method, path, token=None, body=None, url=None):
+    request = urllib.request.Request(f"{url or KEYSTONE}/{path}", method=method, data=json.dumps(body).encode() if body else None)
     request.add_header("Content-Type", "application/json")
     if token:
         request.add_header("X-Auth-Token", token)
@@ -32,38 +32,48 @@ def keystone(method, path, token=None, body=None):
         return err.code, None, None
 
 
-def login(user, password, project):
-    status, token, _ = keystone("POST", "auth/tokens", body={"auth": {
+def login(user, password, project, url=None):
+    status, token, _ = keystone("POST", "auth/tokens", url=url, body={"auth": {
         "identity": {"methods": ["password"], "password": {"user": {"name": user, "domain": {"id": "default"}, "password": password}}},
         "scope": {"project": {"name": project, "domain": {"id": "default"}}}}})
     assert status == 201, f"login {user}: {status}"
     return token
 
 
-@pytest.fixture(scope="module")
-def accounts():
-    admin = login("admin", ADMIN_PASSWORD, "admin")
+def provision(url, admin_password):
+    """A service account (role service) and a member of a fresh project."""
+    admin = login("admin", admin_password, "admin", url)
+    call = lambda method, path, body=None: keystone(method, path, admin, body, url)  # noqa: E731
     suffix = uuid.uuid4().hex[:8]
-    keystone("POST", "roles", admin, {"role": {"name": "service"}})
-    roles = {r["name"]: r["id"] for r in keystone("GET", "roles", admin)[2]["roles"]}
+    call("POST", "roles", {"role": {"name": "service"}})
+    roles = {r["name"]: r["id"] for r in call("GET", "roles")[2]["roles"]}
     ids = {}
     for project in (f"svc-{suffix}", f"proj-{suffix}"):
-        ids[project] = keystone("POST", "projects", admin, {"project": {"name": project, "domain_id": "default"}})[2]["project"]["id"]
+        ids[project] = call("POST", "projects", {"project": {"name": project, "domain_id": "default"}})[2]["project"]["id"]
     for user, project, granted in ((f"cinder-{suffix}", f"svc-{suffix}", ["service"]), (f"alice-{suffix}", f"proj-{suffix}", ["member", "reader"])):
-        user_id = keystone("POST", "users", admin, {"user": {"name": user, "domain_id": "default", "password": "pw"}})[2]["user"]["id"]
+        user_id = call("POST", "users", {"user": {"name": user, "domain_id": "default", "password": "pw"}})[2]["user"]["id"]
         for role in granted:
-            status = keystone("PUT", f"projects/{ids[project]}/users/{user_id}/roles/{roles[role]}", admin)[0]
-            assert status == 204
-    return {"service_user": f"cinder-{suffix}", "service_project": f"svc-{suffix}", "user": f"alice-{suffix}", "project": f"proj-{suffix}"}
+            assert call("PUT", f"projects/{ids[project]}/users/{user_id}/roles/{roles[role]}")[0] == 204
+    return {"service_user": f"cinder-{suffix}", "service_project": f"svc-{suffix}", "user": f"alice-{suffix}",
+            "project": f"proj-{suffix}", "project_id": ids[f"proj-{suffix}"], "admin": admin, "url": url}
+
+
+@pytest.fixture(scope="module")
+def accounts():
+    return provision(KEYSTONE, ADMIN_PASSWORD)
+
+
+def server_behind(accounts, *extra):
+    return Server("sqlite", [
+        "--auth-strategy", "keystone", "--keystone-url", accounts["url"],
+        "--keystone-username", accounts["service_user"], "--keystone-password", "pw",
+        "--keystone-project", accounts["service_project"], *extra,
+    ])
 
 
 @pytest.fixture
 def keystone_server(accounts):
-    started = Server("sqlite", [
-        "--auth-strategy", "keystone", "--keystone-url", KEYSTONE,
-        "--keystone-username", accounts["service_user"], "--keystone-password", "pw",
-        "--keystone-project", accounts["service_project"],
-    ])
+    started = server_behind(accounts)
     yield started
     started.stop()
 
@@ -97,3 +107,57 @@ def test_bad_credentials_are_refused(keystone_server, accounts):
         urllib.request.urlopen(request, timeout=30)
     assert caught.value.code == 401
     assert "unauthorized" in json.loads(caught.value.read())
+
+
+def test_openstack_cli_lists_volumes(keystone_server, accounts):
+    """`openstack volume list` finds the service in Keystone's catalog, as operators use it."""
+    admin, url = accounts["admin"], accounts["url"]
+    status, _, created = keystone("POST", "services", admin, {"service": {"type": "block-storage", "name": f"cinder-{uuid.uuid4().hex[:6]}"}})
+    assert status == 201
+    service_id = created["service"]["id"]
+    endpoint = {"endpoint": {"service_id": service_id, "interface": "public", "region_id": "RegionOne",
+                             "url": f"{keystone_server.url}/v3/%(project_id)s"}}
+    assert keystone("POST", "endpoints", admin, endpoint)[0] == 201
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OS_")}
+        env.update(OS_AUTH_URL=url, OS_USERNAME=accounts["user"], OS_PASSWORD="pw", OS_PROJECT_NAME=accounts["project"],
+                   OS_USER_DOMAIN_ID="default", OS_PROJECT_DOMAIN_ID="default", OS_IDENTITY_API_VERSION="3",
+                   OS_REGION_NAME="RegionOne", OS_INTERFACE="public")
+        made = cinder(keystone_server, accounts, "create", "--name", "osc-visible", "1")
+        assert made.returncode == 0, made.stdout + made.stderr
+        listed = subprocess.run(["openstack", "volume", "list"], env=env, capture_output=True, text=True, timeout=180)
+        assert listed.returncode == 0, listed.stdout + listed.stderr
+        assert "osc-visible" in listed.stdout
+        env["OS_PASSWORD"] = "wrong"
+        refused = subprocess.run(["openstack", "volume", "list"], env=env, capture_output=True, text=True, timeout=180)
+        assert refused.returncode != 0
+    finally:
+        keystone("DELETE", f"services/{service_id}", admin)
+
+
+def test_expired_tokens_are_refused():
+    """A Keystone whose tokens live 5 seconds: the token works, then it does not, even
+    though the service would cache it for 300 seconds."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    start = os.path.join(here, "..", "keystone", "start.sh")
+    env = dict(os.environ, KEYSTONE_TOKEN_EXPIRATION="5")
+    exports = subprocess.run([start], env=env, capture_output=True, text=True, timeout=900, check=True).stdout
+    values = dict(part.split("=", 1) for part in exports.split()[1:])
+    try:
+        accounts = provision(values["KEYSTONE_URL"], values["KEYSTONE_ADMIN_PASSWORD"])
+        server = server_behind(accounts, "--keystone-cache-seconds", "300")
+        try:
+            token = login(accounts["user"], "pw", accounts["project"], accounts["url"])
+            request = lambda: urllib.request.Request(f"{server.url}/v3/volumes", headers={"X-Auth-Token": token})  # noqa: E731
+            with urllib.request.urlopen(request(), timeout=60) as response:
+                assert response.status == 200
+            import time
+            time.sleep(6)
+            with pytest.raises(urllib.error.HTTPError) as caught:
+                urllib.request.urlopen(request(), timeout=60)
+            assert caught.value.code == 401
+        finally:
+            server.stop()
+    finally:
+        subprocess.run(["kill", values["KEYSTONE_PID"]], check=False)
+        subprocess.run(["rm", "-rf", values["KEYSTONE_WORK"]], check=False)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a real Keystone (from PyPI, SQLite database) on 127.0.0.1 for the tests and
 # prints the environment they need:  KEYSTONE_URL, KEYSTONE_ADMIN_PASSWORD, KEYSTONE_PID.
-# Usage: eval "$(tests/keystone/start.sh)"
+# Usage: eval "$(tests/keystone/start.sh)"   (KEYSTONE_TOKEN_EXPIRATION: token lifetime, default 3600 s)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -18,7 +18,7 @@ cat > "$work/keystone.conf" <<CONF
 connection = sqlite:///$work/keystone.db
 [token]
 provider = fernet
-expiration = 3600
+expiration = ${KEYSTONE_TOKEN_EXPIRATION:-3600}
 [fernet_tokens]
 key_repository = $work/fernet-keys
 [fernet_receipts]
