@@ -219,6 +219,30 @@ macro_rules! sql_store {
                 q.push(" limit ").push_bind(page.limit).push(" offset ").push_bind(page.offset);
             }
 
+            /// Inserts `(key, value)` rows of a key/value side table owned by `owner`, in one
+            /// statement. `table` and `owner_column` are always literals of this module.
+            async fn insert_key_values(
+                tx: &mut sqlx::Transaction<'_, $DB>,
+                table: &'static str,
+                owner_column: &'static str,
+                owner: Uuid,
+                pairs: impl Iterator<Item = (String, Option<String>)>,
+                now: DateTime<Utc>,
+            ) -> Result<(), StoreError> {
+                let pairs: Vec<(String, Option<String>)> = pairs.collect();
+                if pairs.is_empty() {
+                    return Ok(());
+                }
+                let mut q = QueryBuilder::<$DB>::new(format!(
+                    "insert into {table} ({owner_column}, key, value, created_at, deleted) "
+                ));
+                q.push_values(pairs, |mut row, (key, value)| {
+                    row.push_bind(DbId(owner)).push_bind(key).push_bind(value).push_bind(now).push("false");
+                });
+                q.build().execute(&mut **tx).await?;
+                Ok(())
+            }
+
             /// Locks a live volume row for the rest of the transaction and reads what the
             /// attach state machine needs.
             async fn lock_volume(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<Option<LockedVolume>, StoreError> {
@@ -500,19 +524,10 @@ macro_rules! sql_store {
                 .bind(connection.now)
                 .execute(&mut *tx)
                 .await?;
-                if !connection.connector.is_empty() {
-                    let mut specs = QueryBuilder::<$DB>::new(
-                        "insert into attachment_specs (attachment_id, key, value, created_at, deleted) ",
-                    );
-                    specs.push_values(&connection.connector, |mut row, (key, value)| {
-                        row.push_bind(DbId(connection.attachment_id))
-                            .push_bind(key.clone())
-                            .push_bind(value.to_string())
-                            .push_bind(connection.now)
-                            .push("false");
-                    });
-                    specs.build().execute(&mut *tx).await?;
-                }
+                // The connector is kept one key per row, values as JSON.
+                let specs = connection.connector.iter().map(|(k, v)| (k.clone(), Some(v.to_string())));
+                Self::insert_key_values(&mut tx, "attachment_specs", "attachment_id", connection.attachment_id, specs, connection.now)
+                    .await?;
                 let (status, attach_status) = attach::volume_status_after(AttachEvent::Connect, volume.state(), &[]);
                 Self::write_volume_status(&mut tx, volume_id, status, attach_status, connection.now).await?;
                 tx.commit().await?;
@@ -641,18 +656,8 @@ macro_rules! sql_store {
                 .bind(new.created_at)
                 .execute(&mut *tx)
                 .await?;
-                for (key, value) in &new.extra_specs {
-                    sqlx::query(
-                        "insert into volume_type_extra_specs (volume_type_id, key, value, created_at, deleted)
-                         values ($1, $2, $3, $4, false)",
-                    )
-                    .bind(DbId(new.id))
-                    .bind(key)
-                    .bind(value)
-                    .bind(new.created_at)
-                    .execute(&mut *tx)
-                    .await?;
-                }
+                let specs = new.extra_specs.iter().map(|(k, v)| (k.clone(), v.clone()));
+                Self::insert_key_values(&mut tx, "volume_type_extra_specs", "volume_type_id", new.id, specs, new.created_at).await?;
                 tx.commit().await?;
                 Ok(())
             }
@@ -819,18 +824,8 @@ macro_rules! sql_store {
                 .bind(new.created_at)
                 .execute(&mut *tx)
                 .await?;
-                for (key, value) in &new.metadata {
-                    sqlx::query(
-                        "insert into volume_metadata (volume_id, key, value, created_at, deleted)
-                         values ($1, $2, $3, $4, false)",
-                    )
-                    .bind(DbId(new.id))
-                    .bind(key)
-                    .bind(value)
-                    .bind(new.created_at)
-                    .execute(&mut *tx)
-                    .await?;
-                }
+                let metadata = new.metadata.iter().map(|(k, v)| (k.clone(), Some(v.clone())));
+                Self::insert_key_values(&mut tx, "volume_metadata", "volume_id", new.id, metadata, new.created_at).await?;
                 tx.commit().await?;
                 Ok(())
             }
