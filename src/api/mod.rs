@@ -6,6 +6,7 @@ pub mod body;
 pub mod context;
 pub mod endpoint;
 pub mod error;
+pub mod health;
 pub mod links;
 pub mod messages;
 pub mod microversion;
@@ -49,6 +50,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .nest("/v3/{project_id}", resources());
     Router::new()
         .route("/", get(versions::list_versions))
+        .route("/healthcheck", get(health::healthcheck))
         .merge(v3)
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)

@@ -8,6 +8,7 @@ mod attachment_update;
 mod attachments;
 mod auth;
 mod faults;
+mod health;
 mod multiattach;
 mod routing;
 mod trusted_headers;
