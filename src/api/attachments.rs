@@ -211,14 +211,9 @@ async fn action(
     body: JsonBody,
 ) -> Result<StatusCode, ApiError> {
     ctx.require(Endpoint::AttachmentComplete)?;
-    let name = match body.0.as_object() {
-        Some(object) if object.len() == 1 => object.keys().next().cloned().unwrap_or_default(),
-        _ => return Err(ApiError::malformed_body()),
-    };
+    let name = body.action_name()?;
     if name != "os-complete" {
-        return Err(ApiError::BadRequest(format!(
-            "There is no such action: {name}. Verify the request body and Content-Type header and try again."
-        )));
+        return Err(ApiError::no_such_action(&name));
     }
     super::schema::validate(&COMPLETE, &body.0).map_err(ApiError::BadRequest)?;
     state

@@ -97,6 +97,17 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for JsonBody {
 }
 
 impl JsonBody {
+    /// The name of an `.../action` body: its only key. More or fewer keys are
+    /// `Malformed request body`, as in Cinder.
+    pub fn action_name(&self) -> Result<String, ApiError> {
+        match self.0.as_object() {
+            Some(object) if object.len() == 1 => {
+                Ok(object.keys().next().cloned().unwrap_or_default())
+            }
+            _ => Err(ApiError::malformed_body()),
+        }
+    }
+
     /// Validates against a Cinder-shaped schema, then reads it as `T`.
     pub fn parse<T: serde::de::DeserializeOwned>(
         self,

@@ -59,6 +59,15 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// Where this caller's links point, for the views.
+    pub fn view<'a>(&'a self, base: &'a str) -> super::views::ViewContext<'a> {
+        super::views::ViewContext {
+            base,
+            project_id: &self.caller.project_id,
+            version: self.version,
+        }
+    }
+
     /// Names the operation for the logs and refuses it (404) below its microversion.
     pub fn require(&self, endpoint: Endpoint) -> Result<(), ApiError> {
         tracing::Span::current().record("endpoint", endpoint.name());

@@ -78,6 +78,13 @@ impl ApiError {
         ApiError::NotFound(GENERIC_NOT_FOUND.to_owned())
     }
 
+    /// An action body whose key names no action of this resource.
+    pub fn no_such_action(name: &str) -> Self {
+        ApiError::BadRequest(format!(
+            "There is no such action: {name}. Verify the request body and Content-Type header and try again."
+        ))
+    }
+
     pub fn malformed_body() -> Self {
         ApiError::BadRequest("Malformed request body".to_owned())
     }

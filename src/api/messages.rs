@@ -12,7 +12,7 @@ use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::base_url;
 use super::query::CinderQuery;
-use super::views::{message, ViewContext};
+use super::views::message;
 use crate::app::AppState;
 use crate::domain::ids::parse_uuid_like;
 
@@ -46,11 +46,7 @@ async fn list(
         .list_messages(&ctx.caller, all_tenants)
         .await?;
     let base = base_url(&state, &headers);
-    let view = ViewContext {
-        base: &base,
-        project_id: &ctx.caller.project_id,
-        version: ctx.version,
-    };
+    let view = ctx.view(&base);
     let items: Vec<Value> = found.iter().map(|m| message(&view, m)).collect();
     Ok(Json(json!({"messages": items})))
 }
@@ -67,11 +63,7 @@ async fn show(
         .get_message(&ctx.caller, message_id(&path)?)
         .await?;
     let base = base_url(&state, &headers);
-    let view = ViewContext {
-        base: &base,
-        project_id: &ctx.caller.project_id,
-        version: ctx.version,
-    };
+    let view = ctx.view(&base);
     Ok(Json(json!({"message": message(&view, &found)})))
 }
 

@@ -329,6 +329,23 @@ fn fmt_number(n: f64) -> String {
     }
 }
 
+/// Cinder's `parameter_types.boolean`: a JSON boolean or one of oslo's spellings.
+pub fn boolean() -> Value {
+    serde_json::json!({"type": ["boolean", "string"], "enum": [
+        true, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes", "y", "t",
+        false, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no", "n", "f"
+    ]})
+}
+
+/// The truth value of something `boolean()` accepted.
+pub fn as_bool(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => super::paging::parse_bool(s),
+        _ => None,
+    }
+}
+
 /// Python's `repr()` of a JSON value: `'text'`, `None`, `True`, `[1, 'a']`, `{'k': 'v'}`.
 pub fn py_repr(value: &Value) -> String {
     match value {

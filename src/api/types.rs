@@ -59,13 +59,6 @@ struct SpecPath {
     key: String,
 }
 
-fn boolean_schema() -> Value {
-    json!({"type": ["boolean", "string"], "enum": [
-        true, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes", "y", "t",
-        false, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no", "n", "f"
-    ]})
-}
-
 const SPEC_KEY: &str = "^[a-zA-Z0-9-_:.]{1,255}$";
 
 static CREATE: LazyLock<Value> = LazyLock::new(|| {
@@ -82,7 +75,7 @@ static CREATE: LazyLock<Value> = LazyLock::new(|| {
                         "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": ["string", "null"], "maxLength": 255}},
                         "additionalProperties": false
                     },
-                    "os-volume-type-access:is_public": boolean_schema()
+                    "os-volume-type-access:is_public": super::schema::boolean()
                 },
                 "required": ["name"],
                 "additionalProperties": false
@@ -102,7 +95,7 @@ static UPDATE: LazyLock<Value> = LazyLock::new(|| {
                 "properties": {
                     "name": {"type": ["string", "null"], "minLength": 1, "maxLength": 255},
                     "description": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
-                    "is_public": boolean_schema()
+                    "is_public": super::schema::boolean()
                 },
                 "additionalProperties": false
             }
@@ -135,14 +128,6 @@ static UPDATE_SPEC: LazyLock<Value> = LazyLock::new(|| {
     schema["maxProperties"] = json!(1);
     schema
 });
-
-fn bool_value(value: &Value) -> Option<bool> {
-    match value {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) => parse_bool(s),
-        _ => None,
-    }
-}
 
 fn rights(state: &AppState, ctx: &Ctx) -> TypeViewRights {
     TypeViewRights {
@@ -220,7 +205,7 @@ async fn create(
         is_public: fields
             .is_public
             .as_ref()
-            .and_then(bool_value)
+            .and_then(super::schema::as_bool)
             .unwrap_or(true),
         extra_specs: fields.extra_specs,
     };
@@ -252,7 +237,7 @@ async fn update(
     let update = VolumeTypeUpdate {
         name: fields.name,
         description: fields.description,
-        is_public: fields.is_public.as_ref().and_then(bool_value),
+        is_public: fields.is_public.as_ref().and_then(super::schema::as_bool),
     };
     let updated = state
         .service

@@ -11,7 +11,6 @@ use super::body::JsonBody;
 use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
-use super::paging::parse_bool;
 use super::volumes::{volume_id, VolumePath};
 use crate::app::AppState;
 use crate::domain::attachment::AttachStatus;
@@ -43,13 +42,6 @@ const NOT_BUILT: &[&str] = &[
     "os-unmanage",
 ];
 
-fn boolean_schema() -> Value {
-    json!({"type": ["boolean", "string"], "enum": [
-        true, "True", "TRUE", "true", "1", "ON", "On", "on", "YES", "Yes", "yes", "y", "t",
-        false, "False", "FALSE", "false", "0", "OFF", "Off", "off", "NO", "No", "no", "n", "f"
-    ]})
-}
-
 fn action_schema(name: &str, inner: Value) -> Value {
     json!({
         "type": "object",
@@ -64,7 +56,7 @@ fn flag_schema(action: &str, field: &str) -> Value {
         action,
         json!({
             "type": "object",
-            "properties": {field: boolean_schema()},
+            "properties": {field: super::schema::boolean()},
             "required": [field],
             "additionalProperties": false
         }),
@@ -106,11 +98,7 @@ static FORCE_DELETE: LazyLock<Value> =
     LazyLock::new(|| action_schema("os-force_delete", json!({})));
 
 fn flag(body: &Value, action: &str, field: &str) -> bool {
-    match &body[action][field] {
-        Value::Bool(b) => *b,
-        Value::String(s) => parse_bool(s).unwrap_or(false),
-        _ => false,
-    }
+    super::schema::as_bool(&body[action][field]).unwrap_or(false)
 }
 
 #[derive(Deserialize)]
@@ -197,46 +185,51 @@ pub async fn action(
     body: JsonBody,
 ) -> Result<StatusCode, ApiError> {
     ctx.require(Endpoint::VolumeAction)?;
-    let name = match body.0.as_object() {
-        Some(object) if object.len() == 1 => object.keys().next().cloned().unwrap_or_default(),
-        _ => return Err(ApiError::malformed_body()),
-    };
+    let name = body.action_name()?;
     let service = &state.service;
     let caller = &ctx.caller;
     match name.as_str() {
         "os-set_bootable" => {
             super::schema::validate(&SET_BOOTABLE, &body.0).map_err(ApiError::BadRequest)?;
             let bootable = flag(&body.0, "os-set_bootable", "bootable");
-            service.set_bootable(caller, volume_id(&path)?, bootable).await?;
+            service
+                .set_bootable(caller, volume_id(&path)?, bootable)
+                .await?;
             Ok(StatusCode::OK)
         }
         "os-update_readonly_flag" => {
             super::schema::validate(&READONLY, &body.0).map_err(ApiError::BadRequest)?;
             let readonly = flag(&body.0, "os-update_readonly_flag", "readonly");
-            service.update_readonly_flag(caller, volume_id(&path)?, readonly).await?;
+            service
+                .update_readonly_flag(caller, volume_id(&path)?, readonly)
+                .await?;
             Ok(StatusCode::ACCEPTED)
         }
         "os-retype" => {
             let parsed: RetypeBody = body.parse(&RETYPE)?;
-            service.retype_volume(caller, volume_id(&path)?, &parsed.retype.new_type).await?;
+            service
+                .retype_volume(caller, volume_id(&path)?, &parsed.retype.new_type)
+                .await?;
             Ok(StatusCode::ACCEPTED)
         }
         "os-reset_status" => {
             let parsed: ResetBody = body.parse(&RESET_STATUS)?;
             let reset = parse_reset(parsed.reset)?;
-            service.reset_status(caller, volume_id(&path)?, reset).await?;
+            service
+                .reset_status(caller, volume_id(&path)?, reset)
+                .await?;
             Ok(StatusCode::ACCEPTED)
         }
         "os-force_delete" => {
             super::schema::validate(&FORCE_DELETE, &body.0).map_err(ApiError::BadRequest)?;
-            service.force_delete_volume(caller, volume_id(&path)?).await?;
+            service
+                .force_delete_volume(caller, volume_id(&path)?)
+                .await?;
             Ok(StatusCode::ACCEPTED)
         }
         other => match NOT_BUILT.iter().find(|known| **known == other) {
             Some(known) => Err(Endpoint::Unimplemented(known).not_implemented()),
-            None => Err(ApiError::BadRequest(format!(
-                "There is no such action: {other}. Verify the request body and Content-Type header and try again."
-            ))),
+            None => Err(ApiError::no_such_action(other)),
         },
     }
 }

@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::links::{base_url, next_link};
 use super::paging::{parse_bool, parse_listing};
 use super::query::CinderQuery;
-use super::views::{volume_detail, volume_summary, ViewContext};
+use super::views::{volume_detail, volume_summary};
 use crate::app::AppState;
 use crate::domain::ids::parse_uuid_like;
 use crate::domain::volume::{Volume, VolumeFilters, VolumeSortKey};
@@ -185,17 +185,9 @@ impl CreateFields {
     }
 }
 
-fn view_context<'a>(ctx: &'a Ctx, base: &'a str) -> ViewContext<'a> {
-    ViewContext {
-        base,
-        project_id: &ctx.caller.project_id,
-        version: ctx.version,
-    }
-}
-
 fn detail_of(state: &AppState, ctx: &Ctx, base: &str, volume: &Volume) -> Value {
     let rights = state.service.volume_view_rights(&ctx.caller, volume);
-    volume_detail(&view_context(ctx, base), volume, rights)
+    volume_detail(&ctx.view(base), volume, rights)
 }
 
 async fn create(
@@ -311,10 +303,6 @@ fn volume_filters(
             invalid.join(",")
         )));
     }
-    // Only admins choose another project.
-    if !(ctx.caller.is_admin && all_tenants) {
-        filters.project_id = None;
-    }
     Ok(Some((filters, all_tenants)))
 }
 
@@ -363,7 +351,7 @@ async fn list_volumes(
         }
         None => (Vec::new(), None),
     };
-    let view = view_context(ctx, &base);
+    let view = ctx.view(&base);
     let items: Vec<Value> = volumes
         .iter()
         .map(|v| {

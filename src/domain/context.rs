@@ -16,6 +16,16 @@ impl RequestContext {
         self.roles.iter().any(|r| r.eq_ignore_ascii_case(role))
     }
 
+    /// The project a listing covers, by Cinder's rule: one's own, unless an admin asks for
+    /// `all_tenants` (then `requested`, or every project when that is `None`).
+    pub fn listing_project(&self, all_tenants: bool, requested: Option<String>) -> Option<String> {
+        if self.is_admin && all_tenants {
+            requested
+        } else {
+            Some(self.project_id.clone())
+        }
+    }
+
     /// Whether lookups must be limited to the caller's own project (Cinder's "user context").
     pub fn is_project_scoped(&self) -> bool {
         !self.is_admin

@@ -51,11 +51,7 @@ pub struct ListAttachments {
 /// Cinder's scoping: everyone lists their own project; an admin asking for
 /// `all_tenants` sees every project, or the one named by `project_id`.
 pub fn listing_scope(caller: &RequestContext, request: &ListAttachments) -> Option<String> {
-    if caller.is_admin && request.all_tenants {
-        request.filters.project_id.clone()
-    } else {
-        Some(caller.project_id.clone())
-    }
+    caller.listing_project(request.all_tenants, request.filters.project_id.clone())
 }
 
 fn error_state_message(volume: &Volume, verb: &str) -> String {

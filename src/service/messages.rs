@@ -17,12 +17,8 @@ impl Service {
         caller: &RequestContext,
         all_tenants: bool,
     ) -> Result<Vec<Message>, DomainError> {
-        let project = if caller.is_admin && all_tenants {
-            None
-        } else {
-            Some(caller.project_id.as_str())
-        };
-        Ok(self.store.list_messages(project).await?)
+        let project = caller.listing_project(all_tenants, None);
+        Ok(self.store.list_messages(project.as_deref()).await?)
     }
 
     pub async fn get_message(

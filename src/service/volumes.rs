@@ -115,9 +115,7 @@ impl Service {
     ) -> Result<Vec<Volume>, DomainError> {
         self.policy
             .enforce(rules::VOLUME_GET_ALL, caller, &Target::caller(caller))?;
-        if !(caller.is_admin && all_tenants) {
-            filters.project_id = Some(caller.project_id.clone());
-        }
+        filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         if let Some(marker) = page.marker {
             let visible = self.store.get_volume(marker).await?.filter(|v| {
                 filters
@@ -140,9 +138,7 @@ impl Service {
         mut filters: VolumeFilters,
         all_tenants: bool,
     ) -> Result<i64, DomainError> {
-        if !(caller.is_admin && all_tenants) {
-            filters.project_id = Some(caller.project_id.clone());
-        }
+        filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         Ok(self.store.count_volumes(&filters).await?)
     }
 

@@ -53,19 +53,7 @@ async fn show_has_the_detail_keys(app: TestApp) {
         .keys()
         .collect();
     keys.sort();
-    assert_eq!(
-        keys,
-        [
-            "attach_mode",
-            "attached_at",
-            "connection_info",
-            "detached_at",
-            "id",
-            "instance",
-            "status",
-            "volume_id"
-        ]
-    );
+    assert_eq!(keys, ATTACHMENT_DETAIL_KEYS);
 }
 
 async fn list_order_limit_marker_sort(app: TestApp) {

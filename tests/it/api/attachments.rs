@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::support::fixtures::{self, *};
+use crate::support::helpers::ATTACHMENT_DETAIL_KEYS;
 use crate::support::TestApp;
 
 fn ids(body: &Value) -> Vec<&str> {
@@ -58,19 +59,7 @@ async fn detail_items_add_times_mode_and_connection(app: TestApp) {
     let items = response.json["attachments"].as_array().unwrap();
     assert_eq!(items.len(), 3);
     for item in items {
-        assert_eq!(
-            keys(item),
-            [
-                "attach_mode",
-                "attached_at",
-                "connection_info",
-                "detached_at",
-                "id",
-                "instance",
-                "status",
-                "volume_id"
-            ]
-        );
+        assert_eq!(keys(item), ATTACHMENT_DETAIL_KEYS);
     }
     let by_id = |id: &str| items.iter().find(|i| i["id"] == id).unwrap();
     let attached = by_id(ATTACHMENT_1);

@@ -99,6 +99,18 @@ impl TestApp {
     }
 }
 
+/// The keys of an attachment's detail view, sorted.
+pub const ATTACHMENT_DETAIL_KEYS: [&str; 8] = [
+    "attach_mode",
+    "attached_at",
+    "connection_info",
+    "detached_at",
+    "id",
+    "instance",
+    "status",
+    "volume_id",
+];
+
 pub fn str_of(value: &Value, key: &str) -> String {
     value[key]
         .as_str()
