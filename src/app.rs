@@ -356,6 +356,29 @@ pub async fn bench(args: crate::bench::BenchArgs) -> Result<(), StartError> {
     Ok(())
 }
 
+/// `cinder-attach check`: `Ok(true)` when nothing is broken.
+pub async fn check(
+    db: &DatabaseArgs,
+    serve: &ServeArgs,
+    args: &crate::cli::CheckArgs,
+) -> Result<bool, StartError> {
+    let backends = crate::check::backends_from_specs(&serve.backends, &serve.host_name())
+        .map_err(StartError::Config)?;
+    let store = store::connect(&connect_options(db, false)).await?;
+    let report = crate::check::run(store.as_ref(), &backends).await;
+    store.close().await;
+    let report = report.map_err(StartError::Config)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(report.findings.is_empty())
+}
+
 /// `cinder-attach policy`: the effective rules.
 pub fn print_policy(args: &ServeArgs) -> Result<(), StartError> {
     let policy = PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?;

@@ -36,6 +36,16 @@ pub enum Command {
     Policy,
     /// Run the load generator against a Cinder-compatible endpoint.
     Bench(crate::bench::BenchArgs),
+    /// Check the database and the backends' storage for broken invariants (read-only).
+    /// Exit status 0: none found, 1: findings, 2: the check could not run.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -8,6 +8,7 @@ pub mod app;
 pub mod auth;
 pub mod backend;
 pub mod bench;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod domain;

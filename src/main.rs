@@ -15,6 +15,16 @@ async fn main() -> ExitCode {
         Command::Migrate => cinder_attach::app::migrate_only(&cli.database).await,
         Command::Policy => cinder_attach::app::print_policy(&cli.serve),
         Command::Bench(args) => cinder_attach::app::bench(args).await,
+        Command::Check(args) => {
+            match cinder_attach::app::check(&cli.database, &cli.serve, &args).await {
+                Ok(true) => return ExitCode::SUCCESS,
+                Ok(false) => return ExitCode::from(1),
+                Err(err) => {
+                    eprintln!("cinder-attach: {err}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -126,6 +126,30 @@ impl Backend for FileBackend {
         }
     }
 
+    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError> {
+        let mut entries = match tokio::fs::read_dir(&self.dir).await {
+            Ok(entries) => entries,
+            // No directory yet: nothing was ever created here.
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Self::failed("list the volume directory", err)),
+        };
+        let mut ids = Vec::new();
+        while let Some(entry) = entries
+            .next_entry()
+            .await
+            .map_err(|err| Self::failed("list the volume directory", err))?
+        {
+            let name = entry.file_name();
+            let id = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("volume-"))
+                .and_then(|n| Uuid::parse_str(n).ok());
+            ids.extend(id);
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
     fn validate_connector(&self, _connector: &Connector) -> Result<(), BackendError> {
         Ok(())
     }

@@ -48,6 +48,10 @@ impl Backend for IscsiSimBackend {
         self.storage.volume_exists(volume_id).await
     }
 
+    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError> {
+        self.storage.list_volumes().await
+    }
+
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
         match connector.get("initiator") {
             Some(Value::String(initiator)) if !initiator.trim().is_empty() => Ok(()),

@@ -62,6 +62,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Whether the volume's storage exists (for consistency checks).
     async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError>;
 
+    /// Every volume whose storage this backend holds (for consistency checks).
+    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError>;
+
     /// Checks a connector before anything is reserved.
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError>;
 

@@ -2,6 +2,7 @@
 
 pub mod attach;
 pub mod attachment;
+pub mod consistency;
 pub mod context;
 pub mod error;
 pub mod ids;

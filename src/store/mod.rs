@@ -19,6 +19,7 @@ use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
     ConnectOutcome, Connection, Reservation, ReserveOutcome,
 };
+use crate::domain::consistency::Snapshot;
 use crate::domain::message::Message;
 use crate::domain::paging::Page;
 use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus};
@@ -85,6 +86,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// One round trip to the database.
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Volumes, live attachments and stray connector rows, read in one snapshot for
+    /// the consistency checker.
+    async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError>;
 
     // --- attachments ---
 

@@ -35,6 +35,14 @@ impl PgStore {
         Ok(self.pool.begin().await?)
     }
 
+    /// A read-only transaction that sees one snapshot for all its statements.
+    async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
+        Ok(self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            .await?)
+    }
+
     /// Postgres takes concurrent writers; row locks order them.
     fn writer(&self) -> &PgPool {
         &self.pool

@@ -85,6 +85,7 @@ macro_rules! sql_store {
             AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, ConnectOutcome,
             Connection, ReserveOutcome, Reservation,
         };
+        use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
         use crate::domain::message::Message;
         use crate::domain::paging::{Page, SortDir};
         use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, DELETABLE_STATUSES};
@@ -350,6 +351,50 @@ macro_rules! sql_store {
             async fn ping(&self) -> Result<(), StoreError> {
                 sqlx::query("select 1").execute(&self.pool).await?;
                 Ok(())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError> {
+                let mut tx = self.begin_snapshot().await?;
+                let volumes: Vec<(DbId, String, bool, Option<String>)> = sqlx::query_as(
+                    "select v.id, v.status, v.multiattach, v.host from volumes v where v.deleted = false order by v.id",
+                )
+                .fetch_all(&mut *tx)
+                .await?;
+                let attachments: Vec<(DbId, DbId, Option<String>, String)> = sqlx::query_as(
+                    "select a.id, a.volume_id, a.instance_uuid, a.attach_status from volume_attachment a \
+                     where a.deleted = false order by a.volume_id, a.created_at, a.id",
+                )
+                .fetch_all(&mut *tx)
+                .await?;
+                let specs: Vec<(DbId, String)> = sqlx::query_as(
+                    "select s.attachment_id, s.key from attachment_specs s \
+                     join volume_attachment a on a.id = s.attachment_id \
+                     where s.deleted = false and a.deleted = true order by s.attachment_id, s.key",
+                )
+                .fetch_all(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(Snapshot {
+                    volumes: volumes
+                        .into_iter()
+                        .map(|(id, status, multiattach, host)| {
+                            Ok(VolumeFacts { id: id.0, status: rows::volume_status(&status)?, multiattach, host })
+                        })
+                        .collect::<Result<_, StoreError>>()?,
+                    attachments: attachments
+                        .into_iter()
+                        .map(|(id, volume_id, instance_uuid, status)| {
+                            Ok(AttachmentFacts {
+                                id: id.0,
+                                volume_id: volume_id.0,
+                                instance_uuid,
+                                attach_status: rows::attach_status(&status)?,
+                            })
+                        })
+                        .collect::<Result<_, StoreError>>()?,
+                    specs_of_deleted_attachments: specs.into_iter().map(|(id, key)| (id.0, key)).collect(),
+                })
             }
 
             #[tracing::instrument(skip_all, err)]

@@ -68,6 +68,11 @@ impl SqliteStore {
         &self.writer
     }
 
+    /// In WAL mode a read transaction sees one snapshot from its first read on.
+    async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
+        Ok(self.pool.begin().await?)
+    }
+
     async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
         Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
     }

@@ -5,6 +5,7 @@
 mod support;
 mod api;
 mod binary;
+mod check;
 mod keystone;
 mod multiprocess;
 mod store;

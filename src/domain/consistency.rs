@@ -1,0 +1,362 @@
+//! The model's invariants, checked over a snapshot of the database (`cinder-attach check`).
+//! Pure: the store reads the snapshot, the backends list their objects, this module
+//! judges.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::attach::status_consistent;
+use super::attachment::AttachStatus;
+use super::volume::VolumeStatus;
+
+/// A live volume row as the checker needs it.
+#[derive(Debug, Clone)]
+pub struct VolumeFacts {
+    pub id: Uuid,
+    pub status: VolumeStatus,
+    pub multiattach: bool,
+    pub host: Option<String>,
+}
+
+/// A live (not soft-deleted) attachment.
+#[derive(Debug, Clone)]
+pub struct AttachmentFacts {
+    pub id: Uuid,
+    pub volume_id: Uuid,
+    pub instance_uuid: Option<String>,
+    pub attach_status: AttachStatus,
+}
+
+/// What the database holds, read in one consistent snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Every live volume.
+    pub volumes: Vec<VolumeFacts>,
+    pub attachments: Vec<AttachmentFacts>,
+    /// Live connector rows whose attachment is deleted: (attachment, key).
+    pub specs_of_deleted_attachments: Vec<(Uuid, String)>,
+}
+
+/// What one backend holds: the volumes whose data it stores.
+#[derive(Debug, Clone)]
+pub struct BackendObjects {
+    /// `hostname@backend`, the prefix of its volumes' `host`.
+    pub host: String,
+    pub volume_ids: BTreeSet<Uuid>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// The volume's status is not what its live attachments make it.
+    StatusMismatch {
+        volume_id: Uuid,
+        status: String,
+        attachment_statuses: Vec<String>,
+    },
+    AttachmentOfDeletedVolume {
+        attachment_id: Uuid,
+        volume_id: Uuid,
+    },
+    SpecsOfDeletedAttachment {
+        attachment_id: Uuid,
+        keys: Vec<String>,
+    },
+    /// A volume without multiattach holds live attachments for several instances.
+    SeveralInstancesWithoutMultiattach {
+        volume_id: Uuid,
+        instances: Vec<String>,
+    },
+    BackendObjectMissing {
+        volume_id: Uuid,
+        host: String,
+    },
+    BackendObjectWithoutVolume {
+        volume_id: Uuid,
+        backend_host: String,
+    },
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Finding::StatusMismatch {
+                volume_id,
+                status,
+                attachment_statuses,
+            } => write!(
+                f,
+                "volume {volume_id} is {status} but its live attachments are [{}]",
+                attachment_statuses.join(", ")
+            ),
+            Finding::AttachmentOfDeletedVolume {
+                attachment_id,
+                volume_id,
+            } => write!(
+                f,
+                "attachment {attachment_id} is live but its volume {volume_id} is deleted"
+            ),
+            Finding::SpecsOfDeletedAttachment {
+                attachment_id,
+                keys,
+            } => write!(
+                f,
+                "attachment {attachment_id} is deleted but its connector keys [{}] are not",
+                keys.join(", ")
+            ),
+            Finding::SeveralInstancesWithoutMultiattach {
+                volume_id,
+                instances,
+            } => write!(
+                f,
+                "volume {volume_id} is not multiattach but is attached to instances [{}]",
+                instances.join(", ")
+            ),
+            Finding::BackendObjectMissing { volume_id, host } => {
+                write!(f, "volume {volume_id} has no data on its backend {host}")
+            }
+            Finding::BackendObjectWithoutVolume {
+                volume_id,
+                backend_host,
+            } => write!(
+                f,
+                "backend {backend_host} holds data for volume {volume_id}, which is not a live volume"
+            ),
+        }
+    }
+}
+
+/// Attachments that still hold (or are about to hold) the volume.
+fn holds_volume(status: AttachStatus) -> bool {
+    !matches!(
+        status,
+        AttachStatus::Detached
+            | AttachStatus::Deleted
+            | AttachStatus::ErrorAttaching
+            | AttachStatus::ErrorDetaching
+    )
+}
+
+/// Statuses in which a volume's data need not exist: it is being made or removed, or
+/// making it failed.
+fn data_optional(status: VolumeStatus) -> bool {
+    matches!(
+        status,
+        VolumeStatus::Creating
+            | VolumeStatus::Deleting
+            | VolumeStatus::Error
+            | VolumeStatus::ErrorDeleting
+            | VolumeStatus::ErrorManaging
+            | VolumeStatus::Managing
+    )
+}
+
+/// Every invariant the snapshot breaks. `backends` lists what each checked backend
+/// holds; volumes on hosts not in the list are not checked against storage.
+pub fn check(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut by_volume: BTreeMap<Uuid, Vec<&AttachmentFacts>> = BTreeMap::new();
+    for attachment in &snapshot.attachments {
+        by_volume
+            .entry(attachment.volume_id)
+            .or_default()
+            .push(attachment);
+    }
+    for volume in &snapshot.volumes {
+        let attachments = by_volume.remove(&volume.id).unwrap_or_default();
+        let statuses: Vec<AttachStatus> = attachments.iter().map(|a| a.attach_status).collect();
+        if !status_consistent(volume.status, &statuses) {
+            findings.push(Finding::StatusMismatch {
+                volume_id: volume.id,
+                status: volume.status.as_str().to_owned(),
+                attachment_statuses: statuses.iter().map(|s| s.as_str().to_owned()).collect(),
+            });
+        }
+        let instances: BTreeSet<String> = attachments
+            .iter()
+            .filter(|a| holds_volume(a.attach_status))
+            .filter_map(|a| a.instance_uuid.clone())
+            .collect();
+        if !volume.multiattach && instances.len() > 1 {
+            findings.push(Finding::SeveralInstancesWithoutMultiattach {
+                volume_id: volume.id,
+                instances: instances.into_iter().collect(),
+            });
+        }
+    }
+    // What is left are live attachments of volumes that are deleted (or never existed).
+    for (volume_id, attachments) in by_volume {
+        findings.extend(
+            attachments
+                .iter()
+                .map(|a| Finding::AttachmentOfDeletedVolume {
+                    attachment_id: a.id,
+                    volume_id,
+                }),
+        );
+    }
+    let mut specs: BTreeMap<Uuid, Vec<String>> = BTreeMap::new();
+    for (attachment_id, key) in &snapshot.specs_of_deleted_attachments {
+        specs.entry(*attachment_id).or_default().push(key.clone());
+    }
+    findings.extend(specs.into_iter().map(|(attachment_id, keys)| {
+        Finding::SpecsOfDeletedAttachment {
+            attachment_id,
+            keys,
+        }
+    }));
+    findings.extend(check_storage(snapshot, backends));
+    findings
+}
+
+fn backend_host(volume_host: &str) -> &str {
+    volume_host.split('#').next().unwrap_or(volume_host)
+}
+
+fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for backend in backends {
+        let live: BTreeMap<Uuid, &VolumeFacts> = snapshot
+            .volumes
+            .iter()
+            .filter(|v| v.host.as_deref().map(backend_host) == Some(backend.host.as_str()))
+            .map(|v| (v.id, v))
+            .collect();
+        for (id, volume) in &live {
+            if !data_optional(volume.status) && !backend.volume_ids.contains(id) {
+                findings.push(Finding::BackendObjectMissing {
+                    volume_id: *id,
+                    host: volume.host.clone().unwrap_or_default(),
+                });
+            }
+        }
+        for id in &backend.volume_ids {
+            if !live.contains_key(id) {
+                findings.push(Finding::BackendObjectWithoutVolume {
+                    volume_id: *id,
+                    backend_host: backend.host.clone(),
+                });
+            }
+        }
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn volume(status: VolumeStatus, multiattach: bool) -> VolumeFacts {
+        VolumeFacts {
+            id: Uuid::new_v4(),
+            status,
+            multiattach,
+            host: Some("h@file#file".to_owned()),
+        }
+    }
+
+    fn attachment(volume: &VolumeFacts, status: AttachStatus, instance: &str) -> AttachmentFacts {
+        AttachmentFacts {
+            id: Uuid::new_v4(),
+            volume_id: volume.id,
+            instance_uuid: Some(instance.to_owned()),
+            attach_status: status,
+        }
+    }
+
+    fn storage(volumes: &[&VolumeFacts]) -> Vec<BackendObjects> {
+        vec![BackendObjects {
+            host: "h@file".to_owned(),
+            volume_ids: volumes.iter().map(|v| v.id).collect(),
+        }]
+    }
+
+    #[test]
+    fn a_consistent_snapshot_has_no_findings() {
+        let single = volume(VolumeStatus::InUse, false);
+        let shared = volume(VolumeStatus::InUse, true);
+        let idle = volume(VolumeStatus::Available, false);
+        let snapshot = Snapshot {
+            attachments: vec![
+                attachment(&single, AttachStatus::Attached, "i1"),
+                attachment(&single, AttachStatus::Reserved, "i1"),
+                attachment(&shared, AttachStatus::Attached, "i1"),
+                attachment(&shared, AttachStatus::Attached, "i2"),
+                attachment(&idle, AttachStatus::Detached, "i3"),
+            ],
+            volumes: vec![single.clone(), shared.clone(), idle.clone()],
+            specs_of_deleted_attachments: vec![],
+        };
+        assert_eq!(
+            check(&snapshot, &storage(&[&single, &shared, &idle])),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn every_kind_of_violation_is_found() {
+        let lying = volume(VolumeStatus::Available, false);
+        let gone = volume(VolumeStatus::Available, false);
+        let crowded = volume(VolumeStatus::InUse, false);
+        let dataless = volume(VolumeStatus::Available, false);
+        let being_made = volume(VolumeStatus::Creating, false);
+        let stray = Uuid::new_v4();
+        let deleted_attachment = Uuid::new_v4();
+        let snapshot = Snapshot {
+            attachments: vec![
+                attachment(&lying, AttachStatus::Attached, "i1"),
+                attachment(&gone, AttachStatus::Reserved, "i1"),
+                attachment(&crowded, AttachStatus::Attached, "i1"),
+                attachment(&crowded, AttachStatus::Attached, "i2"),
+            ],
+            // `gone` is deleted: not among the live volumes.
+            volumes: vec![
+                lying.clone(),
+                crowded.clone(),
+                dataless.clone(),
+                being_made.clone(),
+            ],
+            specs_of_deleted_attachments: vec![
+                (deleted_attachment, "host".to_owned()),
+                (deleted_attachment, "initiator".to_owned()),
+            ],
+        };
+        let mut backends = storage(&[&lying, &crowded]);
+        backends[0].volume_ids.insert(stray);
+        let kinds: Vec<String> = check(&snapshot, &backends)
+            .iter()
+            .map(|f| {
+                serde_json::to_value(f).unwrap()["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "status_mismatch",
+                "several_instances_without_multiattach",
+                "attachment_of_deleted_volume",
+                "specs_of_deleted_attachment",
+                "backend_object_missing",
+                "backend_object_without_volume",
+            ]
+        );
+    }
+
+    #[test]
+    fn volumes_on_unchecked_backends_are_left_alone() {
+        let elsewhere = VolumeFacts {
+            host: Some("other@file#file".to_owned()),
+            ..volume(VolumeStatus::Available, false)
+        };
+        let snapshot = Snapshot {
+            volumes: vec![elsewhere],
+            ..Snapshot::default()
+        };
+        assert_eq!(check(&snapshot, &storage(&[])), vec![]);
+    }
+}

@@ -1,0 +1,178 @@
+//! `cinder-attach check`: each kind of violation is seeded straight into the database (or
+//! the backend directory) and must be reported; a healthy database reports nothing.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use cinder_attach::check::{self, CheckedBackend};
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use crate::support::helpers::{conn, str_of};
+use crate::support::TestApp;
+
+fn backends(app: &TestApp) -> Vec<CheckedBackend> {
+    let spec = format!("file=file,dir={}", app.volumes_dir.display());
+    check::backends_from_specs(&[spec.parse().expect("spec")], "test-host").expect("builds")
+}
+
+/// `(kind, id)` of every finding.
+async fn findings(app: &TestApp) -> BTreeSet<(String, String)> {
+    let report = check::run(app.store.as_ref(), &backends(app))
+        .await
+        .expect("check runs");
+    report
+        .findings
+        .iter()
+        .map(|f| {
+            let value = serde_json::to_value(f).expect("serialises");
+            let id = value
+                .get("attachment_id")
+                .or_else(|| value.get("volume_id"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            (value["kind"].as_str().unwrap_or_default().to_owned(), id)
+        })
+        .collect()
+}
+
+async fn checker_is_quiet_after_normal_use(app: TestApp) {
+    let single = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let shared = app.multiattach_volume().await;
+    let idle = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_fully(&single, &Uuid::new_v4().to_string(), conn())
+        .await;
+    app.attach_fully(&shared, &Uuid::new_v4().to_string(), conn())
+        .await;
+    app.attach_fully(&shared, &Uuid::new_v4().to_string(), conn())
+        .await;
+    let gone = app
+        .attach_fully(&idle, &Uuid::new_v4().to_string(), conn())
+        .await;
+    assert_eq!(app.delete_attachment(&gone).await.status, 200);
+    let deleted = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    assert_eq!(
+        app.request(
+            axum::http::Method::DELETE,
+            &format!("/v3/p1/volumes/{deleted}")
+        )
+        .send()
+        .await
+        .status,
+        202
+    );
+    assert_eq!(findings(&app).await, BTreeSet::new());
+    let report = check::run(app.store.as_ref(), &backends(&app))
+        .await
+        .expect("runs");
+    assert_eq!((report.volumes, report.attachments), (3, 3));
+}
+
+async fn checker_finds_every_seeded_violation(app: TestApp) {
+    // A volume that says `available` while an attachment is attached.
+    let lying = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_fully(&lying, &Uuid::new_v4().to_string(), conn())
+        .await;
+    // A non-multiattach volume attached to two instances.
+    let crowded = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_fully(&crowded, &Uuid::new_v4().to_string(), conn())
+        .await;
+    let intruder = Uuid::new_v4().to_string();
+    // A live attachment whose volume was deleted.
+    let orphaned = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let orphan_attachment = app
+        .attach_fully(&orphaned, &Uuid::new_v4().to_string(), conn())
+        .await;
+    // Connector rows of a deleted attachment (its volume is kept consistent).
+    let shared = app.multiattach_volume().await;
+    app.attach_fully(&shared, &Uuid::new_v4().to_string(), conn())
+        .await;
+    let dropped = app
+        .attach_fully(&shared, &Uuid::new_v4().to_string(), conn())
+        .await;
+    // A volume whose file is gone, and a file no volume owns.
+    let dataless = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let stray = Uuid::new_v4();
+
+    app.db
+        .execute(&format!(
+            "update volumes set status = 'available' where id = '{lying}';
+             insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, created_at, deleted)
+             values ('{intruder}', '{crowded}', 'i-9', 'attached', 'rw', '2026-01-02T03:04:05+00:00', false);
+             update volumes set deleted = true, status = 'deleted' where id = '{orphaned}';
+             update volume_attachment set deleted = true, attach_status = 'deleted' where id = '{dropped}';"
+        ))
+        .await
+        .expect("seed applies");
+    std::fs::remove_file(app.volume_file(&dataless)).expect("file removed");
+    std::fs::write(app.volumes_dir.join(format!("volume-{stray}")), b"").expect("stray file");
+
+    let expected: BTreeSet<(String, String)> = [
+        ("status_mismatch", lying),
+        ("several_instances_without_multiattach", crowded),
+        ("attachment_of_deleted_volume", orphan_attachment),
+        ("specs_of_deleted_attachment", dropped),
+        ("backend_object_missing", dataless),
+        ("backend_object_without_volume", stray.to_string()),
+        // The deleted volume's file is still there too.
+        ("backend_object_without_volume", orphaned),
+    ]
+    .into_iter()
+    .map(|(k, id)| (k.to_owned(), id))
+    .collect();
+    assert_eq!(findings(&app).await, expected);
+}
+
+backend_tests!(
+    checker_is_quiet_after_normal_use,
+    checker_finds_every_seeded_violation
+);
+
+fn run_checker(database_url: &str, volumes_dir: &std::path::Path) -> (i32, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
+        .args(["check", "--json", "--host", "test-host"])
+        .args(["--database-url", database_url])
+        .arg("--backend")
+        .arg(format!("file=file,dir={}", volumes_dir.display()))
+        .env_remove("CINDER_ATTACH_BACKENDS")
+        .output()
+        .expect("checker runs");
+    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
+    (output.status.code().unwrap_or(-1), report)
+}
+
+/// The binary: exit 0 and an empty JSON list when clean, 1 with findings, 2 when the
+/// database cannot be read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_command_exit_codes_and_json() {
+    cinder_attach::telemetry::init_for_test();
+    let db = crate::support::TestDb::create(crate::support::Backend::Sqlite)
+        .await
+        .expect("sqlite");
+    let app = TestApp::new(db).await;
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_fully(&volume, &Uuid::new_v4().to_string(), conn())
+        .await;
+
+    let (code, report) = run_checker(&app.db.url, &app.volumes_dir);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["findings"], json!([]));
+    assert_eq!(report["volumes"], 1);
+    assert_eq!(report["backends_checked"], json!(["test-host@file"]));
+
+    app.db
+        .execute(&format!(
+            "update volumes set status = 'available' where id = '{volume}'"
+        ))
+        .await
+        .expect("seed");
+    let (code, report) = run_checker(&app.db.url, &app.volumes_dir);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(report["findings"][0]["kind"], "status_mismatch");
+    assert_eq!(report["findings"][0]["volume_id"], volume.as_str());
+
+    let missing = app.volumes_dir.join("no-such-dir/db.sqlite");
+    let (code, _) = run_checker(&format!("sqlite://{}", missing.display()), &app.volumes_dir);
+    assert_eq!(code, 2);
+}
