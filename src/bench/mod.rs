@@ -7,6 +7,7 @@
 //! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
 
 mod client;
+pub mod journal;
 pub mod stats;
 
 use std::collections::BTreeMap;
@@ -20,7 +21,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use client::CinderClient;
+use client::{Answer, CinderClient};
+use journal::{Entry, Journal, Outcome};
 use stats::Samples;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -65,6 +67,10 @@ pub struct BenchArgs {
     /// Send `X-Service-Roles: service` (the reference Cinder then skips its Nova check).
     #[arg(long)]
     pub service_role: bool,
+    /// Write every attachment request and its outcome here, one JSON line each (for
+    /// crash tests: what the server acknowledged).
+    #[arg(long)]
+    pub journal: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,6 +93,8 @@ pub struct Report {
     pub requests_per_s: f64,
     pub refusals: u64,
     pub errors: u64,
+    /// Errors that got no answer at all (connection refused or cut).
+    pub unanswered: u64,
     pub error_samples: Vec<String>,
     pub operations: BTreeMap<String, OpReport>,
     pub peak_rss_mib: Option<f64>,
@@ -98,12 +106,20 @@ struct ClientResult {
     cycles: u64,
     refusals: u64,
     errors: u64,
+    unanswered: u64,
     error_samples: Vec<String>,
 }
 
 impl ClientResult {
-    fn error(&mut self, what: String) {
+    fn failed(&mut self, err: CycleError) {
         self.errors += 1;
+        let what = match err {
+            CycleError::Answered(what) => what,
+            CycleError::Unanswered(what) => {
+                self.unanswered += 1;
+                what
+            }
+        };
         if self.error_samples.len() < 5 {
             self.error_samples.push(what);
         }
@@ -170,70 +186,149 @@ async fn multiattach_type(api: &CinderClient) -> Result<String, String> {
     Ok(name.to_owned())
 }
 
-/// One attach cycle; `Ok(false)` when the reservation was refused by the rules.
-async fn attach_cycle(
-    api: &CinderClient,
-    volume: &str,
+/// Why a cycle stopped early.
+enum CycleError {
+    /// The server answered with an unexpected status.
+    Answered(String),
+    /// No answer: what the server did is unknown.
+    Unanswered(String),
+}
+
+/// Who is running a cycle, and where its requests are written down.
+struct Runner<'a> {
+    api: &'a CinderClient,
     client: usize,
-    result: &mut ClientResult,
-) -> Result<bool, String> {
-    let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string(),
-                                     "connector": connector(client)}});
-    let created = api
-        .call(Method::POST, "/attachments", "3.44", Some(&body))
-        .await?;
-    result
-        .ops
-        .entry("attachment_create")
-        .or_default()
-        .record(created.elapsed);
-    if created.status == 400 && created.body.to_string().contains("to reserve") {
-        return Ok(false);
+    volume: &'a str,
+    journal: Option<&'a Journal>,
+}
+
+impl Runner<'_> {
+    /// One attachment request: timed under `op`, journalled, and checked for `expected`.
+    async fn step(
+        &self,
+        result: &mut ClientResult,
+        op: (&'static str, &'static str),
+        attachment: Option<&str>,
+        request: (Method, String, Option<Value>),
+        expected: u16,
+    ) -> Result<Answer, CycleError> {
+        let (method, path, body) = request;
+        let answer = self.api.call(method, &path, "3.44", body.as_ref()).await;
+        let (outcome, status) = match &answer {
+            Ok(a) if a.status == expected => (Outcome::Ok, Some(a.status)),
+            Ok(a) => (Outcome::Failed, Some(a.status)),
+            Err(_) => (Outcome::Unknown, None),
+        };
+        if let Some(journal) = self.journal {
+            let attachment = attachment.map(str::to_owned).or_else(|| {
+                answer
+                    .as_ref()
+                    .ok()
+                    .and_then(|a| a.body["attachment"]["id"].as_str().map(str::to_owned))
+            });
+            journal.record(&Entry {
+                client: self.client,
+                op: op.1.to_owned(),
+                volume: self.volume.to_owned(),
+                attachment,
+                outcome,
+                status,
+            });
+        }
+        let answer = answer.map_err(|e| CycleError::Unanswered(format!("{}: {e}", op.0)))?;
+        result.ops.entry(op.0).or_default().record(answer.elapsed);
+        Ok(answer)
     }
-    if created.status != 200 {
-        return Err(format!(
-            "create answered {}: {}",
-            created.status, created.body
-        ));
+
+    /// One attach cycle; `Ok(false)` when the reservation was refused by the rules.
+    async fn attach_cycle(&self, result: &mut ClientResult) -> Result<bool, CycleError> {
+        let body = json!({"attachment": {"volume_uuid": self.volume,
+                                         "instance_uuid": Uuid::new_v4().to_string(),
+                                         "connector": connector(self.client)}});
+        let created = self
+            .step(
+                result,
+                ("attachment_create", "create"),
+                None,
+                (Method::POST, "/attachments".to_owned(), Some(body)),
+                200,
+            )
+            .await?;
+        if created.status == 400 && created.body.to_string().contains("to reserve") {
+            return Ok(false);
+        }
+        expect(&created, 200, "create")?;
+        let id = created.body["attachment"]["id"]
+            .as_str()
+            .ok_or_else(|| CycleError::Answered("no attachment id".to_owned()))?
+            .to_owned();
+        let completed = self
+            .step(
+                result,
+                ("attachment_complete", "complete"),
+                Some(&id),
+                (
+                    Method::POST,
+                    format!("/attachments/{id}/action"),
+                    Some(json!({"os-complete": null})),
+                ),
+                204,
+            )
+            .await?;
+        expect(&completed, 204, "complete")?;
+        self.delete(result, &id).await
     }
-    let id = created.body["attachment"]["id"]
-        .as_str()
-        .ok_or("no attachment id")?
-        .to_owned();
-    let completed = api
-        .call(
-            Method::POST,
-            &format!("/attachments/{id}/action"),
-            "3.44",
-            Some(&json!({"os-complete": null})),
-        )
-        .await?;
-    result
-        .ops
-        .entry("attachment_complete")
-        .or_default()
-        .record(completed.elapsed);
-    if completed.status != 204 {
-        return Err(format!(
-            "complete answered {}: {}",
-            completed.status, completed.body
-        ));
+
+    async fn delete(&self, result: &mut ClientResult, id: &str) -> Result<bool, CycleError> {
+        let deleted = self
+            .step(
+                result,
+                ("attachment_delete", "delete"),
+                Some(id),
+                (Method::DELETE, format!("/attachments/{id}"), None),
+                200,
+            )
+            .await?;
+        expect(&deleted, 200, "delete")?;
+        Ok(true)
     }
-    let deleted = api
-        .call(Method::DELETE, &format!("/attachments/{id}"), "3.44", None)
-        .await?;
-    result
-        .ops
-        .entry("attachment_delete")
-        .or_default()
-        .record(deleted.elapsed);
-    if deleted.status != 200 {
-        return Err(format!(
-            "delete answered {}: {}",
-            deleted.status, deleted.body
-        ));
+
+    /// After an unanswered request the client's own volume may hold an attachment it
+    /// does not know of; like a real consumer cleaning up, it deletes whatever is there.
+    async fn clear_volume(&self, result: &mut ClientResult) -> Result<(), CycleError> {
+        let listed = self
+            .api
+            .call(
+                Method::GET,
+                &format!("/attachments?volume_id={}", self.volume),
+                "3.44",
+                None,
+            )
+            .await
+            .map_err(CycleError::Unanswered)?;
+        expect(&listed, 200, "attachment list")?;
+        let ids: Vec<String> = listed.body["attachments"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a["id"].as_str().map(str::to_owned))
+            .collect();
+        for id in ids {
+            self.delete(result, &id).await?;
+        }
+        Ok(())
     }
-    Ok(true)
+}
+
+fn expect(answer: &Answer, status: u16, what: &str) -> Result<(), CycleError> {
+    if answer.status == status {
+        Ok(())
+    } else {
+        Err(CycleError::Answered(format!(
+            "{what} answered {}: {}",
+            answer.status, answer.body
+        )))
+    }
 }
 
 async fn read_round(
@@ -332,16 +427,37 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         } else {
             args.duration
         });
+    let journal = args
+        .journal
+        .as_deref()
+        .map(Journal::create)
+        .transpose()?
+        .map(Arc::new);
     let started = Instant::now();
     let mut tasks = Vec::new();
     for client in 0..args.clients {
         let api = api.clone();
         let volume = volumes[client % volumes.len()].clone();
         let attachment = attachments.get(client).cloned();
-        let (budget, mode) = (budget.clone(), args.mode);
+        let (budget, mode, journal) = (budget.clone(), args.mode, journal.clone());
         tasks.push(tokio::spawn(async move {
+            let runner = Runner {
+                api: &api,
+                client,
+                volume: &volume,
+                journal: journal.as_deref(),
+            };
             let mut result = ClientResult::default();
+            let mut dirty = false;
             while Instant::now() < deadline {
+                if dirty && mode == BenchMode::Own {
+                    if let Err(err) = runner.clear_volume(&mut result).await {
+                        result.failed(err);
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
+                    dirty = false;
+                }
                 if budget
                     .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
                         left.checked_sub(1)
@@ -355,8 +471,9 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
                         read_round(&api, &volume, attachment, &mut result)
                             .await
                             .map(|()| true)
+                            .map_err(CycleError::Answered)
                     }
-                    _ => attach_cycle(&api, &volume, client, &mut result).await,
+                    _ => runner.attach_cycle(&mut result).await,
                 };
                 match outcome {
                     Ok(true) => result.cycles += 1,
@@ -367,7 +484,14 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
                         budget.fetch_add(1, Ordering::Relaxed);
                         tokio::time::sleep(Duration::from_millis(2)).await;
                     }
-                    Err(err) => result.error(err),
+                    Err(err) => {
+                        dirty = true;
+                        if matches!(err, CycleError::Unanswered(_)) {
+                            // The server is away: do not spin while it comes back.
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                        result.failed(err);
+                    }
                 }
             }
             result
@@ -379,6 +503,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         total.cycles += result.cycles;
         total.refusals += result.refusals;
         total.errors += result.errors;
+        total.unanswered += result.unanswered;
         total.error_samples.extend(result.error_samples);
         for (op, samples) in result.ops {
             total.ops.entry(op).or_default().merge(samples);
@@ -419,6 +544,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         requests_per_s: requests as f64 / seconds,
         refusals: total.refusals,
         errors: total.errors,
+        unanswered: total.unanswered,
         error_samples: total.error_samples,
         operations,
         peak_rss_mib: (peak > 0).then(|| peak as f64 / 1024.0),
@@ -428,9 +554,9 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
 /// A human-readable table of a report.
 pub fn render(report: &Report) -> String {
     let mut out = format!(
-        "mode {:?}, {} clients, {:.1} s: {} cycles ({:.1}/s), {} requests ({:.1}/s), {} refusals, {} errors\n",
+        "mode {:?}, {} clients, {:.1} s: {} cycles ({:.1}/s), {} requests ({:.1}/s), {} refusals, {} errors ({} unanswered)\n",
         report.mode, report.clients, report.seconds, report.cycles, report.cycles_per_s, report.requests,
-        report.requests_per_s, report.refusals, report.errors
+        report.requests_per_s, report.refusals, report.errors, report.unanswered
     );
     out.push_str(&format!(
         "{:<20} {:>8} {:>9} {:>9} {:>9} {:>9}\n",

@@ -24,6 +24,16 @@ impl ServerProcess {
         volumes_dir: &std::path::Path,
         extra: &[&str],
     ) -> ServerProcess {
+        Self::start_on("127.0.0.1:0", database_url, volumes_dir, extra)
+    }
+
+    /// As `start_with`, listening on `listen` (to come back on the same port).
+    pub fn start_on(
+        listen: &str,
+        database_url: &str,
+        volumes_dir: &std::path::Path,
+        extra: &[&str],
+    ) -> ServerProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
         for (key, _) in std::env::vars() {
             if key.starts_with("CINDER_ATTACH_") {
@@ -35,7 +45,7 @@ impl ServerProcess {
             .args([
                 "serve",
                 "--listen",
-                "127.0.0.1:0",
+                listen,
                 "--log-format",
                 "json",
                 "--host",
