@@ -260,23 +260,46 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     let local = listener.local_addr().map_err(StartError::Serve)?;
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
     tokio::spawn(reload_policy_on_hangup(policy));
-    serve(listener, state, shutdown_signal()).await?;
-    store.close().await;
+    serve(listener, state, shutdown_signal(), args.shutdown_grace()).await?;
+    // Requests cut off by the grace period may still hold connections; closing the pool
+    // waits for them, so it is bounded too. Their transactions roll back either way.
+    if tokio::time::timeout(Duration::from_secs(2), store.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("database connections still busy at exit; their transactions roll back");
+    }
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Serves on an already bound listener until `shutdown` resolves, then lets in-flight
-/// requests finish.
+/// Serves on an already bound listener until `shutdown` resolves; then stops accepting
+/// and lets in-flight requests finish, for at most `grace`.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    grace: Duration,
 ) -> Result<(), StartError> {
-    axum::serve(listener, build_app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(StartError::Serve)
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, build_app(state)).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stopping_tx.send(());
+    });
+    let deadline = async move {
+        if stopping_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served.map_err(StartError::Serve),
+        () = deadline => {
+            tracing::warn!(seconds = grace.as_secs_f64(), "requests still running after the shutdown grace period are cut off");
+            Ok(())
+        }
+    }
 }
 
 /// SIGHUP re-reads the policy file; requests keep being served with the old rules until

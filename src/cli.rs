@@ -124,6 +124,16 @@ pub struct ServeArgs {
     )]
     pub request_timeout: u64,
 
+    /// On SIGTERM/SIGINT: seconds in-flight requests get to finish after the listener
+    /// closes; whatever still runs then is cut off.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_SHUTDOWN_GRACE",
+        default_value_t = 30,
+        global = true
+    )]
+    pub shutdown_grace: u64,
+
     /// A storage backend, `NAME=DRIVER[,key=value...]`; repeat for several. Drivers:
     /// `file` (options dir, nfs_export, capacity_gb) and `iscsi-sim` (dir, portal,
     /// iqn_prefix); both take pool, availability_zone, multiattach, shared_targets.
@@ -161,6 +171,10 @@ pub struct ServeArgs {
 impl ServeArgs {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout.max(1))
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace)
     }
 
     /// `--host`, else the machine's host name.

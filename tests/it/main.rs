@@ -9,4 +9,5 @@ mod check;
 mod crash;
 mod keystone;
 mod multiprocess;
+mod shutdown;
 mod store;
