@@ -22,13 +22,17 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub client: usize,
-    /// `create`, `complete` or `delete`.
+    /// `create`, `complete`, `delete`, or `list` (the clean-up after a failure).
     pub op: String,
     pub volume: String,
     /// Unknown for a create that got no answer.
     pub attachment: Option<String>,
     pub outcome: Outcome,
     pub status: Option<u16>,
+    /// How long the request took, answered or not.
+    pub elapsed_ms: u64,
+    /// The error code of a fault body (`serviceUnavailable`, ...).
+    pub fault: Option<String>,
 }
 
 pub struct Journal {

@@ -213,7 +213,9 @@ impl Runner<'_> {
         expected: u16,
     ) -> Result<Answer, CycleError> {
         let (method, path, body) = request;
+        let started = Instant::now();
         let answer = self.api.call(method, &path, "3.44", body.as_ref()).await;
+        let elapsed_ms = started.elapsed().as_millis() as u64;
         let (outcome, status) = match &answer {
             Ok(a) if a.status == expected => (Outcome::Ok, Some(a.status)),
             Ok(a) => (Outcome::Failed, Some(a.status)),
@@ -233,6 +235,13 @@ impl Runner<'_> {
                 attachment,
                 outcome,
                 status,
+                elapsed_ms,
+                fault: answer.as_ref().ok().and_then(|a| {
+                    a.body
+                        .as_object()
+                        .filter(|_| a.status >= 400)
+                        .and_then(|o| o.keys().next().cloned())
+                }),
             });
         }
         let answer = answer.map_err(|e| CycleError::Unanswered(format!("{}: {e}", op.0)))?;
@@ -297,15 +306,18 @@ impl Runner<'_> {
     /// does not know of; like a real consumer cleaning up, it deletes whatever is there.
     async fn clear_volume(&self, result: &mut ClientResult) -> Result<(), CycleError> {
         let listed = self
-            .api
-            .call(
-                Method::GET,
-                &format!("/attachments?volume_id={}", self.volume),
-                "3.44",
+            .step(
+                result,
+                ("attachment_list", "list"),
                 None,
+                (
+                    Method::GET,
+                    format!("/attachments?volume_id={}", self.volume),
+                    None,
+                ),
+                200,
             )
-            .await
-            .map_err(CycleError::Unanswered)?;
+            .await?;
         expect(&listed, 200, "attachment list")?;
         let ids: Vec<String> = listed.body["attachments"]
             .as_array()

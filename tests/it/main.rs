@@ -9,5 +9,6 @@ mod check;
 mod crash;
 mod keystone;
 mod multiprocess;
+mod outage;
 mod shutdown;
 mod store;

@@ -5,6 +5,8 @@ pub mod db;
 pub mod fixtures;
 pub mod helpers;
 pub mod http;
+pub mod load;
+pub mod pg_cluster;
 pub mod process;
 
 pub use db::{Backend, TestDb};

@@ -1,0 +1,105 @@
+//! A database outage under load, on a private PostgreSQL cluster: while it is down every
+//! request is answered promptly with a `503 serviceUnavailable` fault (never a 500, never
+//! a hang); when it is back, service resumes within seconds without restarting
+//! cinder-attach, and the checker finds nothing.
+
+use std::time::{Duration, Instant};
+
+use cinder_attach::bench::journal::Outcome;
+use uuid::Uuid;
+
+use crate::support::load::{journal_entries, run_checker, start_bench, wait_for_journal};
+use crate::support::pg_cluster::PgCluster;
+use crate::support::process::{http, ServerProcess};
+
+/// Seconds a request may take (`--request-timeout`); a pooled connection is waited for
+/// one second (`--db-acquire-timeout`).
+const REQUEST_TIMEOUT_S: u64 = 5;
+
+fn outage_under_load() {
+    let Some(cluster) = PgCluster::start() else {
+        return;
+    };
+    let volumes = std::env::temp_dir().join(format!("cinder-attach-outage-{}", Uuid::new_v4()));
+    std::fs::create_dir_all(&volumes).expect("volumes dir");
+    let journal = volumes.join("journal.jsonl");
+    let timeout = REQUEST_TIMEOUT_S.to_string();
+    let server = ServerProcess::start_with(
+        &cluster.url(),
+        &volumes,
+        &["--db-acquire-timeout", "1", "--request-timeout", &timeout],
+    );
+    let mut bench = start_bench(&server.addr, &journal, 9.0);
+    wait_for_journal(&journal, 1);
+    std::thread::sleep(Duration::from_millis(700));
+
+    cluster.stop();
+    std::thread::sleep(Duration::from_millis(2500));
+    let during = journal_entries(&journal);
+    cluster.resume();
+    let resumed = Instant::now();
+    let recovered_after = loop {
+        let (status, _) = http(&server.addr, "GET", "/v3/p1/volumes", None);
+        if status == 200 {
+            break resumed.elapsed();
+        }
+        assert!(
+            resumed.elapsed() < Duration::from_secs(15),
+            "no full service 15 s after the database came back (last status {status})"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    bench.wait().expect("bench ends");
+    let entries = journal_entries(&journal);
+
+    let unavailable: Vec<_> = during.iter().filter(|e| e.status == Some(503)).collect();
+    assert!(
+        !unavailable.is_empty(),
+        "no 503 while the database was down"
+    );
+    for entry in &entries {
+        assert_ne!(
+            entry.outcome,
+            Outcome::Unknown,
+            "a request got no answer: {entry:?}"
+        );
+        let status = entry.status.unwrap_or_default();
+        assert!(
+            status < 500 || status == 503,
+            "only 503 may report the outage: {entry:?}"
+        );
+        if status == 503 {
+            assert_eq!(
+                entry.fault.as_deref(),
+                Some("serviceUnavailable"),
+                "{entry:?}"
+            );
+        }
+        assert!(
+            entry.elapsed_ms < (REQUEST_TIMEOUT_S + 1) * 1000,
+            "a request hung beyond the timeout: {entry:?}"
+        );
+    }
+    let after = &entries[during.len()..];
+    let served_after = after.iter().filter(|e| e.outcome == Outcome::Ok).count();
+    assert!(
+        served_after > 20,
+        "too few requests served after recovery: {served_after}"
+    );
+    let report = run_checker(&cluster.url(), &volumes);
+    eprintln!(
+        "outage test: {} requests, {} answered 503 during the outage, full service {:?} after \
+         the database came back, {served_after} successes after; checker: {report}",
+        entries.len(),
+        unavailable.len(),
+        recovered_after
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&volumes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_outage_under_load() {
+    cinder_attach::telemetry::init_for_test();
+    tokio::task::block_in_place(outage_under_load);
+}

@@ -1,0 +1,59 @@
+//! The load generator and the checker as the crash and outage tests drive them: real
+//! binaries, talking to the server over sockets.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cinder_attach::bench::journal::Entry;
+
+/// `cinder-attach bench` in `own` mode with 4 clients for `seconds`, journalling.
+pub fn start_bench(addr: &str, journal: &Path, seconds: f64) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
+        .args(["bench", "--mode", "own", "--clients", "4"])
+        .args(["--endpoint", &format!("http://{addr}")])
+        .args(["--duration", &seconds.to_string()])
+        .arg("--journal")
+        .arg(journal)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("load generator starts")
+}
+
+pub fn journal_entries(path: &Path) -> Vec<Entry> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+pub fn run_checker(database_url: &str, volumes_dir: &Path) -> serde_json::Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
+        .args(["check", "--json", "--host", "test-host"])
+        .args(["--database-url", database_url])
+        .arg("--backend")
+        .arg(format!("file=file,dir={}", volumes_dir.display()))
+        .output()
+        .expect("checker runs");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the checker found violations: {report:#}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    report
+}
+
+pub fn wait_for_journal(path: &Path, lines: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while journal_entries(path).len() < lines {
+        assert!(
+            Instant::now() < deadline,
+            "the load generator never got going"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
