@@ -251,12 +251,10 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     };
     let auth = authenticator(&args, &policy, config.request_timeout)?;
     let state = AppState::new(service, config, auth);
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .map_err(|source| StartError::Bind {
-            addr: args.listen,
-            source,
-        })?;
+    let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {
+        addr: args.listen,
+        source,
+    })?;
     let local = listener.local_addr().map_err(StartError::Serve)?;
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
     tokio::spawn(reload_policy_on_hangup(policy));
@@ -271,6 +269,23 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The listening socket. With `reuse_port` several processes can listen on one address
+/// and the kernel spreads connections over them (Linux `SO_REUSEPORT`).
+fn bind(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    #[cfg(unix)]
+    socket.set_reuseport(reuse_port)?;
+    #[cfg(not(unix))]
+    let _ = reuse_port;
+    socket.bind(addr)?;
+    socket.listen(1024)
 }
 
 /// Serves on an already bound listener until `shutdown` resolves; then stops accepting

@@ -95,6 +95,11 @@ pub struct ServeArgs {
     )]
     pub listen: SocketAddr,
 
+    /// Let several cinder-attach processes listen on the same address (Linux
+    /// SO_REUSEPORT); the kernel spreads connections over them.
+    #[arg(long, env = "CINDER_ATTACH_REUSE_PORT", global = true)]
+    pub reuse_port: bool,
+
     /// How requests are authenticated.
     #[arg(long, env = "CINDER_ATTACH_AUTH_STRATEGY", value_enum, default_value_t = AuthStrategy::Noauth, global = true)]
     pub auth_strategy: AuthStrategy,
