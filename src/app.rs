@@ -21,6 +21,7 @@ use crate::auth::Authenticator;
 use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::metrics::Metrics;
 use crate::policy::{file::PolicyFileError, PolicyEngine};
 use crate::service::{Service, Settings};
 use crate::store::ServiceRegistration;
@@ -50,6 +51,7 @@ pub struct AppState {
     pub service: Service,
     pub config: Arc<ServiceConfig>,
     pub auth: Arc<Authenticator>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -58,6 +60,7 @@ impl AppState {
             service,
             config: Arc::new(config),
             auth: Arc::new(auth),
+            metrics: Arc::new(Metrics::default()),
         }
     }
 }
@@ -122,6 +125,7 @@ pub fn with_process_layers(routes: Router<AppState>, state: AppState) -> Router 
             },
         ))
         .layer(from_fn_with_state(state.clone(), timeout_layer))
+        .layer(from_fn_with_state(state.clone(), metrics_layer))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(request_span)
@@ -152,6 +156,44 @@ fn request_span(request: &Request<Body>) -> tracing::Span {
         project_id = tracing::field::Empty,
         user_id = tracing::field::Empty,
     )
+}
+
+/// Counts and times every answered request by its route template.
+async fn metrics_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let method = request.method().clone();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let response = next.run(request).await;
+    state.metrics.record_request(
+        method.as_str(),
+        &route,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
+    response
+}
+
+/// The metrics listener's only route: `GET /metrics`.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(|State(state): State<AppState>| async move {
+                let body = state.metrics.render(state.service.store.as_ref()).await;
+                (
+                    [(
+                        axum::http::header::CONTENT_TYPE,
+                        "text/plain; version=0.0.4; charset=utf-8",
+                    )],
+                    body,
+                )
+            }),
+        )
+        .with_state(state)
 }
 
 async fn timeout_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -255,9 +297,22 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         addr: args.listen,
         source,
     })?;
+    tokio::spawn(reload_policy_on_hangup(policy));
+    if let Some(addr) = args.metrics_listen {
+        let metrics = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let local = metrics.local_addr().map_err(StartError::Serve)?;
+        tracing::info!(address = %local, "metrics listening");
+        let router = metrics_router(state.clone());
+        tokio::spawn(async move {
+            if let Err(err) = axum::serve(metrics, router).await {
+                tracing::error!(%err, "metrics listener stopped");
+            }
+        });
+    }
     let local = listener.local_addr().map_err(StartError::Serve)?;
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
-    tokio::spawn(reload_policy_on_hangup(policy));
     serve(listener, state, shutdown_signal(), args.shutdown_grace()).await?;
     // Requests cut off by the grace period may still hold connections; closing the pool
     // waits for them, so it is bounded too. Their transactions roll back either way.

@@ -95,6 +95,11 @@ pub struct ServeArgs {
     )]
     pub listen: SocketAddr,
 
+    /// Serve Prometheus metrics at `/metrics` on this separate address (off when unset);
+    /// keep it private, e.g. 127.0.0.1:9102.
+    #[arg(long, env = "CINDER_ATTACH_METRICS_LISTEN", global = true)]
+    pub metrics_listen: Option<SocketAddr>,
+
     /// Let several cinder-attach processes listen on the same address (Linux
     /// SO_REUSEPORT); the kernel spreads connections over them.
     #[arg(long, env = "CINDER_ATTACH_REUSE_PORT", global = true)]

@@ -12,6 +12,7 @@ pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod domain;
+pub mod metrics;
 pub mod policy;
 pub mod service;
 pub mod store;

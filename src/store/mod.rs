@@ -32,6 +32,23 @@ pub use ids::DbId;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
+/// Live rows per status: `(status, count)`, ordered by status.
+#[derive(Debug, Clone, Default)]
+pub struct StatusCounts {
+    pub attachments: Vec<(String, i64)>,
+    pub volumes: Vec<(String, i64)>,
+}
+
+/// One connection pool's use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolUse {
+    /// `main`, or `read` / `write` for SQLite's two pools.
+    pub pool: &'static str,
+    pub open: u32,
+    pub idle: u32,
+    pub max: u32,
+}
+
 /// Which database sits behind a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
@@ -86,6 +103,12 @@ pub trait Store: Send + Sync + 'static {
 
     /// One round trip to the database.
     async fn ping(&self) -> Result<(), StoreError>;
+
+    /// Live attachments and volumes counted by status (for metrics).
+    async fn status_counts(&self) -> Result<StatusCounts, StoreError>;
+
+    /// How busy each connection pool is.
+    fn pool_use(&self) -> Vec<PoolUse>;
 
     /// Volumes, live attachments and stray connector rows, read in one snapshot for
     /// the consistency checker.

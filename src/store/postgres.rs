@@ -43,6 +43,10 @@ impl PgStore {
             .await?)
     }
 
+    fn pools(&self) -> Vec<(&'static str, &PgPool)> {
+        vec![("main", &self.pool)]
+    }
+
     /// Postgres takes concurrent writers; row locks order them.
     fn writer(&self) -> &PgPool {
         &self.pool

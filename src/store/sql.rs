@@ -78,7 +78,7 @@ macro_rules! sql_store {
 
         use super::rows::{self, AttachmentRow, KeyValueRow, MessageRow, ProjectAccessRow, VolumeRow, VolumeTypeRow};
         use super::sql::{total_order, SortColumn};
-        use super::{DbId, Retype, ServiceRegistration, SpecsCheck, StatusReset, Store, StoreError, StoreKind};
+        use super::{DbId, PoolUse, Retype, ServiceRegistration, StatusCounts, SpecsCheck, StatusReset, Store, StoreError, StoreKind};
         use super::rows::LockedVolume;
         use crate::domain::attach::{self, AttachEvent, ReserveDecision};
         use crate::domain::attachment::{
@@ -351,6 +351,34 @@ macro_rules! sql_store {
             async fn ping(&self) -> Result<(), StoreError> {
                 sqlx::query("select 1").execute(&self.pool).await?;
                 Ok(())
+            }
+
+            #[tracing::instrument(skip_all, err)]
+            async fn status_counts(&self) -> Result<StatusCounts, StoreError> {
+                let attachments: Vec<(String, i64)> = sqlx::query_as(
+                    "select attach_status, count(*) from volume_attachment where deleted = false \
+                     group by attach_status order by attach_status",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                let volumes: Vec<(String, i64)> = sqlx::query_as(
+                    "select status, count(*) from volumes where deleted = false group by status order by status",
+                )
+                .fetch_all(&self.pool)
+                .await?;
+                Ok(StatusCounts { attachments, volumes })
+            }
+
+            fn pool_use(&self) -> Vec<PoolUse> {
+                self.pools()
+                    .into_iter()
+                    .map(|(pool, p)| PoolUse {
+                        pool,
+                        open: p.size(),
+                        idle: u32::try_from(p.num_idle()).unwrap_or(u32::MAX),
+                        max: p.options().get_max_connections(),
+                    })
+                    .collect()
             }
 
             #[tracing::instrument(skip_all, err)]

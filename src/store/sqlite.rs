@@ -64,6 +64,10 @@ impl SqliteStore {
         Ok(Self { pool, writer })
     }
 
+    fn pools(&self) -> Vec<(&'static str, &SqlitePool)> {
+        vec![("read", &self.pool), ("write", &self.writer)]
+    }
+
     fn writer(&self) -> &SqlitePool {
         &self.writer
     }

@@ -217,3 +217,64 @@ fn sighup_reloads_the_policy_file() {
     let _ = std::fs::remove_file(file);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Metrics are served on their own address only, and JSON log lines carry the request id.
+#[test]
+fn metrics_listener_and_json_logs() {
+    let dir = temp_dir();
+    let server = crate::support::process::ServerProcess::start_with(
+        &format!("sqlite://{}", dir.join("db.sqlite").display()),
+        &dir.join("volumes"),
+        &["--metrics-listen", "127.0.0.1:0"],
+    );
+    let metrics_addr = server
+        .startup_log
+        .iter()
+        .find(|e| e["message"] == "metrics listening")
+        .and_then(|e| e["address"].as_str())
+        .expect("the metrics address is logged")
+        .to_owned();
+    let mut stream = TcpStream::connect(&server.addr).expect("connect");
+    write!(
+        stream,
+        "GET /v3/p1/volumes/{} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+         X-Auth-Token: admin:p1\r\n\r\n",
+        uuid::Uuid::new_v4()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 404"), "{response}");
+    let request_id = response
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("x-openstack-request-id: ")
+                .map(str::to_owned)
+        })
+        .expect("a request id header");
+
+    let scraped = http_get(&metrics_addr, "/metrics");
+    assert!(scraped.starts_with("HTTP/1.1 200"), "{scraped}");
+    assert!(scraped.contains(r#"route="/v3/{project_id}/volumes/{volume_id}",status="404""#));
+    assert!(http_get(&server.addr, "/metrics").starts_with("HTTP/1.1 404"));
+
+    // The 404 is logged once, as JSON, inside the request's span.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let found = server.log.lock().unwrap().iter().any(|event| {
+            event["span"]["request_id"] == request_id.as_str() && event["status"] == 404
+        });
+        if found {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no log line carries the request id: {:?}",
+            server.log.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -9,6 +9,7 @@ mod attachments;
 mod auth;
 mod faults;
 mod health;
+mod metrics;
 mod multiattach;
 mod routing;
 mod trusted_headers;

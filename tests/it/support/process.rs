@@ -3,12 +3,17 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// A running `cinder-attach serve`, killed on drop.
 pub struct ServerProcess {
     pub child: Child,
     pub addr: String,
+    /// The JSON log events up to "cinder-attach listening".
+    pub startup_log: Vec<serde_json::Value>,
+    /// Every JSON log event after that, as it arrives.
+    pub log: Arc<Mutex<Vec<serde_json::Value>>>,
 }
 
 impl ServerProcess {
@@ -60,22 +65,37 @@ impl ServerProcess {
             .expect("binary starts");
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let mut addr = None;
+        let mut startup_log = Vec::new();
         let mut lines = stdout.lines();
         for line in lines.by_ref() {
             let line = line.expect("log line");
             let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
                 continue;
             };
-            if event["message"] == "cinder-attach listening" {
+            let listening = event["message"] == "cinder-attach listening";
+            if listening {
                 addr = event["address"].as_str().map(str::to_owned);
+            }
+            startup_log.push(event);
+            if listening {
                 break;
             }
         }
         // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                if let Ok(event) = serde_json::from_str(&line) {
+                    sink.lock().expect("log lock").push(event);
+                }
+            }
+        });
         ServerProcess {
             child,
             addr: addr.expect("the server reports its address"),
+            startup_log,
+            log,
         }
     }
 

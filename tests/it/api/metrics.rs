@@ -1,0 +1,94 @@
+//! Prometheus metrics: request counts and latency histograms by route and status,
+//! attachments and volumes by status, and connection-pool use.
+
+use axum::body::Body;
+use axum::http::Request;
+use http_body_util::BodyExt;
+use serde_json::json;
+use tower::ServiceExt;
+use uuid::Uuid;
+
+use crate::support::helpers::{conn, str_of};
+use crate::support::{Backend, TestApp};
+
+async fn scrape(app: &TestApp) -> String {
+    let response = cinder_attach::app::metrics_router(app.state.clone())
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .expect("answers");
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(bytes.to_vec()).expect("utf-8")
+}
+
+/// The value of the sample named exactly `series` (name and labels).
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+async fn metrics_count_requests_and_model_state(app: TestApp) {
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    app.attach_fully(&volume, &Uuid::new_v4().to_string(), conn())
+        .await;
+    for _ in 0..3 {
+        assert_eq!(app.show_volume(&volume, "3.44").await.status, 200);
+    }
+    assert_eq!(app.get("/v3/p1/no-such-thing").send().await.status, 404);
+
+    let text = scrape(&app).await;
+    let show = r#"method="GET",route="/v3/{project_id}/volumes/{volume_id}",status="200""#;
+    assert_eq!(
+        sample(
+            &text,
+            &format!("cinder_attach_http_requests_total{{{show}}}")
+        ),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            &format!("cinder_attach_http_request_duration_seconds_bucket{{{show},le=\"+Inf\"}}")
+        ),
+        Some(3.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            r#"cinder_attach_http_requests_total{method="POST",route="/v3/{project_id}/volumes",status="202"}"#
+        ),
+        Some(1.0)
+    );
+    // Unknown paths are counted under one label, never under the raw path.
+    assert!(text.contains(r#"status="404""#));
+    assert!(!text.contains("no-such-thing"), "{text}");
+    assert_eq!(sample(&text, "cinder_attach_database_up"), Some(1.0));
+    assert_eq!(
+        sample(&text, r#"cinder_attach_attachments{status="attached"}"#),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&text, r#"cinder_attach_volumes{status="in-use"}"#),
+        Some(1.0)
+    );
+    let pool = match app.db.backend {
+        Backend::Sqlite => "write",
+        Backend::Postgres => "main",
+    };
+    assert!(
+        sample(
+            &text,
+            &format!(r#"cinder_attach_db_pool_connections{{pool="{pool}",state="max"}}"#)
+        )
+        .is_some_and(|max| max >= 1.0),
+        "{text}"
+    );
+    assert!(sample(&text, "process_resident_memory_bytes").is_some_and(|b| b > 0.0));
+}
+
+backend_tests!(metrics_count_requests_and_model_state);
