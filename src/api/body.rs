@@ -90,9 +90,26 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for JsonBody {
         if bytes.is_empty() {
             return Err(ApiError::malformed_body());
         }
-        serde_json::from_slice(&bytes)
-            .map(JsonBody)
-            .map_err(|_| ApiError::malformed_body())
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|_| ApiError::malformed_body())?;
+        if has_nul(&value) {
+            return Err(ApiError::BadRequest(NUL_REFUSAL.to_owned()));
+        }
+        Ok(JsonBody(value))
+    }
+}
+
+pub const NUL_REFUSAL: &str =
+    "Invalid input received: strings may not contain the NUL character (\\u0000).";
+
+/// Whether any key or string in `value` holds a NUL character, which PostgreSQL text
+/// cannot store (and no Cinder field needs).
+fn has_nul(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::String(s) => s.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().any(has_nul),
+        serde_json::Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
     }
 }
 

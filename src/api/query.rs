@@ -12,6 +12,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for CinderQuery<T>
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // `%00` is the only way a NUL reaches a decoded value; no filter needs one and
+        // PostgreSQL text cannot hold one.
+        if parts.uri.query().is_some_and(|q| q.contains("%00")) {
+            return Err(ApiError::BadRequest(
+                "Invalid query string: values may not contain the NUL character (%00).".to_owned(),
+            ));
+        }
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(value)| CinderQuery(value))

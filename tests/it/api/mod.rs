@@ -9,6 +9,7 @@ mod attachments;
 mod auth;
 mod faults;
 mod health;
+mod hostile;
 mod metrics;
 mod multiattach;
 mod routing;

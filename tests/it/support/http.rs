@@ -204,6 +204,13 @@ impl RequestBuilder {
         self
     }
 
+    /// A body that need not be UTF-8.
+    pub fn raw_bytes(mut self, content_type: &str, body: Vec<u8>) -> Self {
+        self.builder = self.builder.header("content-type", content_type);
+        self.body = Body::from(body);
+        self
+    }
+
     pub async fn send(self) -> TestResponse {
         let request = self.builder.body(self.body).expect("valid request");
         let response = self.router.oneshot(request).await.expect("infallible");
