@@ -19,6 +19,7 @@ pub mod unimplemented;
 pub mod versions;
 pub mod views;
 pub mod volume_actions;
+pub mod volume_metadata;
 pub mod volumes;
 
 use axum::http::{Method, Uri};

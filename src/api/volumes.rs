@@ -19,6 +19,7 @@ use super::links::{base_url, next_link};
 use super::paging::{parse_bool, parse_listing};
 use super::query::CinderQuery;
 use super::views::{volume_detail, volume_summary};
+use super::volume_metadata;
 use crate::app::AppState;
 use crate::domain::ids::parse_uuid_like;
 use crate::domain::volume::{Volume, VolumeFilters, VolumeSortKey};
@@ -34,9 +35,7 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/volumes/{volume_id}",
-            get(show)
-                .delete(delete)
-                .put(not_built(Endpoint::Unimplemented("volume update"))),
+            get(show).delete(delete).put(volume_metadata::update),
         )
         .route(
             "/volumes/{volume_id}/action",
@@ -44,15 +43,15 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/volumes/{volume_id}/metadata",
-            get(not_built(Endpoint::Unimplemented("volume metadata")))
-                .post(not_built(Endpoint::Unimplemented("volume metadata")))
-                .put(not_built(Endpoint::Unimplemented("volume metadata"))),
+            get(volume_metadata::list)
+                .post(volume_metadata::create)
+                .put(volume_metadata::replace),
         )
         .route(
             "/volumes/{volume_id}/metadata/{key}",
-            get(not_built(Endpoint::Unimplemented("volume metadata")))
-                .put(not_built(Endpoint::Unimplemented("volume metadata")))
-                .delete(not_built(Endpoint::Unimplemented("volume metadata"))),
+            get(volume_metadata::show)
+                .put(volume_metadata::update_item)
+                .delete(volume_metadata::delete),
         )
 }
 
@@ -90,7 +89,7 @@ fn create_schema(strict: bool) -> Value {
                     "group_id": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
                     "size": {"type": ["integer", "string", "null"], "pattern": "^[0-9]+$", "minimum": 1, "maximum": 2147483647},
                     "availability_zone": {"type": ["string", "null"], "minLength": 1, "maxLength": 255},
-                    "multiattach": {"type": ["boolean", "string", "null"]},
+                    "multiattach": {"oneOf": [{"type": "null"}, super::schema::boolean()]},
                     "image_id": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
                     "imageRef": {"type": ["string", "null"], "minLength": 0, "maxLength": 255}
                 },

@@ -140,6 +140,44 @@ pub struct NewVolume {
     pub created_at: DateTime<Utc>,
 }
 
+/// `PUT /volumes/{id}`: each field present is replaced (`Some(None)` clears it);
+/// metadata, when given, replaces all user metadata.
+#[derive(Debug, Clone, Default)]
+pub struct VolumeUpdate {
+    pub name: Option<Option<String>>,
+    pub description: Option<Option<String>>,
+    pub metadata: Option<BTreeMap<String, String>>,
+}
+
+/// A change to a volume's user metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetadataChange {
+    /// Add these keys, overwriting existing values.
+    Merge(BTreeMap<String, String>),
+    /// Make the metadata exactly this.
+    Replace(BTreeMap<String, String>),
+    /// Remove one key.
+    Remove(String),
+}
+
+/// How a volume write ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VolumeWrite<T> {
+    Done(T),
+    VolumeNotFound,
+    /// The volume's status forbids the change; nothing was written.
+    Refused(VolumeStatus),
+    /// The metadata key to remove does not exist.
+    KeyNotFound,
+}
+
+/// Statuses in which Cinder refuses to update a volume.
+pub const UPDATE_REFUSED: &[VolumeStatus] = &[VolumeStatus::Maintenance];
+
+/// Statuses in which Cinder refuses to change a volume's metadata.
+pub const METADATA_CHANGE_REFUSED: &[VolumeStatus] =
+    &[VolumeStatus::Maintenance, VolumeStatus::Uploading];
+
 /// Statuses from which a volume may be deleted without `force`.
 pub const DELETABLE_STATUSES: &[VolumeStatus] = &[
     VolumeStatus::Available,

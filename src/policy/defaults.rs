@@ -32,6 +32,11 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume:delete", MEMBER),
     ("volume:force_delete", ADMIN_API),
     ("volume:multiattach", MEMBER),
+    // Volume metadata (cinder/policies/volume_metadata.py).
+    ("volume:get_volume_metadata", READER),
+    ("volume:create_volume_metadata", MEMBER),
+    ("volume:update_volume_metadata", MEMBER),
+    ("volume:delete_volume_metadata", MEMBER),
     ("volume_extension:volume_host_attribute", ADMIN_API),
     ("volume_extension:volume_tenant_attribute", READER),
     ("volume_extension:volume_mig_status_attribute", ADMIN_API),

@@ -21,6 +21,10 @@ pub mod rules {
     pub const VOLUME_UPDATE: &str = "volume:update";
     pub const VOLUME_DELETE: &str = "volume:delete";
     pub const VOLUME_FORCE_DELETE: &str = "volume:force_delete";
+    pub const VOLUME_METADATA_GET: &str = "volume:get_volume_metadata";
+    pub const VOLUME_METADATA_CREATE: &str = "volume:create_volume_metadata";
+    pub const VOLUME_METADATA_UPDATE: &str = "volume:update_volume_metadata";
+    pub const VOLUME_METADATA_DELETE: &str = "volume:delete_volume_metadata";
     pub const MULTIATTACH: &str = "volume:multiattach";
     pub const MULTIATTACH_BOOTABLE: &str = "volume:multiattach_bootable_volume";
     pub const ATTACHMENT_CREATE: &str = "volume:attachment_create";

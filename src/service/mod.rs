@@ -5,6 +5,7 @@
 pub mod attachments;
 pub mod messages;
 pub mod types;
+pub mod volume_metadata;
 pub mod volumes;
 
 use std::sync::Arc;

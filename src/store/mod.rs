@@ -8,6 +8,7 @@ mod rows;
 mod sql;
 mod sqlite;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +23,10 @@ use crate::domain::attachment::{
 use crate::domain::consistency::Snapshot;
 use crate::domain::message::Message;
 use crate::domain::paging::Page;
-use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus};
+use crate::domain::volume::{
+    MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeUpdate,
+    VolumeWrite,
+};
 use crate::domain::volume_type::{
     ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate,
 };
@@ -225,6 +229,29 @@ pub trait Store: Send + Sync + 'static {
         force: bool,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+    /// Replaces name, description and (if given) all user metadata, unless the volume's
+    /// status is in `refused`.
+    async fn update_volume(
+        &self,
+        id: Uuid,
+        update: &VolumeUpdate,
+        refused: &[VolumeStatus],
+        now: DateTime<Utc>,
+    ) -> Result<VolumeWrite<()>, StoreError>;
+    /// A live volume's user metadata, or `None` when the volume is gone.
+    async fn volume_metadata(
+        &self,
+        id: Uuid,
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError>;
+    /// Changes user metadata unless the volume's status is in `refused`; returns the
+    /// metadata as it is afterwards.
+    async fn change_volume_metadata(
+        &self,
+        id: Uuid,
+        change: &MetadataChange,
+        refused: &[VolumeStatus],
+        now: DateTime<Utc>,
+    ) -> Result<VolumeWrite<BTreeMap<String, String>>, StoreError>;
     /// Soft-deletes a `deleting` volume with its attachments, specs and metadata.
     async fn finish_volume_delete(&self, id: Uuid, now: DateTime<Utc>) -> Result<(), StoreError>;
     async fn set_bootable(

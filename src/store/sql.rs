@@ -88,7 +88,11 @@ macro_rules! sql_store {
         use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
         use crate::domain::message::Message;
         use crate::domain::paging::{Page, SortDir};
-        use crate::domain::volume::{NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, DELETABLE_STATUSES};
+        use crate::domain::volume::{
+            MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeUpdate, VolumeWrite,
+            DELETABLE_STATUSES,
+        };
+        use std::collections::BTreeMap;
         use crate::domain::volume_type::{ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate};
 
         impl $Store {
@@ -242,6 +246,85 @@ macro_rules! sql_store {
                 });
                 q.build().execute(&mut **tx).await?;
                 Ok(())
+            }
+
+            /// Locks a live volume row; `Some` (not found, or refused by its status) ends
+            /// the write.
+            async fn check_volume_status(
+                tx: &mut sqlx::Transaction<'_, $DB>,
+                id: Uuid,
+                refused: &[VolumeStatus],
+            ) -> Result<Option<VolumeWrite<()>>, StoreError> {
+                let row: Option<(String,)> = sqlx::query_as(concat!(
+                    "select status from volumes where id = $1 and deleted = false",
+                    $for_update
+                ))
+                .bind(DbId(id))
+                .fetch_optional(&mut **tx)
+                .await?;
+                let Some((status,)) = row else {
+                    return Ok(Some(VolumeWrite::VolumeNotFound));
+                };
+                let status = rows::volume_status(&status)?;
+                Ok(refused.contains(&status).then_some(VolumeWrite::Refused(status)))
+            }
+
+            /// Applies a metadata change; `false` when the key to remove is not there.
+            async fn write_metadata(
+                tx: &mut sqlx::Transaction<'_, $DB>,
+                id: Uuid,
+                change: &MetadataChange,
+                now: DateTime<Utc>,
+            ) -> Result<bool, StoreError> {
+                let remove = |key: Option<&str>| {
+                    let mut q = QueryBuilder::<$DB>::new("update volume_metadata set deleted = true, deleted_at = ");
+                    q.push_bind(now).push(" where deleted = false and volume_id = ").push_bind(DbId(id));
+                    if let Some(key) = key {
+                        q.push(" and key = ").push_bind(key.to_owned());
+                    }
+                    q
+                };
+                match change {
+                    MetadataChange::Remove(key) => {
+                        let done = remove(Some(key)).build().execute(&mut **tx).await?;
+                        return Ok(done.rows_affected() > 0);
+                    }
+                    MetadataChange::Replace(metadata) => {
+                        remove(None).build().execute(&mut **tx).await?;
+                        let pairs = metadata.iter().map(|(k, v)| (k.clone(), Some(v.clone())));
+                        Self::insert_key_values(tx, "volume_metadata", "volume_id", id, pairs, now).await?;
+                    }
+                    MetadataChange::Merge(metadata) => {
+                        for (key, value) in metadata {
+                            sqlx::query(
+                                "insert into volume_metadata (volume_id, key, value, created_at, deleted)
+                                 values ($1, $2, $3, $4, false)
+                                 on conflict (volume_id, key) where deleted = false
+                                 do update set value = excluded.value, updated_at = excluded.created_at",
+                            )
+                            .bind(DbId(id))
+                            .bind(key)
+                            .bind(value)
+                            .bind(now)
+                            .execute(&mut **tx)
+                            .await?;
+                        }
+                    }
+                }
+                Ok(true)
+            }
+
+            async fn read_metadata(
+                conn: &mut <$DB as sqlx::Database>::Connection,
+                id: Uuid,
+            ) -> Result<BTreeMap<String, String>, StoreError> {
+                let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+                    "select key, value from volume_metadata where volume_id = $1 and deleted = false order by key",
+                )
+                .bind(DbId(id))
+                .fetch_all(&mut *conn)
+                .await?;
+                Ok(rows.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect())
             }
 
             /// Locks a live volume row for the rest of the transaction and reads what the
@@ -1038,6 +1121,71 @@ macro_rules! sql_store {
                     .execute(self.writer())
                     .await?;
                 Ok(done.rows_affected() == 1)
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn update_volume(
+                &self,
+                id: Uuid,
+                update: &VolumeUpdate,
+                refused: &[VolumeStatus],
+                now: DateTime<Utc>,
+            ) -> Result<VolumeWrite<()>, StoreError> {
+                let mut tx = self.begin_write().await?;
+                if let Some(outcome) = Self::check_volume_status(&mut tx, id, refused).await? {
+                    return Ok(outcome);
+                }
+                let mut q = QueryBuilder::<$DB>::new("update volumes set updated_at = ");
+                q.push_bind(now);
+                if let Some(name) = &update.name {
+                    q.push(", display_name = ").push_bind(name.clone());
+                }
+                if let Some(description) = &update.description {
+                    q.push(", display_description = ").push_bind(description.clone());
+                }
+                q.push(" where id = ").push_bind(DbId(id));
+                q.build().execute(&mut *tx).await?;
+                if let Some(metadata) = &update.metadata {
+                    Self::write_metadata(&mut tx, id, &MetadataChange::Replace(metadata.clone()), now).await?;
+                }
+                tx.commit().await?;
+                Ok(VolumeWrite::Done(()))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn volume_metadata(&self, id: Uuid) -> Result<Option<BTreeMap<String, String>>, StoreError> {
+                let mut conn = self.pool.acquire().await?;
+                let live: Option<(DbId,)> = sqlx::query_as("select id from volumes where id = $1 and deleted = false")
+                    .bind(DbId(id))
+                    .fetch_optional(&mut *conn)
+                    .await?;
+                if live.is_none() {
+                    return Ok(None);
+                }
+                Ok(Some(Self::read_metadata(&mut conn, id).await?))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn change_volume_metadata(
+                &self,
+                id: Uuid,
+                change: &MetadataChange,
+                refused: &[VolumeStatus],
+                now: DateTime<Utc>,
+            ) -> Result<VolumeWrite<BTreeMap<String, String>>, StoreError> {
+                let mut tx = self.begin_write().await?;
+                if let Some(outcome) = Self::check_volume_status(&mut tx, id, refused).await? {
+                    return Ok(match outcome {
+                        VolumeWrite::Refused(status) => VolumeWrite::Refused(status),
+                        _ => VolumeWrite::VolumeNotFound,
+                    });
+                }
+                if !Self::write_metadata(&mut tx, id, change, now).await? {
+                    return Ok(VolumeWrite::KeyNotFound);
+                }
+                let metadata = Self::read_metadata(&mut tx, id).await?;
+                tx.commit().await?;
+                Ok(VolumeWrite::Done(metadata))
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

@@ -17,5 +17,6 @@ mod trusted_headers;
 mod types;
 mod versions;
 mod volume_actions;
+mod volume_metadata;
 mod volume_races;
 mod volumes;
