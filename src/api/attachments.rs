@@ -52,7 +52,7 @@ fn attachment_id(path: &AttachmentPath) -> Result<Uuid, ApiError> {
 }
 
 /// cinder/api/schemas/attachments.py `create` (and `create_v354` with `mode`).
-fn create_schema(with_mode: bool) -> Value {
+pub fn create_schema(with_mode: bool) -> Value {
     let mut properties = json!({
         "volume_uuid": {"type": "string", "format": "uuid"},
         "instance_uuid": {"type": "string", "format": "uuid"},

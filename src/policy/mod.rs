@@ -121,7 +121,13 @@ impl Policy {
             line: 0,
             reason: format!("cannot read: {e}"),
         })?;
-        let overrides = file::parse(&shown, &text)?;
+        Self::from_text(&shown, &text)
+    }
+
+    /// As `from_file`, for a file's text; `shown` names it in errors.
+    pub fn from_text(shown: &str, text: &str) -> Result<Self, file::PolicyFileError> {
+        let shown = shown.to_owned();
+        let overrides = file::parse(&shown, text)?;
         let mut policy = Policy::with_defaults();
         for (name, (text, line)) in &overrides {
             let check = check::parse(text).map_err(|e| file::PolicyFileError {
@@ -141,8 +147,40 @@ impl Policy {
                     reason: format!("rule {name:?} refers to rule:{unknown}, which is not defined"),
                 });
             }
+            // A rule that reaches itself would be evaluated again and again (with `or`,
+            // exponentially often) on every request.
+            if let Some(path) = policy.cycle_from(name) {
+                return Err(file::PolicyFileError {
+                    path: shown.clone(),
+                    line: *line,
+                    reason: format!("rule {name:?} refers to itself: {}", path.join(" -> ")),
+                });
+            }
         }
         Ok(policy)
+    }
+
+    /// A chain of `rule:` references leading from `start` back to itself, if any.
+    fn cycle_from(&self, start: &str) -> Option<Vec<String>> {
+        let mut stack = vec![(start.to_owned(), vec![start.to_owned()])];
+        let mut seen = std::collections::HashSet::new();
+        while let Some((name, path)) = stack.pop() {
+            let mut referenced = Vec::new();
+            if let Some(check) = self.rules.get(&name) {
+                check.referenced_rules(&mut referenced);
+            }
+            for next in referenced {
+                let mut longer = path.clone();
+                longer.push(next.clone());
+                if next == start {
+                    return Some(longer);
+                }
+                if seen.insert(next.clone()) {
+                    stack.push((next, longer));
+                }
+            }
+        }
+        None
     }
 
     /// Every effective rule as `"name": "check"` lines, sorted (the `policy` subcommand).
@@ -373,6 +411,20 @@ mod tests {
         assert_eq!(err.line, 2);
         assert!(err.reason.contains("no_such_rule"), "{}", err.reason);
         let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn rules_that_reach_themselves_are_refused() {
+        // Four-way `or` loops would take 4^16 evaluations per request.
+        let looping = "\"a\": \"rule:b or rule:b or rule:b or rule:b\"\n\"b\": \"rule:a\"\n";
+        let err = Policy::from_text("p.yaml", looping).unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.reason.contains("a -> b -> a"), "{}", err.reason);
+        let err = Policy::from_text("p.yaml", "\"x\": \"rule:x\"\n").unwrap_err();
+        assert!(err.reason.contains("refers to itself"), "{}", err.reason);
+        // Shared sub-rules without a loop are fine.
+        let diamond = "\"a\": \"rule:b or rule:c\"\n\"b\": \"rule:d\"\n\"c\": \"rule:d\"\n\"d\": \"role:x\"\n";
+        assert!(Policy::from_text("p.yaml", diamond).is_ok());
     }
 
     #[test]

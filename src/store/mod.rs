@@ -2,6 +2,7 @@
 //! implementation owns its SQL. Methods are whole use cases and atomic: transactions never
 //! cross the trait boundary.
 
+pub mod connector_specs;
 mod ids;
 mod postgres;
 mod rows;

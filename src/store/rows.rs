@@ -267,19 +267,11 @@ pub(super) struct AttachmentWithProjectRow {
     pub project_id: String,
 }
 
-/// The connector, stored one key per `attachment_specs` row, values as JSON.
+/// The connector from its `attachment_specs` rows.
 pub(super) fn connector_from_specs(
     specs: Vec<KeyValueRow>,
 ) -> Result<serde_json::Map<String, serde_json::Value>, StoreError> {
-    specs
-        .into_iter()
-        .map(|row| {
-            let text = row.value.unwrap_or_else(|| "null".to_owned());
-            let value = serde_json::from_str(&text)
-                .map_err(|e| StoreError::Corrupt(format!("attachment spec {}: {e}", row.key)))?;
-            Ok((row.key, value))
-        })
-        .collect()
+    super::connector_specs::decode(specs.into_iter().map(|row| (row.key, row.value)))
 }
 
 /// Cinder's "has connection_info": a non-empty object.

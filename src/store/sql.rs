@@ -680,8 +680,7 @@ macro_rules! sql_store {
                 .bind(connection.now)
                 .execute(&mut *tx)
                 .await?;
-                // The connector is kept one key per row, values as JSON.
-                let specs = connection.connector.iter().map(|(k, v)| (k.clone(), Some(v.to_string())));
+                let specs = super::connector_specs::encode(&connection.connector).into_iter();
                 Self::insert_key_values(&mut tx, "attachment_specs", "attachment_id", connection.attachment_id, specs, connection.now)
                     .await?;
                 let (status, attach_status) = attach::volume_status_after(AttachEvent::Connect, volume.state(), &[]);

@@ -1,0 +1,53 @@
+//! Host connectors as Nova sends them: any JSON body either fails the attachment
+//! schema or passes the backends' checks and the mode rules without panicking, and its
+//! stored form (one row per key, values as JSON) reads back exactly.
+#![no_main]
+
+use std::sync::LazyLock;
+
+use cinder_attach::api::attachments::create_schema;
+use cinder_attach::api::schema::validate;
+use cinder_attach::backend::{Backend, BackendSpec};
+use cinder_attach::domain::attach::connect_mode;
+use cinder_attach::store::connector_specs::{decode, encode};
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+static SCHEMA: LazyLock<Value> = LazyLock::new(|| create_schema(true));
+static BACKENDS: LazyLock<Vec<std::sync::Arc<dyn Backend>>> = LazyLock::new(|| {
+    [
+        "f=file,dir=/nonexistent/fuzz",
+        "i=iscsi-sim,dir=/nonexistent/fuzz",
+    ]
+    .iter()
+    .map(|spec| {
+        spec.parse::<BackendSpec>()
+            .expect("spec")
+            .build()
+            .expect("builds")
+            .0
+    })
+    .collect()
+});
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(connector) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
+    let body = serde_json::json!({"attachment": {
+        "volume_uuid": "8c4a7f38-0000-4000-8000-000000000000", "connector": connector}});
+    if validate(&SCHEMA, &body).is_err() {
+        return;
+    }
+    let Some(connector) = connector.as_object() else {
+        return;
+    };
+    for backend in BACKENDS.iter() {
+        let _ = backend.validate_connector(connector);
+    }
+    let requested = connector.get("mode").and_then(Value::as_str);
+    let mode = connect_mode(false, None, requested);
+    assert!(mode == "rw" || mode == "ro", "mode {mode:?}");
+    assert_eq!(connect_mode(true, None, requested), "ro");
+    assert_eq!(&decode(encode(connector)).expect("decodes"), connector);
+});
