@@ -15,7 +15,7 @@ use super::endpoint::{not_built, Endpoint};
 use super::error::ApiError;
 use super::paging::parse_bool;
 use super::query::CinderQuery;
-use super::views::{specs_json, volume_type, TypeViewRights};
+use super::views::{managed_volume_type, specs_json, volume_type, TypeViewRights};
 use crate::app::AppState;
 use crate::domain::volume_type::{ExtraSpecs, VolumeType, VolumeTypeUpdate};
 use crate::policy::rules;
@@ -210,7 +210,9 @@ async fn create(
         extra_specs: fields.extra_specs,
     };
     let created = state.service.create_volume_type(&ctx.caller, new).await?;
-    Ok(one(&state, &ctx, &created))
+    Ok(Json(
+        json!({"volume_type": managed_volume_type(&created, true)}),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -243,7 +245,9 @@ async fn update(
         .service
         .update_volume_type(&ctx.caller, &path.type_id, update)
         .await?;
-    Ok(one(&state, &ctx, &updated))
+    Ok(Json(
+        json!({"volume_type": managed_volume_type(&updated, false)}),
+    ))
 }
 
 async fn delete(

@@ -235,6 +235,23 @@ pub fn volume_type(t: &VolumeType, rights: TypeViewRights) -> Value {
     view
 }
 
+/// What type create and update answer (Cinder's older `types_manage` view): every extra
+/// spec, no `qos_specs_id`; the access extension adds `os-volume-type-access:is_public`
+/// to creates only.
+pub fn managed_volume_type(t: &VolumeType, created: bool) -> Value {
+    let mut view = json!({
+        "id": t.id.to_string(),
+        "name": t.name,
+        "is_public": t.is_public,
+        "description": t.description,
+        "extra_specs": specs_json(&t.extra_specs),
+    });
+    if created {
+        view["os-volume-type-access:is_public"] = json!(t.is_public);
+    }
+    view
+}
+
 pub fn specs_json(specs: &ExtraSpecs) -> Value {
     Value::Object(specs.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
 }

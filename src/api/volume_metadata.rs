@@ -122,7 +122,10 @@ pub async fn update(
     };
     let volume = state.service.update_volume(&ctx.caller, id, update).await?;
     let base = base_url(&state, &headers);
-    let rights = state.service.volume_view_rights(&ctx.caller, &volume);
+    let rights = state
+        .service
+        .volume_view_rights(&ctx.caller, &volume)
+        .without_extension_attributes();
     Ok(Json(
         json!({"volume": volume_detail(&ctx.view(&base), &volume, rights)}),
     ))

@@ -211,9 +211,13 @@ async fn create(
         .create_volume(&ctx.caller, request, request_id)
         .await?;
     let base = base_url(&state, &headers);
+    let rights = state
+        .service
+        .volume_view_rights(&ctx.caller, &volume)
+        .without_extension_attributes();
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({"volume": detail_of(&state, &ctx, &base, &volume)})),
+        Json(json!({"volume": volume_detail(&ctx.view(&base), &volume, rights)})),
     ))
 }
 

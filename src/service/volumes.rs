@@ -51,6 +51,19 @@ pub struct VolumeViewRights {
     pub attachment_host: bool,
 }
 
+impl VolumeViewRights {
+    /// Cinder adds the `os-vol-*` extension attributes to show and list answers only,
+    /// not to what create and update return.
+    pub fn without_extension_attributes(self) -> Self {
+        VolumeViewRights {
+            host_attribute: false,
+            tenant_attribute: false,
+            migration_attribute: false,
+            ..self
+        }
+    }
+}
+
 impl Service {
     pub fn volume_view_rights(&self, caller: &RequestContext, volume: &Volume) -> VolumeViewRights {
         let target = Target::project(&volume.project_id);

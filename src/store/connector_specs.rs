@@ -39,6 +39,10 @@ mod tests {
         .cloned()
         .unwrap();
         assert_eq!(decode(encode(&connector)).unwrap(), connector);
+        // Found by the fuzzer: without serde_json's `float_roundtrip`, this number came
+        // back one unit in the last place off.
+        let float: Map<String, Value> = serde_json::from_str(r#"{"st": 22e75}"#).unwrap();
+        assert_eq!(decode(encode(&float)).unwrap(), float);
         assert!(decode([("k".to_owned(), Some("{oops".to_owned()))]).is_err());
     }
 }
