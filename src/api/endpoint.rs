@@ -40,6 +40,9 @@ pub enum Endpoint {
     MessageList,
     MessageShow,
     MessageDelete,
+    AvailabilityZoneList,
+    ExtensionList,
+    ExtensionShow,
     /// A whole Cinder collection that this service does not offer (yet), by its URL name.
     Unimplemented(&'static str),
 }
@@ -81,6 +84,9 @@ impl Endpoint {
             Endpoint::MessageList => "MessageList",
             Endpoint::MessageShow => "MessageShow",
             Endpoint::MessageDelete => "MessageDelete",
+            Endpoint::AvailabilityZoneList => "AvailabilityZoneList",
+            Endpoint::ExtensionList => "ExtensionList",
+            Endpoint::ExtensionShow => "ExtensionShow",
             Endpoint::Unimplemented(collection) => collection,
         }
     }
@@ -144,8 +150,6 @@ pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "default-types",
     "os-services",
     "os-hosts",
-    "os-availability-zone",
-    "extensions",
     "qos-specs",
     "os-quota-sets",
     "os-quota-class-sets",

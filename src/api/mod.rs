@@ -14,6 +14,7 @@ pub mod paging;
 pub mod query;
 pub mod request_id;
 pub mod schema;
+pub mod service_info;
 pub mod types;
 pub mod unimplemented;
 pub mod versions;
@@ -38,6 +39,7 @@ fn resources() -> Router<AppState> {
         .merge(volumes::router())
         .merge(types::router())
         .merge(messages::router())
+        .merge(service_info::router())
         .merge(unimplemented::router())
 }
 

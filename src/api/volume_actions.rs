@@ -14,6 +14,7 @@ use super::error::ApiError;
 use super::volumes::{volume_id, VolumePath};
 use crate::app::AppState;
 use crate::domain::attachment::AttachStatus;
+use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
 use crate::store::StatusReset;
 
@@ -21,10 +22,6 @@ use crate::store::StatusReset;
 const NOT_BUILT: &[&str] = &[
     "os-attach",
     "os-detach",
-    "os-reserve",
-    "os-unreserve",
-    "os-begin_detaching",
-    "os-roll_detaching",
     "os-initialize_connection",
     "os-terminate_connection",
     "os-force_detach",
@@ -224,6 +221,18 @@ pub async fn action(
             super::schema::validate(&FORCE_DELETE, &body.0).map_err(ApiError::BadRequest)?;
             service
                 .force_delete_volume(caller, volume_id(&path)?)
+                .await?;
+            Ok(StatusCode::ACCEPTED)
+        }
+        "os-reserve" | "os-unreserve" | "os-begin_detaching" | "os-roll_detaching" => {
+            let action = match name.as_str() {
+                "os-reserve" => LegacyAction::Reserve,
+                "os-unreserve" => LegacyAction::Unreserve,
+                "os-begin_detaching" => LegacyAction::BeginDetaching,
+                _ => LegacyAction::RollDetaching,
+            };
+            service
+                .legacy_attach(caller, volume_id(&path)?, action)
                 .await?;
             Ok(StatusCode::ACCEPTED)
         }

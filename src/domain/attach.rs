@@ -122,7 +122,8 @@ pub fn status_consistent(status: VolumeStatus, attachments: &[AttachStatus]) -> 
     match status {
         VolumeStatus::Available => live.is_empty(),
         VolumeStatus::Reserved => has(AttachStatus::Reserved),
-        VolumeStatus::Attaching => has(AttachStatus::Attaching),
+        // Also the status of a legacy `os-reserve`, which creates no attachment.
+        VolumeStatus::Attaching => true,
         VolumeStatus::InUse => has(AttachStatus::Attached),
         // Other statuses are not the attach machine's to judge.
         _ => true,

@@ -6,6 +6,7 @@ pub mod consistency;
 pub mod context;
 pub mod error;
 pub mod ids;
+pub mod legacy_attach;
 pub mod message;
 pub mod paging;
 pub mod time;

@@ -36,6 +36,10 @@ pub mod rules {
     pub const MIGRATION_ATTRIBUTE: &str = "volume_extension:volume_mig_status_attribute";
     pub const RETYPE: &str = "volume:retype";
     pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";
+    pub const LEGACY_RESERVE: &str = "volume_extension:volume_actions:reserve";
+    pub const LEGACY_UNRESERVE: &str = "volume_extension:volume_actions:unreserve";
+    pub const LEGACY_BEGIN_DETACHING: &str = "volume_extension:volume_actions:begin_detaching";
+    pub const LEGACY_ROLL_DETACHING: &str = "volume_extension:volume_actions:roll_detaching";
     pub const RESET_STATUS: &str = "volume_extension:volume_admin_actions:reset_status";
     pub const ADMIN_FORCE_DELETE: &str = "volume_extension:volume_admin_actions:force_delete";
     pub const TYPE_CREATE: &str = "volume_extension:type_create";

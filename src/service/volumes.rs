@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use super::Service;
 use crate::backend::ConfiguredBackend;
+use crate::domain::legacy_attach::{LegacyAction, LegacyOutcome};
 use crate::domain::message::{
     Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
 };
@@ -76,6 +77,16 @@ impl Service {
                 .allows(rules::MIGRATION_ATTRIBUTE, caller, &target),
             attachment_host: caller.is_admin || caller.has_role("service"),
         }
+    }
+
+    /// The zones the configured backends serve, sorted, each once.
+    pub fn availability_zones(&self) -> Vec<String> {
+        let zones: std::collections::BTreeSet<String> = self
+            .backends
+            .iter()
+            .map(|b| b.availability_zone.clone())
+            .collect();
+        zones.into_iter().collect()
     }
 
     /// A volume the caller may see: other projects' volumes do not exist for non-admins.
@@ -366,6 +377,33 @@ impl Service {
                     .await?;
                 Ok(())
             }
+        }
+    }
+
+    /// `os-reserve`, `os-unreserve`, `os-begin_detaching`, `os-roll_detaching`.
+    pub async fn legacy_attach(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        action: LegacyAction,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume_brief(caller, id).await?;
+        let rule = match action {
+            LegacyAction::Reserve => rules::LEGACY_RESERVE,
+            LegacyAction::Unreserve => rules::LEGACY_UNRESERVE,
+            LegacyAction::BeginDetaching => rules::LEGACY_BEGIN_DETACHING,
+            LegacyAction::RollDetaching => rules::LEGACY_ROLL_DETACHING,
+        };
+        self.policy
+            .enforce(rule, caller, &Target::project(&volume.project_id))?;
+        match self
+            .store
+            .legacy_attach_action(id, action, self.clock.now())
+            .await?
+        {
+            None => Err(volume_not_found(id)),
+            Some(LegacyOutcome::Refused(reason)) => Err(DomainError::InvalidVolume(reason)),
+            Some(LegacyOutcome::Set(_) | LegacyOutcome::Unchanged) => Ok(()),
         }
     }
 

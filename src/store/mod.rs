@@ -22,6 +22,7 @@ use crate::domain::attachment::{
     ConnectOutcome, Connection, Reservation, ReserveOutcome,
 };
 use crate::domain::consistency::Snapshot;
+use crate::domain::legacy_attach::{LegacyAction, LegacyOutcome};
 use crate::domain::message::Message;
 use crate::domain::paging::Page;
 use crate::domain::volume::{
@@ -239,6 +240,14 @@ pub trait Store: Send + Sync + 'static {
         refused: &[VolumeStatus],
         now: DateTime<Utc>,
     ) -> Result<VolumeWrite<()>, StoreError>;
+    /// A legacy attach action (`os-reserve` and friends) under the volume's lock: the
+    /// outcome `legacy_attach::decide` chose, or `None` when the volume is gone.
+    async fn legacy_attach_action(
+        &self,
+        id: Uuid,
+        action: LegacyAction,
+        now: DateTime<Utc>,
+    ) -> Result<Option<LegacyOutcome>, StoreError>;
     /// A live volume's user metadata, or `None` when the volume is gone.
     async fn volume_metadata(
         &self,

@@ -86,6 +86,7 @@ macro_rules! sql_store {
             Connection, ReserveOutcome, Reservation,
         };
         use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
+        use crate::domain::legacy_attach::{self, LegacyAction, LegacyOutcome};
         use crate::domain::message::Message;
         use crate::domain::paging::{Page, SortDir};
         use crate::domain::volume::{
@@ -1149,6 +1150,31 @@ macro_rules! sql_store {
                 }
                 tx.commit().await?;
                 Ok(VolumeWrite::Done(()))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn legacy_attach_action(
+                &self,
+                id: Uuid,
+                action: LegacyAction,
+                now: DateTime<Utc>,
+            ) -> Result<Option<LegacyOutcome>, StoreError> {
+                let mut tx = self.begin_write().await?;
+                let Some(volume) = Self::lock_volume(&mut tx, id).await? else {
+                    return Ok(None);
+                };
+                let attached: Option<(DbId,)> = sqlx::query_as(
+                    "select id from volume_attachment where volume_id = $1 and deleted = false and attach_status = 'attached' limit 1",
+                )
+                .bind(DbId(id))
+                .fetch_optional(&mut *tx)
+                .await?;
+                let outcome = legacy_attach::decide(action, volume.state(), volume.multiattach, attached.is_some());
+                if let LegacyOutcome::Set(status) = outcome {
+                    Self::write_volume_status(&mut tx, id, status, volume.attach_status, now).await?;
+                    tx.commit().await?;
+                }
+                Ok(Some(outcome))
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

@@ -13,6 +13,7 @@ mod hostile;
 mod metrics;
 mod multiattach;
 mod routing;
+mod service_info;
 mod trusted_headers;
 mod types;
 mod versions;

@@ -1,0 +1,112 @@
+//! What the service offers: `/os-availability-zone` (the zones of the configured
+//! backends) and `/extensions` (the Cinder API extensions this service implements).
+//! Any authenticated caller may read both, as in Cinder.
+
+use axum::extract::{Path, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::context::Ctx;
+use super::endpoint::Endpoint;
+use super::error::ApiError;
+use crate::app::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/os-availability-zone", get(list_zones))
+        .route("/extensions", get(list_extensions))
+        .route("/extensions/{alias}", get(show_extension))
+}
+
+async fn list_zones(State(state): State<AppState>, ctx: Ctx) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::AvailabilityZoneList)?;
+    let zones: Vec<Value> = state
+        .service
+        .availability_zones()
+        .into_iter()
+        .map(|zone| json!({"zoneName": zone, "zoneState": {"available": true}}))
+        .collect();
+    Ok(Json(json!({"availabilityZoneInfo": zones})))
+}
+
+/// `(name, alias, description, updated)` of each Cinder extension whose API is served
+/// here, as Cinder's extension descriptors state them.
+const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
+    (
+        "AdminActions",
+        "os-admin-actions",
+        "Enable admin actions.",
+        "2012-08-25T00:00:00+00:00",
+    ),
+    (
+        "AvailabilityZones",
+        "os-availability-zone",
+        "Describe Availability Zones.",
+        "2013-06-27T00:00:00+00:00",
+    ),
+    (
+        "TypesExtraSpecs",
+        "os-types-extra-specs",
+        "Type extra specs support.",
+        "2011-08-24T00:00:00+00:00",
+    ),
+    (
+        "TypesManage",
+        "os-types-manage",
+        "Types manage support.",
+        "2011-08-24T00:00:00+00:00",
+    ),
+    (
+        "VolumeActions",
+        "os-volume-actions",
+        "Enable volume actions.",
+        "2012-05-31T00:00:00+00:00",
+    ),
+    (
+        "VolumeHostAttribute",
+        "os-vol-host-attr",
+        "Expose host as an attribute of a volume.",
+        "2011-11-03T00:00:00+00:00",
+    ),
+    (
+        "VolumeMigStatusAttribute",
+        "os-vol-mig-status-attr",
+        "Expose migration_status as an attribute of a volume.",
+        "2013-08-08T00:00:00+00:00",
+    ),
+    (
+        "VolumeTenantAttribute",
+        "os-vol-tenant-attr",
+        "Expose the internal project_id as an attribute of a volume.",
+        "2011-11-03T00:00:00+00:00",
+    ),
+];
+
+fn extension(entry: &(&str, &str, &str, &str)) -> Value {
+    let (name, alias, description, updated) = entry;
+    json!({"name": name, "alias": alias, "description": description, "updated": updated, "links": []})
+}
+
+async fn list_extensions(ctx: Ctx) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::ExtensionList)?;
+    let extensions: Vec<Value> = EXTENSIONS.iter().map(extension).collect();
+    Ok(Json(json!({"extensions": extensions})))
+}
+
+async fn show_extension(
+    ctx: Ctx,
+    Path(path): Path<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::ExtensionShow)?;
+    let alias = path
+        .iter()
+        .find(|(k, _)| k == "alias")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_default();
+    EXTENSIONS
+        .iter()
+        .find(|(_, a, _, _)| *a == alias)
+        .map(|entry| Json(json!({"extension": extension(entry)})))
+        .ok_or_else(ApiError::not_found)
+}
