@@ -20,6 +20,7 @@ pub enum Endpoint {
     VolumeCreate,
     VolumeDelete,
     VolumeUpdate,
+    VolumeSummary,
     VolumeAction,
     VolumeMetadataList,
     VolumeMetadataCreate,
@@ -64,6 +65,7 @@ impl Endpoint {
             Endpoint::VolumeCreate => "VolumeCreate",
             Endpoint::VolumeDelete => "VolumeDelete",
             Endpoint::VolumeUpdate => "VolumeUpdate",
+            Endpoint::VolumeSummary => "VolumeSummary",
             Endpoint::VolumeAction => "VolumeAction",
             Endpoint::VolumeMetadataList => "VolumeMetadataList",
             Endpoint::VolumeMetadataCreate => "VolumeMetadataCreate",
@@ -104,6 +106,7 @@ impl Endpoint {
             Endpoint::MessageList | Endpoint::MessageShow | Endpoint::MessageDelete => {
                 ApiVersion::new(3, 3)
             }
+            Endpoint::VolumeSummary => ApiVersion::new(3, 12),
             _ => ApiVersion::MIN,
         }
     }

@@ -25,7 +25,6 @@ const NOT_BUILT: &[&str] = &[
     "os-initialize_connection",
     "os-terminate_connection",
     "os-force_detach",
-    "os-extend",
     "os-extend_volume_completion",
     "os-volume_upload_image",
     "os-migrate_volume",
@@ -59,6 +58,20 @@ fn flag_schema(action: &str, field: &str) -> Value {
         }),
     )
 }
+
+/// cinder/api/schemas/volume_actions.py `extend` (`volume_size`).
+static EXTEND: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-extend",
+        json!({
+            "type": "object",
+            "properties": {"new_size": {"type": ["integer", "string"], "pattern": "^[0-9]+$",
+                                        "minimum": 1, "maximum": 2147483647}},
+            "required": ["new_size"],
+            "additionalProperties": false
+        }),
+    )
+});
 
 static SET_BOOTABLE: LazyLock<Value> = LazyLock::new(|| flag_schema("os-set_bootable", "bootable"));
 static READONLY: LazyLock<Value> =
@@ -224,6 +237,19 @@ pub async fn action(
                 .await?;
             Ok(StatusCode::ACCEPTED)
         }
+        "os-extend" => {
+            super::schema::validate(&EXTEND, &body.0).map_err(ApiError::BadRequest)?;
+            let new_size = match &body.0["os-extend"]["new_size"] {
+                Value::Number(n) => n.as_i64(),
+                Value::String(s) => s.parse().ok(),
+                _ => None,
+            }
+            .ok_or_else(|| ApiError::BadRequest("Invalid new_size.".to_owned()))?;
+            service
+                .extend_volume(caller, volume_id(&path)?, new_size)
+                .await?;
+            Ok(StatusCode::ACCEPTED)
+        }
         "os-reserve" | "os-unreserve" | "os-begin_detaching" | "os-roll_detaching" => {
             let action = match name.as_str() {
                 "os-reserve" => LegacyAction::Reserve,
@@ -237,7 +263,11 @@ pub async fn action(
             Ok(StatusCode::ACCEPTED)
         }
         other => match NOT_BUILT.iter().find(|known| **known == other) {
-            Some(known) => Err(Endpoint::Unimplemented(known).not_implemented()),
+            // A volume that does not exist is 404 first, as in Cinder.
+            Some(known) => {
+                service.get_volume_brief(caller, volume_id(&path)?).await?;
+                Err(Endpoint::Unimplemented(known).not_implemented())
+            }
             None => Err(ApiError::no_such_action(other)),
         },
     }

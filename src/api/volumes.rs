@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::body::JsonBody;
 use super::context::Ctx;
-use super::endpoint::{not_built, Endpoint};
+use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::{base_url, next_link};
 use super::paging::{parse_bool, parse_listing};
@@ -29,10 +29,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/volumes", get(list).post(create))
         .route("/volumes/detail", get(list_detail))
-        .route(
-            "/volumes/summary",
-            get(not_built(Endpoint::Unimplemented("volume summary"))),
-        )
+        .route("/volumes/summary", get(summary))
         .route(
             "/volumes/{volume_id}",
             get(show).delete(delete).put(volume_metadata::update),
@@ -203,6 +200,22 @@ async fn create(
         &*CREATE
     };
     let body: CreateBody = body.parse(schema)?;
+    // Sources that do not exist are 404, as in Cinder; existing ones are refused below
+    // (no snapshots exist here at all).
+    if let Some(snapshot) = body.volume.snapshot_id.as_deref().filter(|s| !s.is_empty()) {
+        return Err(ApiError::NotFound(format!(
+            "Snapshot {snapshot} could not be found."
+        )));
+    }
+    if let Some(source) = body
+        .volume
+        .source_volid
+        .as_deref()
+        .filter(|s| !s.is_empty())
+    {
+        let id = parse_uuid_like(source).ok_or_else(|| ApiError::from(volume_not_found(source)))?;
+        state.service.get_volume_brief(&ctx.caller, id).await?;
+    }
     // Only the removed multiattach flag is looked at before the type and policy.
     let request = body.volume.into_request()?;
     let request_id = request_id.map(|axum::Extension(id)| id.0);
@@ -406,6 +419,29 @@ async fn list_detail(
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::VolumeListDetail)?;
     list_volumes(&state, &ctx, &headers, &query, true).await
+}
+
+/// `GET /volumes/summary` (3.12+; per-key metadata values from 3.36).
+async fn summary(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    CinderQuery(query): CinderQuery<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::VolumeSummary)?;
+    let summary = match volume_filters(&ctx, &query)? {
+        Some((filters, all_tenants)) => {
+            state
+                .service
+                .summarize_volumes(&ctx.caller, filters, all_tenants)
+                .await?
+        }
+        None => Default::default(),
+    };
+    let mut body = json!({"total_count": summary.count, "total_size": summary.total_size});
+    if ctx.version.at_least(3, 36) {
+        body["metadata"] = json!(summary.metadata);
+    }
+    Ok(Json(json!({ "volume-summary": body })))
 }
 
 /// A boolean query flag: absent is `false`; a value that is not a boolean is refused.

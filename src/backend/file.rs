@@ -105,6 +105,27 @@ impl Backend for FileBackend {
         Ok(())
     }
 
+    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError> {
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .open(self.path_of(volume_id))
+            .await
+            .map_err(|e| Self::failed("open the volume file", e))?;
+        let current = file
+            .metadata()
+            .await
+            .map_err(|e| Self::failed("inspect the volume file", e))?
+            .len();
+        let wanted = new_size_gib * GIB;
+        if wanted > current {
+            // Still sparse: growing writes no data.
+            file.set_len(wanted)
+                .await
+                .map_err(|e| Self::failed("grow the volume file", e))?;
+        }
+        Ok(())
+    }
+
     async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
         match tokio::fs::remove_file(self.path_of(volume_id)).await {
             Ok(()) => Ok(()),

@@ -40,6 +40,10 @@ impl Backend for IscsiSimBackend {
         self.storage.create_volume(volume_id, size_gib).await
     }
 
+    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError> {
+        self.storage.extend_volume(volume_id, new_size_gib).await
+    }
+
     async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
         self.storage.delete_volume(volume_id).await
     }

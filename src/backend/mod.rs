@@ -56,6 +56,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Creates the volume's storage, `size_gib` GiB. Must not leave anything behind on error.
     async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError>;
 
+    /// Grows the volume's storage to `new_size_gib` GiB (never shrinks it).
+    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError>;
+
     /// Removes the volume's storage; a volume that is already gone is not an error.
     async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError>;
 

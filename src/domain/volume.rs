@@ -140,6 +140,26 @@ pub struct NewVolume {
     pub created_at: DateTime<Utc>,
 }
 
+/// `GET /volumes/summary`: how many volumes match, their total size in GiB, and (3.36+)
+/// every metadata value each key has among them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VolumeSummary {
+    pub count: i64,
+    pub total_size: i64,
+    pub metadata: BTreeMap<String, Vec<String>>,
+}
+
+/// How an extend request met the volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtendStart {
+    /// Now `extending`.
+    Started,
+    /// The new size is not larger than `current`; nothing written.
+    TooSmall { current: i64 },
+    /// Only `available` volumes are extended here; nothing written.
+    WrongStatus(VolumeStatus),
+}
+
 /// `PUT /volumes/{id}`: each field present is replaced (`Some(None)` clears it);
 /// metadata, when given, replaces all user metadata.
 #[derive(Debug, Clone, Default)]

@@ -48,6 +48,7 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume:multiattach_bootable_volume", MEMBER),
     // Volume actions (cinder/policies/volume_actions.py).
     ("volume:retype", MEMBER),
+    ("volume:extend", MEMBER),
     ("volume:update_readonly_flag", MEMBER),
     (
         "volume_extension:volume_admin_actions:reset_status",

@@ -35,6 +35,7 @@ pub mod rules {
     pub const TENANT_ATTRIBUTE: &str = "volume_extension:volume_tenant_attribute";
     pub const MIGRATION_ATTRIBUTE: &str = "volume_extension:volume_mig_status_attribute";
     pub const RETYPE: &str = "volume:retype";
+    pub const EXTEND: &str = "volume:extend";
     pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";
     pub const LEGACY_RESERVE: &str = "volume_extension:volume_actions:reserve";
     pub const LEGACY_UNRESERVE: &str = "volume_extension:volume_actions:unreserve";

@@ -12,8 +12,8 @@ use crate::domain::message::{
 };
 use crate::domain::paging::Page;
 use crate::domain::volume::{
-    delete_refusal, may_delete, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus,
-    RETYPE_REFUSAL,
+    delete_refusal, may_delete, ExtendStart, NewVolume, Volume, VolumeFilters, VolumeSortKey,
+    VolumeStatus, VolumeSummary, RETYPE_REFUSAL,
 };
 use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
@@ -164,6 +164,18 @@ impl Service {
     ) -> Result<i64, DomainError> {
         filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         Ok(self.store.count_volumes(&filters).await?)
+    }
+
+    pub async fn summarize_volumes(
+        &self,
+        caller: &RequestContext,
+        mut filters: VolumeFilters,
+        all_tenants: bool,
+    ) -> Result<VolumeSummary, DomainError> {
+        self.policy
+            .enforce(rules::VOLUME_GET_ALL, caller, &Target::caller(caller))?;
+        filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
+        Ok(self.store.summarize_volumes(&filters).await?)
     }
 
     /// Creates a volume on a backend that fits its type. Refusals (policy, size, type,
@@ -378,6 +390,71 @@ impl Service {
                 Ok(())
             }
         }
+    }
+
+    /// `os-extend`: grows an `available` volume through its backend. A backend failure
+    /// leaves the volume `error_extending`, as in Cinder.
+    pub async fn extend_volume(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        new_size: i64,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume_brief(caller, id).await?;
+        self.policy
+            .enforce(rules::EXTEND, caller, &Target::project(&volume.project_id))?;
+        match self
+            .store
+            .begin_extend(id, new_size, self.clock.now())
+            .await?
+        {
+            None => return Err(volume_not_found(id)),
+            Some(ExtendStart::TooSmall { current }) => {
+                return Err(DomainError::InvalidInput(format!(
+                    "New size for extend must be greater than current size. \
+                     (current: {current}, extended: {new_size})."
+                )))
+            }
+            Some(ExtendStart::WrongStatus(status)) => {
+                return Err(DomainError::InvalidVolume(format!(
+                    "Volume {id} status must be 'available' to extend, currently {status}."
+                )))
+            }
+            Some(ExtendStart::Started) => {}
+        }
+        let service = self.clone();
+        tokio::spawn(async move { service.extend_on_backend(volume, new_size).await })
+            .await
+            .map_err(|e| DomainError::Failed(format!("volume extend was interrupted: {e}")))?
+    }
+
+    async fn extend_on_backend(&self, volume: Volume, new_size: i64) -> Result<(), DomainError> {
+        let result = match self.backend_of(&volume) {
+            Ok(backend) => backend
+                .driver
+                .extend_volume(volume.id, new_size as u64)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let now = self.clock.now();
+        match result {
+            Ok(()) => {
+                self.store.finish_extend(volume.id, new_size, now).await?;
+            }
+            Err(reason) => {
+                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not extend the volume");
+                self.store
+                    .transition_volume(
+                        volume.id,
+                        VolumeStatus::Extending,
+                        VolumeStatus::ErrorExtending,
+                        now,
+                    )
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// `os-reserve`, `os-unreserve`, `os-begin_detaching`, `os-roll_detaching`.

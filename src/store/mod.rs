@@ -26,8 +26,8 @@ use crate::domain::legacy_attach::{LegacyAction, LegacyOutcome};
 use crate::domain::message::Message;
 use crate::domain::paging::Page;
 use crate::domain::volume::{
-    MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeUpdate,
-    VolumeWrite,
+    ExtendStart, MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus,
+    VolumeSummary, VolumeUpdate, VolumeWrite,
 };
 use crate::domain::volume_type::{
     ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate,
@@ -207,6 +207,21 @@ pub trait Store: Send + Sync + 'static {
         to: VolumeStatus,
         now: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+    /// Starts an extend: `available` -> `extending` if `new_size` is larger than the
+    /// current size. `None` when the volume is gone.
+    async fn begin_extend(
+        &self,
+        id: Uuid,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ExtendStart>, StoreError>;
+    /// Records the new size and returns an `extending` volume to `available`.
+    async fn finish_extend(
+        &self,
+        id: Uuid,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
     async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError>;
     /// A volume with its admin metadata but without user metadata and attachments: what
     /// the attach paths need, in two queries instead of four.
@@ -223,6 +238,9 @@ pub trait Store: Send + Sync + 'static {
         page: &Page<VolumeSortKey>,
     ) -> Result<Vec<Volume>, StoreError>;
     async fn count_volumes(&self, filters: &VolumeFilters) -> Result<i64, StoreError>;
+    /// Count, total size and distinct metadata of the live volumes matching `filters`.
+    async fn summarize_volumes(&self, filters: &VolumeFilters)
+        -> Result<VolumeSummary, StoreError>;
     /// Compare-and-swap to `deleting` under Cinder's delete conditions; `false` when they
     /// do not hold (or the volume is gone).
     async fn begin_volume_delete(

@@ -90,7 +90,8 @@ macro_rules! sql_store {
         use crate::domain::message::Message;
         use crate::domain::paging::{Page, SortDir};
         use crate::domain::volume::{
-            MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeUpdate, VolumeWrite,
+            ExtendStart, MetadataChange, NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary, VolumeUpdate,
+            VolumeWrite,
             DELETABLE_STATUSES,
         };
         use std::collections::BTreeMap;
@@ -1067,6 +1068,30 @@ macro_rules! sql_store {
                 Ok(count)
             }
 
+            #[tracing::instrument(skip_all, err)]
+            async fn summarize_volumes(&self, filters: &VolumeFilters) -> Result<VolumeSummary, StoreError> {
+                let mut conn = self.pool.begin().await?;
+                // Postgres sums bigint to numeric; the cast keeps both dialects on i64.
+                let mut q = QueryBuilder::<$DB>::new(
+                    "select count(*), cast(coalesce(sum(v.size), 0) as bigint) from volumes v",
+                );
+                Self::push_volume_filters(&mut q, filters);
+                let (count, total_size): (i64, i64) = q.build_query_as().fetch_one(&mut *conn).await?;
+                let mut q = QueryBuilder::<$DB>::new(
+                    "select distinct m.key, m.value from volume_metadata m where m.deleted = false \
+                     and m.volume_id in (select v.id from volumes v",
+                );
+                Self::push_volume_filters(&mut q, filters);
+                q.push(") order by m.key, m.value");
+                let pairs: Vec<(String, Option<String>)> = q.build_query_as().fetch_all(&mut *conn).await?;
+                conn.commit().await?;
+                let mut metadata: BTreeMap<String, Vec<String>> = BTreeMap::new();
+                for (key, value) in pairs {
+                    metadata.entry(key).or_default().push(value.unwrap_or_default());
+                }
+                Ok(VolumeSummary { count, total_size, metadata })
+            }
+
             #[tracing::instrument(skip_all, fields(volume_id = %id, force), err)]
             async fn begin_volume_delete(&self, id: Uuid, force: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
                 let mut q = QueryBuilder::<$DB>::new(
@@ -1150,6 +1175,51 @@ macro_rules! sql_store {
                 }
                 tx.commit().await?;
                 Ok(VolumeWrite::Done(()))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn begin_extend(&self, id: Uuid, new_size: i64, now: DateTime<Utc>) -> Result<Option<ExtendStart>, StoreError> {
+                let mut tx = self.begin_write().await?;
+                let row: Option<(String, i64)> = sqlx::query_as(concat!(
+                    "select status, size from volumes where id = $1 and deleted = false",
+                    $for_update
+                ))
+                .bind(DbId(id))
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some((status, size)) = row else {
+                    return Ok(None);
+                };
+                let status = rows::volume_status(&status)?;
+                if new_size <= size {
+                    return Ok(Some(ExtendStart::TooSmall { current: size }));
+                }
+                if status != VolumeStatus::Available {
+                    return Ok(Some(ExtendStart::WrongStatus(status)));
+                }
+                sqlx::query(
+                    "update volumes set previous_status = status, status = 'extending', updated_at = $2 where id = $1",
+                )
+                .bind(DbId(id))
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(Some(ExtendStart::Started))
+            }
+
+            #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+            async fn finish_extend(&self, id: Uuid, new_size: i64, now: DateTime<Utc>) -> Result<bool, StoreError> {
+                let done = sqlx::query(
+                    "update volumes set size = $2, status = 'available', updated_at = $3
+                      where id = $1 and status = 'extending' and deleted = false",
+                )
+                .bind(DbId(id))
+                .bind(new_size)
+                .bind(now)
+                .execute(self.writer())
+                .await?;
+                Ok(done.rows_affected() == 1)
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

@@ -4,12 +4,17 @@ real password login works, and a wrong password or a bad token is refused."""
 import json
 import os
 import subprocess
+import sys
 import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 
 from conftest import Server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keystone"))
+from keystone_admin import keystone, login  # noqa: E402
 
 KEYSTONE = os.environ.get("KEYSTONE_URL")
 ADMIN_PASSWORD = os.environ.get("KEYSTONE_ADMIN_PASSWORD")
@@ -17,27 +22,6 @@ ADMIN_PASSWORD = os.environ.get("KEYSTONE_ADMIN_PASSWORD")
 if not KEYSTONE and os.environ.get("CI"):
     raise RuntimeError("CI is set but KEYSTONE_URL is not: the Keystone tests must run")
 pytestmark = pytest.mark.skipif(not KEYSTONE, reason="KEYSTONE_URL is not set")
-
-
-def keystone(method, path, token=None, body=None, url=None):
-    request = urllib.request.Request(f"{url or KEYSTONE}/{path}", method=method, data=json.dumps(body).encode() if body else None)
-    request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("X-Auth-Token", token)
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            text = response.read()
-            return response.status, response.headers.get("X-Subject-Token"), json.loads(text) if text else None
-    except urllib.error.HTTPError as err:
-        return err.code, None, None
-
-
-def login(user, password, project, url=None):
-    status, token, _ = keystone("POST", "auth/tokens", url=url, body={"auth": {
-        "identity": {"methods": ["password"], "password": {"user": {"name": user, "domain": {"id": "default"}, "password": password}}},
-        "scope": {"project": {"name": project, "domain": {"id": "default"}}}}})
-    assert status == 201, f"login {user}: {status}"
-    return token
 
 
 def provision(url, admin_password):

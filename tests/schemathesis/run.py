@@ -79,7 +79,6 @@ def seed(base):
         "attachment_id": new_attachment(shared, "3f1a7c52-0d4e-4b7a-9c1e-5a2b3c4d5e6f"),
     }
     spares = {
-        "@SPARE_TYPE_ID@": new_type("schemathesis-spare"),
         "@SPARE_VOLUME_ID@": new_volume(),
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),

@@ -84,12 +84,12 @@ async fn unbuilt_operations_are_not_implemented(app: TestApp) {
         .send()
         .await;
     snapshots.assert_fault(501, "notImplemented", "snapshots");
-    let summary = app
-        .get("/v3/p1/volumes/summary")
+    let encryption = app
+        .get("/v3/p1/types/8c4a7f38-0000-4000-8000-000000000000/encryption")
         .version("3.27")
         .send()
         .await;
-    summary.assert_fault(501, "notImplemented", "volume summary");
+    encryption.assert_fault(501, "notImplemented", "volume type encryption");
     // The microversion gate still comes first.
     let early = app
         .request(Method::DELETE, "/v3/attachments/x")

@@ -122,3 +122,65 @@ backend_tests!(
     reserve_and_unreserve,
     detaching_begins_and_rolls_back
 );
+
+async fn volume_summary(app: TestApp) {
+    for (size, metadata) in [
+        (1, json!({"a": "1"})),
+        (2, json!({"a": "2", "b": "x"})),
+        (3, json!({"a": "1"})),
+    ] {
+        app.create_volume(json!({"size": size, "metadata": metadata}))
+            .await;
+    }
+    let summary = app
+        .get("/v3/p1/volumes/summary")
+        .version("3.36")
+        .send()
+        .await;
+    assert_eq!(summary.status, 200, "{}", summary.text);
+    assert_eq!(
+        summary.json,
+        json!({"volume-summary": {"total_count": 3, "total_size": 6,
+                                   "metadata": {"a": ["1", "2"], "b": ["x"]}}})
+    );
+    let older = app
+        .get("/v3/p1/volumes/summary")
+        .version("3.12")
+        .send()
+        .await;
+    assert_eq!(
+        older.json,
+        json!({"volume-summary": {"total_count": 3, "total_size": 6}})
+    );
+    let filtered = app
+        .get("/v3/p1/volumes/summary?metadata={'b':'x'}")
+        .version("3.36")
+        .send()
+        .await;
+    assert_eq!(
+        filtered.json["volume-summary"]["total_count"], 1,
+        "{}",
+        filtered.text
+    );
+    // Another project sees nothing of p1's; before 3.12 there is no summary.
+    let other = app
+        .get("/v3/p2/volumes/summary")
+        .token("eve:p2:member,reader")
+        .version("3.36")
+        .send()
+        .await;
+    assert_eq!(
+        other.json,
+        json!({"volume-summary": {"total_count": 0, "total_size": 0, "metadata": {}}})
+    );
+    assert_eq!(
+        app.get("/v3/p1/volumes/summary")
+            .version("3.11")
+            .send()
+            .await
+            .status,
+        404
+    );
+}
+
+backend_tests!(volume_summary);

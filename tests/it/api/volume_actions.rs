@@ -62,12 +62,74 @@ async fn body_must_name_one_known_action(app: TestApp) {
     app.volume_action(&id, json!({"os-set_bootable": {"bootable": true}, "x": 1}))
         .await
         .assert_fault(400, "badRequest", "Malformed request body");
-    app.volume_action(&id, json!({"os-reserve": {}}))
+    app.volume_action(&id, json!({"os-attach": {}}))
         .await
-        .assert_fault(501, "notImplemented", "os-reserve");
+        .assert_fault(501, "notImplemented", "os-attach");
+    // ...but a volume that does not exist is 404 first.
+    app.volume_action(
+        "8c4a7f38-0000-4000-8000-000000000000",
+        json!({"os-attach": {}}),
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "could not be found");
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
         json!({"os-set_bootable": {"bootable": true}}),
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "could not be found");
+}
+
+async fn extend_grows_available_volumes(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    for bad in [
+        json!({"os-extend": {}}),
+        json!({"os-extend": {"new_size": null}}),
+        json!({"os-extend": {"new_size": "two"}}),
+        json!({"os-extend": {"new_size": 0}}),
+    ] {
+        app.volume_action(&id, bad)
+            .await
+            .assert_fault(400, "badRequest", "");
+    }
+    app.volume_action(&id, json!({"os-extend": {"new_size": 1}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "New size for extend must be greater than current size. (current: 1, extended: 1).",
+        );
+    assert_eq!(
+        app.volume_action(&id, json!({"os-extend": {"new_size": "3"}}))
+            .await
+            .status,
+        202
+    );
+    let shown = app.show_volume(&id, "3.0").await.json["volume"].clone();
+    assert_eq!(
+        (shown["size"].clone(), shown["status"].clone()),
+        (json!(3), json!("available"))
+    );
+    assert_eq!(
+        std::fs::metadata(app.volume_file(&id)).expect("file").len(),
+        3 * 1024 * 1024 * 1024
+    );
+    app.attach_fully(
+        &id,
+        &uuid::Uuid::new_v4().to_string(),
+        crate::support::helpers::conn(),
+    )
+    .await;
+    app.volume_action(&id, json!({"os-extend": {"new_size": 4}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "status must be 'available' to extend, currently in-use.",
+        );
+    app.volume_action(
+        "8c4a7f38-0000-4000-8000-000000000000",
+        json!({"os-extend": {"new_size": 4}}),
     )
     .await
     .assert_fault(404, "itemNotFound", "could not be found");
@@ -202,6 +264,7 @@ backend_tests!(
     bootable_flag,
     readonly_flag_needs_an_available_volume,
     body_must_name_one_known_action,
+    extend_grows_available_volumes,
     reset_status_is_for_admins,
     retype_to_multiattach_while_available,
     retype_never_flips_multiattach_in_use,

@@ -200,12 +200,37 @@ async fn size_and_type_validation(app: TestApp) {
         .send()
         .await;
     no_body.assert_fault(400, "badRequest", "Malformed request body");
+    // Sources: missing ones are 404 as in Cinder; an existing volume cannot be cloned.
     app.post_volume(
         json!({"size": 1, "snapshot_id": "8c4a7f38-0000-4000-8000-000000000000"}),
         "3.71",
     )
     .await
-    .assert_fault(400, "badRequest", "not supported");
+    .assert_fault(
+        404,
+        "itemNotFound",
+        "Snapshot 8c4a7f38-0000-4000-8000-000000000000 could not be found.",
+    );
+    app.post_volume(
+        json!({"size": 1, "source_volid": "8c4a7f38-0000-4000-8000-000000000000"}),
+        "3.71",
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        "Volume 8c4a7f38-0000-4000-8000-000000000000 could not be found.",
+    );
+    let source = by_string.json["volume"]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    app.post_volume(json!({"size": 1, "source_volid": source}), "3.71")
+        .await
+        .assert_fault(400, "badRequest", "not supported");
+    app.post_volume(json!({"size": 1, "backup_id": source}), "3.71")
+        .await
+        .assert_fault(400, "badRequest", "not supported");
 }
 
 async fn strictness_starts_at_3_53(app: TestApp) {
