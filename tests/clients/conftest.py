@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import tempest_schemas
+
 REPO = Path(__file__).resolve().parents[2]
 BINARY = Path(os.environ.get("CINDER_ATTACH_BIN", REPO / "target" / "debug" / "cinder-attach"))
 
@@ -96,14 +98,25 @@ def server(request):
 
 
 @pytest.fixture
-def cinder(server):
-    """Runs the real `cinder` CLI against the server (noauth, project p1)."""
+def schema_proxy(server):
+    """A proxy in front of the server that checks every response the CLI gets against
+    tempest's response schemas; the test fails if any is rejected."""
+    proxy = tempest_schemas.ValidatingProxy(server.url)
+    yield proxy
+    proxy.stop()
+    assert not proxy.failures, "\n".join(proxy.failures)
+
+
+@pytest.fixture
+def cinder(server, schema_proxy):
+    """Runs the real `cinder` CLI against the server (noauth, project p1), through the
+    schema-checking proxy."""
 
     def run(*args, version="3.71", check=True):
         env = dict(os.environ)
         env.update(
             OS_AUTH_TYPE="noauth",
-            CINDER_ENDPOINT=f"{server.url}/v3",
+            CINDER_ENDPOINT=f"{schema_proxy.url}/v3",
             OS_USER_ID="admin",
             OS_PROJECT_ID="p1",
             OS_VOLUME_API_VERSION=version,

@@ -7,7 +7,12 @@ version, volume, metadata and type response it sees is checked; responses of oth
 operations pass through."""
 
 import copy
+import http.server
+import json
 import re
+import threading
+import urllib.error
+import urllib.request
 from urllib.parse import urlparse
 
 from tempest.lib.api_schema.response.volume import versions, volume_types, volumes
@@ -55,14 +60,9 @@ checked = []
 class _Resp(dict):
     """What RestClient.validate_response expects: headers as a dict, plus `status`."""
 
-    def __init__(self, response):
-        super().__init__({k.lower(): v for k, v in response.headers.items()})
-        self.status = response.status_code
-
-
-def _minor(response):
-    match = re.search(r"volume 3\.(\d+)", response.headers.get("OpenStack-API-Version", ""))
-    return int(match.group(1)) if match else 0
+    def __init__(self, status, headers):
+        super().__init__({k.lower(): v for k, v in headers.items()})
+        self.status = status
 
 
 def schema_for(method, path, minor):
@@ -87,14 +87,70 @@ def schema_for(method, path, minor):
     return None
 
 
+def check(method, path, status, headers, content):
+    """Validates one response; raises tempest's InvalidHTTPResponseBody (or a status
+    mismatch) when its schema rejects it."""
+    match = re.search(r"volume 3\.(\d+)", headers.get("OpenStack-API-Version", ""))
+    schema = schema_for(method, path, int(match.group(1)) if match else 0)
+    if schema is None or status >= 400:
+        return
+    resp = _Resp(status, headers)
+    RestClient.validate_response(schema, resp, json.loads(content) if content else None)
+    checked.append((method, path, status))
+
+
 def validate(response, *args, **kwargs):
     """requests response hook: raises if tempest's schema rejects the response."""
     request = response.request
-    path = urlparse(request.url).path
-    schema = schema_for(request.method, path, _minor(response))
-    if schema is None or response.status_code >= 400:
-        return response
-    body = response.json() if response.content else None
-    RestClient.validate_response(schema, _Resp(response), body)
-    checked.append((request.method, path, response.status_code))
+    check(request.method, urlparse(request.url).path, response.status_code, response.headers,
+          response.content)
     return response
+
+
+class ValidatingProxy:
+    """A loopback HTTP proxy in front of the server for clients that run as separate
+    processes (the `cinder` CLI): it passes every request through and checks every
+    response; what failed is in `failures`."""
+
+    def __init__(self, upstream):
+        self.failures = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def forward(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                request = urllib.request.Request(upstream + self.path, data=body, method=self.command)
+                for name, value in self.headers.items():
+                    if name.lower() not in ("host", "content-length", "connection"):
+                        request.add_header(name, value)
+                try:
+                    response = urllib.request.urlopen(request, timeout=60)
+                except urllib.error.HTTPError as err:
+                    response = err
+                content = response.read()
+                try:
+                    check(self.command, urlparse(self.path).path, response.status, response.headers, content)
+                except Exception as err:  # noqa: BLE001 - every failure is reported
+                    proxy.failures.append(f"{self.command} {self.path}: {err}")
+                self.send_response(response.status)
+                for name, value in response.headers.items():
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = forward
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
