@@ -21,7 +21,7 @@ use crate::app::AppState;
 use crate::domain::volume::{MetadataChange, VolumeUpdate};
 
 /// Cinder's `extra_specs` parameter type, which volume metadata uses.
-fn metadata_schema() -> Value {
+pub(super) fn metadata_schema() -> Value {
     json!({
         "type": "object",
         "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}},

@@ -67,6 +67,9 @@ pub fn volume_id(path: &VolumePath) -> Result<Uuid, ApiError> {
 fn create_schema(strict: bool) -> Value {
     let optional_uuid = json!({"oneOf": [{"type": "null"}, {"type": "string", "format": "uuid"}]});
     let text = json!({"type": ["string", "null"], "maxLength": 255});
+    // As the metadata API's, but `null` is accepted too.
+    let mut metadata = volume_metadata::metadata_schema();
+    metadata["type"] = json!(["object", "null"]);
     json!({
         "type": "object",
         "properties": {
@@ -76,11 +79,7 @@ fn create_schema(strict: bool) -> Value {
                     "name": text, "description": text,
                     "display_name": text, "display_description": text,
                     "volume_type": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},
-                    "metadata": {
-                        "type": ["object", "null"],
-                        "patternProperties": {"^[a-zA-Z0-9-_:. /]{1,255}$": {"type": "string", "maxLength": 255}},
-                        "additionalProperties": false
-                    },
+                    "metadata": metadata,
                     "snapshot_id": optional_uuid, "source_volid": optional_uuid,
                     "consistencygroup_id": optional_uuid, "backup_id": optional_uuid,
                     "group_id": {"type": ["string", "null"], "minLength": 0, "maxLength": 255},

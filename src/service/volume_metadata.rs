@@ -12,7 +12,7 @@ use crate::domain::volume::{
     UPDATE_REFUSED,
 };
 use crate::domain::{DomainError, RequestContext};
-use crate::policy::{rules, Target};
+use crate::policy::rules;
 
 fn metadata_refusal(change: &MetadataChange, status: VolumeStatus) -> DomainError {
     let verb = match change {
@@ -38,12 +38,8 @@ impl Service {
         id: Uuid,
         update: VolumeUpdate,
     ) -> Result<Volume, DomainError> {
-        let volume = self.get_volume(caller, id).await?;
-        self.policy.enforce(
-            rules::VOLUME_UPDATE,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        self.volume_under_rule(caller, id, rules::VOLUME_UPDATE)
+            .await?;
         match self
             .store
             .update_volume(id, &update, UPDATE_REFUSED, self.clock.now())
@@ -62,12 +58,8 @@ impl Service {
         caller: &RequestContext,
         id: Uuid,
     ) -> Result<BTreeMap<String, String>, DomainError> {
-        let volume = self.get_volume_brief(caller, id).await?;
-        self.policy.enforce(
-            rules::VOLUME_METADATA_GET,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        self.volume_under_rule(caller, id, rules::VOLUME_METADATA_GET)
+            .await?;
         self.store
             .volume_metadata(id)
             .await?
@@ -94,14 +86,12 @@ impl Service {
         id: Uuid,
         change: MetadataChange,
     ) -> Result<BTreeMap<String, String>, DomainError> {
-        let volume = self.get_volume_brief(caller, id).await?;
         let rule = match change {
             MetadataChange::Merge(_) => rules::VOLUME_METADATA_CREATE,
             MetadataChange::Replace(_) => rules::VOLUME_METADATA_UPDATE,
             MetadataChange::Remove(_) => rules::VOLUME_METADATA_DELETE,
         };
-        self.policy
-            .enforce(rule, caller, &Target::project(&volume.project_id))?;
+        self.volume_under_rule(caller, id, rule).await?;
         match self
             .store
             .change_volume_metadata(id, &change, METADATA_CHANGE_REFUSED, self.clock.now())

@@ -89,6 +89,20 @@ impl Service {
         zones.into_iter().collect()
     }
 
+    /// A volume the caller may see (brief: no side tables), once `rule` allows the caller
+    /// to act on it.
+    pub(super) async fn volume_under_rule(
+        &self,
+        caller: &RequestContext,
+        id: Uuid,
+        rule: &'static str,
+    ) -> Result<Volume, DomainError> {
+        let volume = self.get_volume_brief(caller, id).await?;
+        self.policy
+            .enforce(rule, caller, &Target::project(&volume.project_id))?;
+        Ok(volume)
+    }
+
     /// A volume the caller may see: other projects' volumes do not exist for non-admins.
     pub async fn get_volume(
         &self,
@@ -400,9 +414,7 @@ impl Service {
         id: Uuid,
         new_size: i64,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume_brief(caller, id).await?;
-        self.policy
-            .enforce(rules::EXTEND, caller, &Target::project(&volume.project_id))?;
+        let volume = self.volume_under_rule(caller, id, rules::EXTEND).await?;
         match self
             .store
             .begin_extend(id, new_size, self.clock.now())
@@ -464,15 +476,13 @@ impl Service {
         id: Uuid,
         action: LegacyAction,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume_brief(caller, id).await?;
         let rule = match action {
             LegacyAction::Reserve => rules::LEGACY_RESERVE,
             LegacyAction::Unreserve => rules::LEGACY_UNRESERVE,
             LegacyAction::BeginDetaching => rules::LEGACY_BEGIN_DETACHING,
             LegacyAction::RollDetaching => rules::LEGACY_ROLL_DETACHING,
         };
-        self.policy
-            .enforce(rule, caller, &Target::project(&volume.project_id))?;
+        self.volume_under_rule(caller, id, rule).await?;
         match self
             .store
             .legacy_attach_action(id, action, self.clock.now())
