@@ -292,6 +292,17 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         max_body_bytes: args.max_body_bytes,
     };
     let auth = authenticator(&args, &policy, config.request_timeout)?;
+    // Work that a previous run of this host left half-done is finished in the background.
+    let grace = chrono::Duration::from_std(config.request_timeout * 2)
+        .unwrap_or(chrono::Duration::minutes(2));
+    let recovering = service.clone();
+    tokio::spawn(async move {
+        match recovering.recover_interrupted_work(grace).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(volumes = n, "interrupted volume work finished"),
+            Err(err) => tracing::error!(error = %err, "could not finish interrupted volume work"),
+        }
+    });
     let state = AppState::new(service, config, auth);
     let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {
         addr: args.listen,

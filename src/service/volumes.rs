@@ -406,6 +406,68 @@ impl Service {
         }
     }
 
+    /// After a restart: volumes this process's backends were creating or deleting when
+    /// the service stopped (unchanged for longer than `grace`, so that the work of other
+    /// processes still running is left alone) are finished as Cinder's volume service does
+    /// at start-up: a create becomes `error` with a user message, a delete is carried out.
+    /// Returns how many volumes were handled.
+    pub async fn recover_interrupted_work(
+        &self,
+        grace: chrono::Duration,
+    ) -> Result<usize, DomainError> {
+        let before = self.clock.now() - grace;
+        let stuck = self
+            .store
+            .volumes_stuck_in(&[VolumeStatus::Creating, VolumeStatus::Deleting], before)
+            .await?;
+        let mut handled = 0;
+        for volume in stuck {
+            if self.backend_of(&volume).is_err() {
+                continue; // another host's volume
+            }
+            let now = self.clock.now();
+            match volume.status {
+                VolumeStatus::Creating => {
+                    if self
+                        .store
+                        .transition_volume(
+                            volume.id,
+                            VolumeStatus::Creating,
+                            VolumeStatus::Error,
+                            now,
+                        )
+                        .await?
+                    {
+                        tracing::warn!(volume_id = %volume.id, "volume creation was interrupted; volume set to error");
+                        self.store
+                            .insert_message(&Message {
+                                id: Uuid::new_v4(),
+                                project_id: volume.project_id.clone(),
+                                request_id: None,
+                                resource_type: "VOLUME".to_owned(),
+                                resource_uuid: Some(volume.id.to_string()),
+                                event_id: EVENT_CREATE_VOLUME_FROM_BACKEND.to_owned(),
+                                message_level: "ERROR".to_owned(),
+                                user_message: format!(
+                                    "{ACTION_CREATE_VOLUME_FROM_BACKEND}: the service stopped while the volume was being created."
+                                ),
+                                created_at: now,
+                                expires_at: Some(now + chrono::Duration::days(30)),
+                            })
+                            .await?;
+                        handled += 1;
+                    }
+                }
+                _ => {
+                    tracing::warn!(volume_id = %volume.id, "volume deletion was interrupted; finishing it");
+                    self.remove_from_backend(volume).await?;
+                    handled += 1;
+                }
+            }
+        }
+        Ok(handled)
+    }
+
     /// `os-extend`: grows an `available` volume through its backend. A backend failure
     /// leaves the volume `error_extending`, as in Cinder.
     pub async fn extend_volume(

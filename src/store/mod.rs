@@ -226,6 +226,12 @@ pub trait Store: Send + Sync + 'static {
     /// A volume with its admin metadata but without user metadata and attachments: what
     /// the attach paths need, in two queries instead of four.
     async fn get_volume_brief(&self, id: Uuid) -> Result<Option<Volume>, StoreError>;
+    /// Live volumes (brief) in one of `statuses` whose last change is older than `before`.
+    async fn volumes_stuck_in(
+        &self,
+        statuses: &[VolumeStatus],
+        before: DateTime<Utc>,
+    ) -> Result<Vec<Volume>, StoreError>;
     /// One extra spec of a type.
     async fn volume_type_spec(
         &self,

@@ -1177,6 +1177,22 @@ macro_rules! sql_store {
                 Ok(VolumeWrite::Done(()))
             }
 
+            #[tracing::instrument(skip_all, err)]
+            async fn volumes_stuck_in(&self, statuses: &[VolumeStatus], before: DateTime<Utc>) -> Result<Vec<Volume>, StoreError> {
+                if statuses.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let mut q = QueryBuilder::<$DB>::new(format!("select {}{} where v.deleted = false and v.status in (", rows::VOLUME_COLUMNS, rows::VOLUME_FROM));
+                let mut list = q.separated(", ");
+                for status in statuses {
+                    list.push_bind(status.as_str());
+                }
+                q.push(") and coalesce(v.updated_at, v.created_at) < ").push_bind(before);
+                q.push(" order by v.created_at, v.id");
+                let found: Vec<VolumeRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                found.into_iter().map(VolumeRow::into_volume).collect()
+            }
+
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn begin_extend(&self, id: Uuid, new_size: i64, now: DateTime<Utc>) -> Result<Option<ExtendStart>, StoreError> {
                 let mut tx = self.begin_write().await?;

@@ -10,5 +10,6 @@ mod crash;
 mod keystone;
 mod multiprocess;
 mod outage;
+mod recovery;
 mod shutdown;
 mod store;
