@@ -5,6 +5,7 @@
 use axum::extract::{Path, State};
 use axum::routing::get;
 use axum::{Json, Router};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::context::Ctx;
@@ -94,19 +95,19 @@ async fn list_extensions(ctx: Ctx) -> Result<Json<Value>, ApiError> {
     Ok(Json(json!({"extensions": extensions})))
 }
 
+#[derive(Deserialize)]
+struct ExtensionPath {
+    alias: String,
+}
+
 async fn show_extension(
     ctx: Ctx,
-    Path(path): Path<Vec<(String, String)>>,
+    Path(path): Path<ExtensionPath>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::ExtensionShow)?;
-    let alias = path
-        .iter()
-        .find(|(k, _)| k == "alias")
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_default();
     EXTENSIONS
         .iter()
-        .find(|(_, a, _, _)| *a == alias)
+        .find(|(_, alias, _, _)| *alias == path.alias)
         .map(|entry| Json(json!({"extension": extension(entry)})))
         .ok_or_else(ApiError::not_found)
 }

@@ -2,13 +2,13 @@
 //! the backend directory) and must be reported; a healthy database reports nothing.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use cinder_attach::check::{self, CheckedBackend};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::support::helpers::{conn, str_of};
+use crate::support::load::checker;
 use crate::support::TestApp;
 
 fn backends(app: &TestApp) -> Vec<CheckedBackend> {
@@ -129,19 +129,6 @@ backend_tests!(
     checker_finds_every_seeded_violation
 );
 
-fn run_checker(database_url: &str, volumes_dir: &std::path::Path) -> (i32, Value) {
-    let output = Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
-        .args(["check", "--json", "--host", "test-host"])
-        .args(["--database-url", database_url])
-        .arg("--backend")
-        .arg(format!("file=file,dir={}", volumes_dir.display()))
-        .env_remove("CINDER_ATTACH_BACKENDS")
-        .output()
-        .expect("checker runs");
-    let report = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
-    (output.status.code().unwrap_or(-1), report)
-}
-
 /// The binary: exit 0 and an empty JSON list when clean, 1 with findings, 2 when the
 /// database cannot be read.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,7 +142,7 @@ async fn check_command_exit_codes_and_json() {
     app.attach_fully(&volume, &Uuid::new_v4().to_string(), conn())
         .await;
 
-    let (code, report) = run_checker(&app.db.url, &app.volumes_dir);
+    let (code, report, _) = checker(&app.db.url, &app.volumes_dir);
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["findings"], json!([]));
     assert_eq!(report["volumes"], 1);
@@ -167,12 +154,12 @@ async fn check_command_exit_codes_and_json() {
         ))
         .await
         .expect("seed");
-    let (code, report) = run_checker(&app.db.url, &app.volumes_dir);
+    let (code, report, _) = checker(&app.db.url, &app.volumes_dir);
     assert_eq!(code, 1, "{report}");
     assert_eq!(report["findings"][0]["kind"], "status_mismatch");
     assert_eq!(report["findings"][0]["volume_id"], volume.as_str());
 
     let missing = app.volumes_dir.join("no-such-dir/db.sqlite");
-    let (code, _) = run_checker(&format!("sqlite://{}", missing.display()), &app.volumes_dir);
+    let (code, _, _) = checker(&format!("sqlite://{}", missing.display()), &app.volumes_dir);
     assert_eq!(code, 2);
 }

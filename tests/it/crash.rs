@@ -9,7 +9,9 @@ use std::time::Duration;
 use cinder_attach::bench::journal::{Entry, Outcome};
 use uuid::Uuid;
 
-use crate::support::load::{journal_entries, run_checker, start_bench, wait_for_journal};
+use crate::support::load::{
+    free_port, journal_entries, run_checker, start_bench, wait_for_journal,
+};
 use crate::support::process::{http_as, ServerProcess};
 use crate::support::{Backend, TestDb};
 
@@ -20,13 +22,6 @@ const TOKEN: &str = "bench:b5e0c5a1d7f94c35a3c0d4e0b6f1a2c3";
 fn random_ms(range: std::ops::Range<u64>) -> u64 {
     let bits = Uuid::new_v4().as_u128() as u64;
     range.start + bits % (range.end - range.start)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// What an acknowledged (or possibly applied) operation leaves in the database.

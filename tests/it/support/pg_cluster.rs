@@ -47,10 +47,7 @@ impl PgCluster {
             eprintln!("note: initdb not found; skipping the private-cluster test");
             return None;
         };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("free port");
+        let port = super::load::free_port();
         let dir = std::env::temp_dir().join(format!("cinder-attach-pg-{}", uuid::Uuid::new_v4()));
         let cluster = PgCluster {
             bin,
