@@ -4,6 +4,7 @@
 
 pub mod connector_specs;
 mod ids;
+mod lite;
 mod postgres;
 mod rows;
 mod sql;
@@ -69,12 +70,15 @@ pub enum StoreError {
     #[error("conflicting row: {0}")]
     Conflict(String),
     #[error("database unavailable: {0}")]
-    Unavailable(#[source] sqlx::Error),
+    Unavailable(#[source] BoxError),
     #[error("stored data is not valid: {0}")]
     Corrupt(String),
     #[error("database error: {0}")]
-    Other(#[source] sqlx::Error),
+    Other(#[source] BoxError),
 }
+
+/// The driver error behind `Unavailable` and `Other`.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 impl From<sqlx::Error> for StoreError {
     fn from(err: sqlx::Error) -> Self {
@@ -85,7 +89,7 @@ impl From<sqlx::Error> for StoreError {
             | sqlx::Error::PoolClosed
             | sqlx::Error::Io(_)
             | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err),
+            | sqlx::Error::WorkerCrashed => StoreError::Unavailable(err.into()),
             sqlx::Error::Database(db) if db.kind() == ErrorKind::UniqueViolation => {
                 StoreError::Conflict(db.message().to_owned())
             }
@@ -96,9 +100,9 @@ impl From<sqlx::Error> for StoreError {
                     .code()
                     .is_some_and(|code| code.starts_with("08") || code.starts_with("57")) =>
             {
-                StoreError::Unavailable(err)
+                StoreError::Unavailable(err.into())
             }
-            _ => StoreError::Other(err),
+            _ => StoreError::Other(err.into()),
         }
     }
 }
@@ -405,6 +409,12 @@ pub enum ConnectError {
         url: String,
         #[source]
         source: sqlx::Error,
+    },
+    #[error("cannot open {url}: {source}")]
+    Open {
+        url: String,
+        #[source]
+        source: StoreError,
     },
     #[error("cannot apply migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

@@ -5,6 +5,8 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgPool, PgPoolOptions, Postgres};
 
 use super::{ConnectError, ConnectOptions};
+// The shared SQL (`sql.rs`) calls its query API as `db::…`.
+use sqlx as db;
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
@@ -43,8 +45,13 @@ impl PgStore {
             .await?)
     }
 
-    fn pools(&self) -> Vec<(&'static str, &PgPool)> {
-        vec![("main", &self.pool)]
+    fn pools_in_use(&self) -> Vec<PoolUse> {
+        vec![PoolUse {
+            pool: "main",
+            open: self.pool.size(),
+            idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+            max: self.pool.options().get_max_connections(),
+        }]
     }
 
     /// Postgres takes concurrent writers; row locks order them.
@@ -53,4 +60,9 @@ impl PgStore {
     }
 }
 
-super::sql::sql_store!(PgStore, Postgres, for_update = " for update");
+super::sql::sql_store!(
+    PgStore,
+    Postgres,
+    sqlx::PgConnection,
+    for_update = " for update"
+);

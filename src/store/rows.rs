@@ -24,19 +24,43 @@ pub(super) fn json(text: Option<String>) -> Result<Option<serde_json::Value>, St
         .transpose()
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct AttachmentRow {
-    pub id: DbId,
-    pub volume_id: DbId,
-    pub instance_uuid: Option<String>,
-    pub attached_host: Option<String>,
-    pub mountpoint: Option<String>,
-    pub attach_status: String,
-    pub attach_mode: Option<String>,
-    pub attach_time: Option<DateTime<Utc>>,
-    pub detach_time: Option<DateTime<Utc>>,
-    pub connection_info: Option<String>,
-    pub created_at: DateTime<Utc>,
+/// A row struct read by both dialects: sqlx's `FromRow` for PostgreSQL and `lite`'s
+/// (by column name) for SQLite, from one field list.
+macro_rules! row_struct {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident { $($field_vis:vis $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(sqlx::FromRow)]
+        $vis struct $name {
+            $($field_vis $field: $ty),*
+        }
+
+        impl super::lite::FromRow for $name {
+            fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+                Ok(vec![$(super::lite::column(columns, stringify!($field))?),*])
+            }
+
+            fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+                let mut at = at.iter();
+                Ok($name { $($field: super::lite::get(row, at.next(), stringify!($field))?),* })
+            }
+        }
+    };
+}
+
+row_struct! {
+    pub(super) struct AttachmentRow {
+        pub id: DbId,
+        pub volume_id: DbId,
+        pub instance_uuid: Option<String>,
+        pub attached_host: Option<String>,
+        pub mountpoint: Option<String>,
+        pub attach_status: String,
+        pub attach_mode: Option<String>,
+        pub attach_time: Option<DateTime<Utc>>,
+        pub detach_time: Option<DateTime<Utc>>,
+        pub connection_info: Option<String>,
+        pub created_at: DateTime<Utc>,
+    }
 }
 
 /// Columns of `AttachmentRow`, for `select` lists (table alias `a`).
@@ -64,32 +88,33 @@ impl TryFrom<AttachmentRow> for Attachment {
     }
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct VolumeRow {
-    pub id: DbId,
-    pub user_id: Option<String>,
-    pub project_id: String,
-    pub host: Option<String>,
-    pub size: i64,
-    pub availability_zone: String,
-    pub status: String,
-    pub attach_status: String,
-    pub migration_status: Option<String>,
-    pub display_name: Option<String>,
-    pub display_description: Option<String>,
-    pub volume_type_id: DbId,
-    pub volume_type_name: Option<String>,
-    pub encryption_key_id: Option<String>,
-    pub bootable: bool,
-    pub multiattach: bool,
-    pub previous_status: Option<String>,
-    pub service_uuid: Option<DbId>,
-    pub shared_targets: Option<bool>,
-    pub provider_id: Option<String>,
-    pub group_id: Option<String>,
-    pub consistencygroup_id: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: Option<DateTime<Utc>>,
+row_struct! {
+    pub(super) struct VolumeRow {
+        pub id: DbId,
+        pub user_id: Option<String>,
+        pub project_id: String,
+        pub host: Option<String>,
+        pub size: i64,
+        pub availability_zone: String,
+        pub status: String,
+        pub attach_status: String,
+        pub migration_status: Option<String>,
+        pub display_name: Option<String>,
+        pub display_description: Option<String>,
+        pub volume_type_id: DbId,
+        pub volume_type_name: Option<String>,
+        pub encryption_key_id: Option<String>,
+        pub bootable: bool,
+        pub multiattach: bool,
+        pub previous_status: Option<String>,
+        pub service_uuid: Option<DbId>,
+        pub shared_targets: Option<bool>,
+        pub provider_id: Option<String>,
+        pub group_id: Option<String>,
+        pub consistencygroup_id: Option<String>,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: Option<DateTime<Utc>>,
+    }
 }
 
 /// Columns of `VolumeRow` (volume alias `v`, its type joined as `t`).
@@ -137,29 +162,32 @@ impl VolumeRow {
     }
 }
 
-/// A `(owner id, key, value)` row of a key/value side table.
-#[derive(sqlx::FromRow)]
-pub(super) struct KeyValueRow {
-    pub owner: DbId,
-    pub key: String,
-    pub value: Option<String>,
+row_struct! {
+    /// A `(owner id, key, value)` row of a key/value side table.
+    pub(super) struct KeyValueRow {
+        pub owner: DbId,
+        pub key: String,
+        pub value: Option<String>,
+    }
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct ProjectAccessRow {
-    pub owner: DbId,
-    pub project_id: String,
+row_struct! {
+    pub(super) struct ProjectAccessRow {
+        pub owner: DbId,
+        pub project_id: String,
+    }
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct VolumeTypeRow {
-    pub id: DbId,
-    pub name: String,
-    pub description: Option<String>,
-    pub is_public: bool,
-    pub qos_specs_id: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: Option<DateTime<Utc>>,
+row_struct! {
+    pub(super) struct VolumeTypeRow {
+        pub id: DbId,
+        pub name: String,
+        pub description: Option<String>,
+        pub is_public: bool,
+        pub qos_specs_id: Option<String>,
+        pub created_at: DateTime<Utc>,
+        pub updated_at: Option<DateTime<Utc>>,
+    }
 }
 
 impl VolumeTypeRow {
@@ -178,18 +206,19 @@ impl VolumeTypeRow {
     }
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct MessageRow {
-    pub id: DbId,
-    pub project_id: String,
-    pub request_id: Option<String>,
-    pub resource_type: String,
-    pub resource_uuid: Option<String>,
-    pub event_id: String,
-    pub message_level: String,
-    pub user_message: String,
-    pub created_at: DateTime<Utc>,
-    pub expires_at: Option<DateTime<Utc>>,
+row_struct! {
+    pub(super) struct MessageRow {
+        pub id: DbId,
+        pub project_id: String,
+        pub request_id: Option<String>,
+        pub resource_type: String,
+        pub resource_uuid: Option<String>,
+        pub event_id: String,
+        pub message_level: String,
+        pub user_message: String,
+        pub created_at: DateTime<Utc>,
+        pub expires_at: Option<DateTime<Utc>>,
+    }
 }
 
 impl From<MessageRow> for Message {
@@ -267,6 +296,22 @@ pub(super) struct AttachmentWithProjectRow {
     pub project_id: String,
 }
 
+impl super::lite::FromRow for AttachmentWithProjectRow {
+    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+        let mut at = <AttachmentRow as super::lite::FromRow>::locate(columns)?;
+        at.push(super::lite::column(columns, "project_id")?);
+        Ok(at)
+    }
+
+    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+        let (attachment, rest) = at.split_at(at.len() - 1);
+        Ok(AttachmentWithProjectRow {
+            attachment: super::lite::FromRow::from_row(row, attachment)?,
+            project_id: super::lite::get(row, rest.first(), "project_id")?,
+        })
+    }
+}
+
 /// The connector from its `attachment_specs` rows.
 pub(super) fn connector_from_specs(
     specs: Vec<KeyValueRow>,
@@ -281,13 +326,14 @@ pub(super) fn is_connected(info: Option<&str>) -> bool {
         .unwrap_or(false)
 }
 
-#[derive(sqlx::FromRow)]
-pub(super) struct VolumeStateRow {
-    pub status: String,
-    pub attach_status: String,
-    pub migration_status: Option<String>,
-    pub multiattach: bool,
-    pub volume_type_id: DbId,
+row_struct! {
+    pub(super) struct VolumeStateRow {
+        pub status: String,
+        pub attach_status: String,
+        pub migration_status: Option<String>,
+        pub multiattach: bool,
+        pub volume_type_id: DbId,
+    }
 }
 
 /// A volume row held under lock during an attachment transaction.

@@ -70,10 +70,10 @@ pub(super) fn total_order<K: SortColumn>(sort: &[(K, SortDir)]) -> Vec<(K, SortD
 }
 
 macro_rules! sql_store {
-    ($Store:ident, $DB:ty, for_update = $for_update:literal) => {
+    ($Store:ident, $DB:ty, $Conn:ty, for_update = $for_update:literal) => {
         use async_trait::async_trait;
         use chrono::{DateTime, Utc};
-        use sqlx::QueryBuilder;
+        use db::QueryBuilder;
         use uuid::Uuid;
 
         use super::rows::{self, AttachmentRow, KeyValueRow, MessageRow, ProjectAccessRow, VolumeRow, VolumeTypeRow};
@@ -101,7 +101,7 @@ macro_rules! sql_store {
             /// A live volume's row (with its type's name), without side tables.
             async fn volume_row(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
                 let sql = format!("select {}{} where v.id = $1 and v.deleted = false", rows::VOLUME_COLUMNS, rows::VOLUME_FROM);
-                let row: Option<VolumeRow> = sqlx::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
+                let row: Option<VolumeRow> = db::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
                 row.map(VolumeRow::into_volume).transpose()
             }
 
@@ -144,13 +144,13 @@ macro_rules! sql_store {
                 if types.is_empty() {
                     return Ok(());
                 }
-                let specs: Vec<KeyValueRow> = sqlx::query_as(
+                let specs: Vec<KeyValueRow> = db::query_as(
                     "select volume_type_id as owner, key, value from volume_type_extra_specs
                       where deleted = false order by key",
                 )
                 .fetch_all(&self.pool)
                 .await?;
-                let projects: Vec<ProjectAccessRow> = sqlx::query_as(
+                let projects: Vec<ProjectAccessRow> = db::query_as(
                     "select volume_type_id as owner, project_id from volume_type_projects
                       where deleted = false order by project_id",
                 )
@@ -229,7 +229,7 @@ macro_rules! sql_store {
             /// Inserts `(key, value)` rows of a key/value side table owned by `owner`, in one
             /// statement. `table` and `owner_column` are always literals of this module.
             async fn insert_key_values(
-                tx: &mut sqlx::Transaction<'_, $DB>,
+                tx: &mut db::Transaction<'_, $DB>,
                 table: &'static str,
                 owner_column: &'static str,
                 owner: Uuid,
@@ -253,11 +253,11 @@ macro_rules! sql_store {
             /// Locks a live volume row; `Some` (not found, or refused by its status) ends
             /// the write.
             async fn check_volume_status(
-                tx: &mut sqlx::Transaction<'_, $DB>,
+                tx: &mut db::Transaction<'_, $DB>,
                 id: Uuid,
                 refused: &[VolumeStatus],
             ) -> Result<Option<VolumeWrite<()>>, StoreError> {
-                let row: Option<(String,)> = sqlx::query_as(concat!(
+                let row: Option<(String,)> = db::query_as(concat!(
                     "select status from volumes where id = $1 and deleted = false",
                     $for_update
                 ))
@@ -273,7 +273,7 @@ macro_rules! sql_store {
 
             /// Applies a metadata change; `false` when the key to remove is not there.
             async fn write_metadata(
-                tx: &mut sqlx::Transaction<'_, $DB>,
+                tx: &mut db::Transaction<'_, $DB>,
                 id: Uuid,
                 change: &MetadataChange,
                 now: DateTime<Utc>,
@@ -298,7 +298,7 @@ macro_rules! sql_store {
                     }
                     MetadataChange::Merge(metadata) => {
                         for (key, value) in metadata {
-                            sqlx::query(
+                            db::query(
                                 "insert into volume_metadata (volume_id, key, value, created_at, deleted)
                                  values ($1, $2, $3, $4, false)
                                  on conflict (volume_id, key) where deleted = false
@@ -317,10 +317,10 @@ macro_rules! sql_store {
             }
 
             async fn read_metadata(
-                conn: &mut <$DB as sqlx::Database>::Connection,
+                conn: &mut $Conn,
                 id: Uuid,
             ) -> Result<BTreeMap<String, String>, StoreError> {
-                let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+                let rows: Vec<(String, Option<String>)> = db::query_as(
                     "select key, value from volume_metadata where volume_id = $1 and deleted = false order by key",
                 )
                 .bind(DbId(id))
@@ -331,8 +331,8 @@ macro_rules! sql_store {
 
             /// Locks a live volume row for the rest of the transaction and reads what the
             /// attach state machine needs.
-            async fn lock_volume(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<Option<LockedVolume>, StoreError> {
-                let row: Option<rows::VolumeStateRow> = sqlx::query_as(concat!(
+            async fn lock_volume(tx: &mut db::Transaction<'_, $DB>, id: Uuid) -> Result<Option<LockedVolume>, StoreError> {
+                let row: Option<rows::VolumeStateRow> = db::query_as(concat!(
                     "select status, attach_status, migration_status, multiattach, volume_type_id
                        from volumes where id = $1 and deleted = false",
                     $for_update
@@ -344,17 +344,17 @@ macro_rules! sql_store {
             }
 
             /// The volume of a live attachment.
-            async fn attachment_volume(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<Option<Uuid>, StoreError> {
+            async fn attachment_volume(tx: &mut db::Transaction<'_, $DB>, id: Uuid) -> Result<Option<Uuid>, StoreError> {
                 let found: Option<(DbId,)> =
-                    sqlx::query_as("select volume_id from volume_attachment where id = $1 and deleted = false")
+                    db::query_as("select volume_id from volume_attachment where id = $1 and deleted = false")
                         .bind(DbId(id))
                         .fetch_optional(&mut **tx)
                         .await?;
                 Ok(found.map(|(v,)| v.0))
             }
 
-            async fn type_spec(tx: &mut sqlx::Transaction<'_, $DB>, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
-                let found: Option<(Option<String>,)> = sqlx::query_as(
+            async fn type_spec(tx: &mut db::Transaction<'_, $DB>, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
+                let found: Option<(Option<String>,)> = db::query_as(
                     "select value from volume_type_extra_specs where volume_type_id = $1 and key = $2 and deleted = false",
                 )
                 .bind(DbId(type_id))
@@ -365,13 +365,13 @@ macro_rules! sql_store {
             }
 
             async fn write_volume_status(
-                tx: &mut sqlx::Transaction<'_, $DB>,
+                tx: &mut db::Transaction<'_, $DB>,
                 id: Uuid,
                 status: VolumeStatus,
                 attach_status: crate::domain::attachment::AttachStatus,
                 now: DateTime<Utc>,
             ) -> Result<(), StoreError> {
-                sqlx::query("update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1")
+                db::query("update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1")
                     .bind(DbId(id))
                     .bind(status.as_str())
                     .bind(attach_status.as_str())
@@ -382,8 +382,8 @@ macro_rules! sql_store {
             }
 
             /// Locks the live type row for the rest of the transaction; `false` if absent.
-            async fn lock_type(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
-                let found: Option<(DbId,)> = sqlx::query_as(concat!(
+            async fn lock_type(tx: &mut db::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
+                let found: Option<(DbId,)> = db::query_as(concat!(
                     "select id from volume_types where id = $1 and deleted = false",
                     $for_update
                 ))
@@ -393,8 +393,8 @@ macro_rules! sql_store {
                 Ok(found.is_some())
             }
 
-            async fn type_in_use(tx: &mut sqlx::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
-                let used: Option<(DbId,)> = sqlx::query_as(
+            async fn type_in_use(tx: &mut db::Transaction<'_, $DB>, id: Uuid) -> Result<bool, StoreError> {
+                let used: Option<(DbId,)> = db::query_as(
                     "select id from volumes where volume_type_id = $1 and deleted = false limit 1",
                 )
                 .bind(DbId(id))
@@ -404,12 +404,13 @@ macro_rules! sql_store {
             }
 
             async fn fetch_type(&self, sql: &str, key: TypeKey<'_>) -> Result<Option<VolumeType>, StoreError> {
-                let query = sqlx::query_as::<_, VolumeTypeRow>(sql);
+                let query = db::query_as(sql);
                 let query = match key {
                     TypeKey::Id(id) => query.bind(DbId(id)),
                     TypeKey::Name(name) => query.bind(name.to_owned()),
                 };
-                let Some(row) = query.fetch_optional(&self.pool).await? else {
+                let found: Option<VolumeTypeRow> = query.fetch_optional(&self.pool).await?;
+                let Some(row) = found else {
                     return Ok(None);
                 };
                 let mut types = vec![row.into_type()];
@@ -434,19 +435,19 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn ping(&self) -> Result<(), StoreError> {
-                sqlx::query("select 1").execute(&self.pool).await?;
+                db::query("select 1").execute(&self.pool).await?;
                 Ok(())
             }
 
             #[tracing::instrument(skip_all, err)]
             async fn status_counts(&self) -> Result<StatusCounts, StoreError> {
-                let attachments: Vec<(String, i64)> = sqlx::query_as(
+                let attachments: Vec<(String, i64)> = db::query_as(
                     "select attach_status, count(*) from volume_attachment where deleted = false \
                      group by attach_status order by attach_status",
                 )
                 .fetch_all(&self.pool)
                 .await?;
-                let volumes: Vec<(String, i64)> = sqlx::query_as(
+                let volumes: Vec<(String, i64)> = db::query_as(
                     "select status, count(*) from volumes where deleted = false group by status order by status",
                 )
                 .fetch_all(&self.pool)
@@ -455,32 +456,25 @@ macro_rules! sql_store {
             }
 
             fn pool_use(&self) -> Vec<PoolUse> {
-                self.pools()
-                    .into_iter()
-                    .map(|(pool, p)| PoolUse {
-                        pool,
-                        open: p.size(),
-                        idle: u32::try_from(p.num_idle()).unwrap_or(u32::MAX),
-                        max: p.options().get_max_connections(),
-                    })
-                    .collect()
+                self.pools_in_use()
             }
+
 
             #[tracing::instrument(skip_all, err)]
             async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError> {
                 let mut tx = self.begin_snapshot().await?;
-                let volumes: Vec<(DbId, String, bool, Option<String>)> = sqlx::query_as(
+                let volumes: Vec<(DbId, String, bool, Option<String>)> = db::query_as(
                     "select v.id, v.status, v.multiattach, v.host from volumes v where v.deleted = false order by v.id",
                 )
                 .fetch_all(&mut *tx)
                 .await?;
-                let attachments: Vec<(DbId, DbId, Option<String>, String)> = sqlx::query_as(
+                let attachments: Vec<(DbId, DbId, Option<String>, String)> = db::query_as(
                     "select a.id, a.volume_id, a.instance_uuid, a.attach_status from volume_attachment a \
                      where a.deleted = false order by a.volume_id, a.created_at, a.id",
                 )
                 .fetch_all(&mut *tx)
                 .await?;
-                let specs: Vec<(DbId, String)> = sqlx::query_as(
+                let specs: Vec<(DbId, String)> = db::query_as(
                     "select s.attachment_id, s.key from attachment_specs s \
                      join volume_attachment a on a.id = s.attachment_id \
                      where s.deleted = false and a.deleted = true order by s.attachment_id, s.key",
@@ -544,14 +538,12 @@ macro_rules! sql_store {
                       where a.id = $1 and a.deleted = false",
                     rows::ATTACHMENT_COLUMNS
                 );
-                let Some(row) = sqlx::query_as::<_, rows::AttachmentWithProjectRow>(&sql)
-                    .bind(DbId(id))
-                    .fetch_optional(&self.pool)
-                    .await?
-                else {
+                let found: Option<rows::AttachmentWithProjectRow> =
+                    db::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
+                let Some(row) = found else {
                     return Ok(None);
                 };
-                let specs: Vec<KeyValueRow> = sqlx::query_as(
+                let specs: Vec<KeyValueRow> = db::query_as(
                     "select attachment_id as owner, key, value from attachment_specs
                       where attachment_id = $1 and deleted = false",
                 )
@@ -572,14 +564,16 @@ macro_rules! sql_store {
                     return Ok(ReserveOutcome::VolumeGone);
                 };
                 let same_instance = match &reservation.instance_uuid {
-                    Some(instance) => sqlx::query_as::<_, (DbId,)>(
-                        "select id from volume_attachment where volume_id = $1 and instance_uuid = $2 and deleted = false limit 1",
-                    )
-                    .bind(DbId(reservation.volume_id))
-                    .bind(instance)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .is_some(),
+                    Some(instance) => {
+                        let found: Option<(DbId,)> = db::query_as(
+                            "select id from volume_attachment where volume_id = $1 and instance_uuid = $2 and deleted = false limit 1",
+                        )
+                        .bind(DbId(reservation.volume_id))
+                        .bind(instance)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                        found.is_some()
+                    }
                     None => false,
                 };
                 let decision = attach::decide_reservation(
@@ -615,7 +609,7 @@ macro_rules! sql_store {
                         return Ok(ReserveOutcome::Refused(volume.status));
                     }
                 }
-                sqlx::query(
+                db::query(
                     "insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode,
                                                     connection_info, created_at, deleted)
                      values ($1, $2, $3, 'reserved', $4, '{}', $5, false)",
@@ -644,7 +638,7 @@ macro_rules! sql_store {
                     if attach::in_error_state(volume.status) {
                         return Ok(ConnectOutcome::VolumeInError(volume.status));
                     }
-                    let infos: Vec<(Option<String>,)> = sqlx::query_as(
+                    let infos: Vec<(Option<String>,)> = db::query_as(
                         "select connection_info from volume_attachment where volume_id = $1 and deleted = false",
                     )
                     .bind(DbId(volume_id))
@@ -658,7 +652,7 @@ macro_rules! sql_store {
                     }
                 }
                 // Under the lock now: a delete that won the race leaves nothing to update.
-                let updated = sqlx::query(
+                let updated = db::query(
                     "update volume_attachment
                         set attach_status = 'attaching', attached_host = $2, mountpoint = $3, attach_time = $4,
                             attach_mode = $5, connection_info = $6, updated_at = $4
@@ -675,7 +669,7 @@ macro_rules! sql_store {
                 if updated.rows_affected() == 0 {
                     return Ok(ConnectOutcome::AttachmentGone);
                 }
-                sqlx::query(
+                db::query(
                     "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
                 )
                 .bind(DbId(connection.attachment_id))
@@ -700,7 +694,7 @@ macro_rules! sql_store {
                 let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
                     return Ok(false);
                 };
-                let done = sqlx::query(
+                let done = db::query(
                     "update volume_attachment set attach_status = 'attached', updated_at = $2 where id = $1 and deleted = false",
                 )
                 .bind(DbId(id))
@@ -725,7 +719,7 @@ macro_rules! sql_store {
                 let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
                     return Ok(None);
                 };
-                let done = sqlx::query(
+                let done = db::query(
                     "update volume_attachment
                         set deleted = true, deleted_at = $2, attach_status = 'detached', detach_time = $2, updated_at = $2
                       where id = $1 and deleted = false",
@@ -740,9 +734,9 @@ macro_rules! sql_store {
                 for sql in [
                     "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
                 ] {
-                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                    db::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
                 }
-                sqlx::query(
+                db::query(
                     "update volume_admin_metadata set deleted = true, deleted_at = $2
                       where volume_id = $1 and key = 'attached_mode' and deleted = false",
                 )
@@ -750,7 +744,7 @@ macro_rules! sql_store {
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;
-                let remaining: Vec<AttachmentRow> = sqlx::query_as(&format!(
+                let remaining: Vec<AttachmentRow> = db::query_as(&format!(
                     "select {} from volume_attachment a where a.volume_id = $1 and a.deleted = false order by a.created_at, a.id",
                     rows::ATTACHMENT_COLUMNS
                 ))
@@ -769,7 +763,7 @@ macro_rules! sql_store {
             async fn register_service(&self, service: &ServiceRegistration) -> Result<Uuid, StoreError> {
                 let capabilities = service.capabilities.to_string();
                 let mut tx = self.begin_write().await?;
-                sqlx::query(
+                db::query(
                     "insert into services (uuid, host, binary_name, backend_name, driver, availability_zone,
                                            capabilities, created_at, deleted)
                      values ($1, $2, 'cinder-volume', $3, $4, $5, $6, $7, false)
@@ -784,7 +778,7 @@ macro_rules! sql_store {
                 .bind(service.now)
                 .execute(&mut *tx)
                 .await?;
-                let (uuid,): (DbId,) = sqlx::query_as(
+                let (uuid,): (DbId,) = db::query_as(
                     "update services set driver = $2, availability_zone = $3, capabilities = $4, updated_at = $5
                       where host = $1 and deleted = false returning uuid",
                 )
@@ -802,7 +796,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(name = %new.name), err)]
             async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError> {
                 let mut tx = self.begin_write().await?;
-                sqlx::query(
+                db::query(
                     "insert into volume_types (id, name, description, is_public, created_at, deleted)
                      values ($1, $2, $3, $4, $5, false)",
                 )
@@ -834,7 +828,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, err)]
             async fn list_volume_types(&self) -> Result<Vec<VolumeType>, StoreError> {
                 let sql = format!("{TYPE_COLUMNS} where deleted = false order by created_at, id");
-                let found: Vec<VolumeTypeRow> = sqlx::query_as(&sql).fetch_all(&self.pool).await?;
+                let found: Vec<VolumeTypeRow> = db::query_as(&sql).fetch_all(&self.pool).await?;
                 let mut types: Vec<VolumeType> = found.into_iter().map(VolumeTypeRow::into_type).collect();
                 self.load_type_details(&mut types).await?;
                 Ok(types)
@@ -847,7 +841,7 @@ macro_rules! sql_store {
                 update: &VolumeTypeUpdate,
                 now: DateTime<Utc>,
             ) -> Result<TypeWrite, StoreError> {
-                let done = sqlx::query(
+                let done = db::query(
                     "update volume_types
                         set name = coalesce($2, name), description = coalesce($3, description),
                             is_public = coalesce($4, is_public), updated_at = $5
@@ -877,7 +871,7 @@ macro_rules! sql_store {
                     "update volume_type_projects set deleted = true, deleted_at = $2 where volume_type_id = $1 and deleted = false",
                     "update volume_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false",
                 ] {
-                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                    db::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(TypeWrite::Done)
@@ -898,7 +892,7 @@ macro_rules! sql_store {
                 if Self::type_in_use(&mut tx, id).await? {
                     return Ok(TypeWrite::InUse);
                 }
-                let stored: Vec<KeyValueRow> = sqlx::query_as(
+                let stored: Vec<KeyValueRow> = db::query_as(
                     "select volume_type_id as owner, key, value from volume_type_extra_specs
                       where volume_type_id = $1 and deleted = false",
                 )
@@ -910,7 +904,7 @@ macro_rules! sql_store {
                     return Ok(TypeWrite::Refused(reason));
                 }
                 for (key, value) in specs {
-                    sqlx::query(
+                    db::query(
                         "insert into volume_type_extra_specs (volume_type_id, key, value, created_at, deleted)
                          values ($1, $2, $3, $4, false)
                          on conflict (volume_type_id, key) where deleted = false
@@ -923,7 +917,7 @@ macro_rules! sql_store {
                     .execute(&mut *tx)
                     .await?;
                 }
-                sqlx::query("update volume_types set updated_at = $2 where id = $1")
+                db::query("update volume_types set updated_at = $2 where id = $1")
                     .bind(DbId(id))
                     .bind(now)
                     .execute(&mut *tx)
@@ -941,7 +935,7 @@ macro_rules! sql_store {
                 if Self::type_in_use(&mut tx, id).await? {
                     return Ok(TypeWrite::InUse);
                 }
-                let done = sqlx::query(
+                let done = db::query(
                     "update volume_type_extra_specs set deleted = true, deleted_at = $3
                       where volume_type_id = $1 and key = $2 and deleted = false",
                 )
@@ -960,7 +954,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(volume_id = %new.id), err)]
             async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError> {
                 let mut tx = self.begin_write().await?;
-                sqlx::query(
+                db::query(
                     "insert into volumes (id, user_id, project_id, host, size, availability_zone, status,
                                           attach_status, display_name, display_description, volume_type_id,
                                           bootable, multiattach, service_uuid, shared_targets, created_at, deleted)
@@ -995,7 +989,7 @@ macro_rules! sql_store {
                 to: VolumeStatus,
                 now: DateTime<Utc>,
             ) -> Result<bool, StoreError> {
-                let done = sqlx::query(
+                let done = db::query(
                     "update volumes set status = $3, updated_at = $4
                       where id = $1 and status = $2 and deleted = false",
                 )
@@ -1013,7 +1007,7 @@ macro_rules! sql_store {
                 let Some(mut volume) = self.volume_row(id).await? else {
                     return Ok(None);
                 };
-                let admin: Vec<KeyValueRow> = sqlx::query_as(
+                let admin: Vec<KeyValueRow> = db::query_as(
                     "select volume_id as owner, key, value from volume_admin_metadata where volume_id = $1 and deleted = false",
                 )
                 .bind(DbId(id))
@@ -1025,7 +1019,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn volume_type_spec(&self, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
-                let found: Option<(Option<String>,)> = sqlx::query_as(
+                let found: Option<(Option<String>,)> = db::query_as(
                     "select value from volume_type_extra_specs where volume_type_id = $1 and key = $2 and deleted = false",
                 )
                 .bind(DbId(type_id))
@@ -1131,7 +1125,7 @@ macro_rules! sql_store {
                     "update volumes set deleted = true, deleted_at = $2, status = 'deleted', migration_status = null
                       where id = $1 and deleted = false",
                 ] {
-                    sqlx::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
+                    db::query(sql).bind(DbId(id)).bind(now).execute(&mut *tx).await?;
                 }
                 tx.commit().await?;
                 Ok(())
@@ -1139,7 +1133,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn set_bootable(&self, id: Uuid, bootable: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let done = sqlx::query("update volumes set bootable = $2, updated_at = $3 where id = $1 and deleted = false")
+                let done = db::query("update volumes set bootable = $2, updated_at = $3 where id = $1 and deleted = false")
                     .bind(DbId(id))
                     .bind(bootable)
                     .bind(now)
@@ -1196,7 +1190,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn begin_extend(&self, id: Uuid, new_size: i64, now: DateTime<Utc>) -> Result<Option<ExtendStart>, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let row: Option<(String, i64)> = sqlx::query_as(concat!(
+                let row: Option<(String, i64)> = db::query_as(concat!(
                     "select status, size from volumes where id = $1 and deleted = false",
                     $for_update
                 ))
@@ -1213,7 +1207,7 @@ macro_rules! sql_store {
                 if status != VolumeStatus::Available {
                     return Ok(Some(ExtendStart::WrongStatus(status)));
                 }
-                sqlx::query(
+                db::query(
                     "update volumes set previous_status = status, status = 'extending', updated_at = $2 where id = $1",
                 )
                 .bind(DbId(id))
@@ -1226,7 +1220,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn finish_extend(&self, id: Uuid, new_size: i64, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let done = sqlx::query(
+                let done = db::query(
                     "update volumes set size = $2, status = 'available', updated_at = $3
                       where id = $1 and status = 'extending' and deleted = false",
                 )
@@ -1249,7 +1243,7 @@ macro_rules! sql_store {
                 let Some(volume) = Self::lock_volume(&mut tx, id).await? else {
                     return Ok(None);
                 };
-                let attached: Option<(DbId,)> = sqlx::query_as(
+                let attached: Option<(DbId,)> = db::query_as(
                     "select id from volume_attachment where volume_id = $1 and deleted = false and attach_status = 'attached' limit 1",
                 )
                 .bind(DbId(id))
@@ -1266,7 +1260,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn volume_metadata(&self, id: Uuid) -> Result<Option<BTreeMap<String, String>>, StoreError> {
                 let mut conn = self.pool.acquire().await?;
-                let live: Option<(DbId,)> = sqlx::query_as("select id from volumes where id = $1 and deleted = false")
+                let live: Option<(DbId,)> = db::query_as("select id from volumes where id = $1 and deleted = false")
                     .bind(DbId(id))
                     .fetch_optional(&mut *conn)
                     .await?;
@@ -1302,7 +1296,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn set_readonly(&self, id: Uuid, readonly: bool, now: DateTime<Utc>) -> Result<bool, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let available: Option<(DbId,)> = sqlx::query_as(concat!(
+                let available: Option<(DbId,)> = db::query_as(concat!(
                     "select id from volumes where id = $1 and deleted = false and status = 'available'",
                     $for_update
                 ))
@@ -1312,7 +1306,7 @@ macro_rules! sql_store {
                 if available.is_none() {
                     return Ok(false);
                 }
-                sqlx::query(
+                db::query(
                     "insert into volume_admin_metadata (volume_id, key, value, created_at, deleted)
                      values ($1, 'readonly', $2, $3, false)
                      on conflict (volume_id, key) where deleted = false
@@ -1329,7 +1323,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn reset_status(&self, id: Uuid, reset: &StatusReset, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let done = sqlx::query(
+                let done = db::query(
                     "update volumes
                         set status = coalesce($2, status), attach_status = coalesce($3, attach_status),
                             migration_status = case when $4 then $5 else migration_status end,
@@ -1349,7 +1343,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %retype.volume_id), err)]
             async fn retype_volume(&self, retype: &Retype, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let done = sqlx::query(
+                let done = db::query(
                     "update volumes set volume_type_id = $2, multiattach = $3, updated_at = $4
                       where id = $1 and deleted = false
                         and status in ('available', 'in-use')
@@ -1371,7 +1365,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn insert_message(&self, message: &Message) -> Result<(), StoreError> {
-                sqlx::query(
+                db::query(
                     "insert into messages (id, project_id, request_id, resource_type, resource_uuid, event_id,
                                            message_level, user_message, created_at, expires_at, deleted)
                      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, false)",
@@ -1408,7 +1402,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn get_message(&self, id: Uuid) -> Result<Option<Message>, StoreError> {
-                let found: Option<MessageRow> = sqlx::query_as(
+                let found: Option<MessageRow> = db::query_as(
                     "select id, project_id, request_id, resource_type, resource_uuid, event_id, message_level,
                             user_message, created_at, expires_at
                        from messages where id = $1 and deleted = false",
@@ -1421,7 +1415,7 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, err)]
             async fn delete_message(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError> {
-                let done = sqlx::query("update messages set deleted = true, deleted_at = $2 where id = $1 and deleted = false")
+                let done = db::query("update messages set deleted = true, deleted_at = $2 where id = $1 and deleted = false")
                     .bind(DbId(id))
                     .bind(now)
                     .execute(self.writer())

@@ -1,26 +1,27 @@
-//! The embedded store: one SQLite file in WAL mode.
+//! The embedded store: one SQLite file in WAL mode, queried through `lite` (rusqlite).
 //!
-//! Write transactions start with `BEGIN IMMEDIATE` so they take the write lock up front
-//! and wait on `busy_timeout` instead of failing with SQLITE_BUSY half-way; that also
-//! serialises writers, so no row locks are needed.
+//! Write transactions start with `BEGIN IMMEDIATE` on the one write connection, so they
+//! hold the write lock from their first read and no row locks are needed; in-process
+//! writers queue on that connection's async mutex instead of in SQLite's busy handler.
+//! Migrations are applied with sqlx's migrator, so the `_sqlx_migrations` bookkeeping
+//! stays what earlier versions wrote.
 
 use std::str::FromStr;
 
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{
-    Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteSynchronous,
-};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::ConnectOptions as _;
 
+use super::lite::{self as db, Checkpointer, Lite, LiteConnection, Opener, ReadPool, Writer};
 use super::{ConnectError, ConnectOptions};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
 
 pub struct SqliteStore {
-    pool: SqlitePool,
-    /// One connection for every write: writers queue here (fairly, without sleeping)
-    /// instead of in SQLite's busy handler, whose back-off makes tail latency explode.
-    writer: SqlitePool,
+    pool: ReadPool,
+    writer: Writer,
+    /// `None` for an in-memory database (no WAL).
+    _checkpointer: Option<Checkpointer>,
 }
 
 impl SqliteStore {
@@ -31,55 +32,105 @@ impl SqliteStore {
             url: options.url.clone(),
             source,
         };
-        let sqlite = SqliteConnectOptions::from_str(&options.url)
+        let open_error = |source| ConnectError::Open {
+            url: options.url.clone(),
+            source,
+        };
+        let mut sqlite = SqliteConnectOptions::from_str(&options.url)
             .map_err(connect_error)?
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(options.acquire_timeout);
-        if let Some(dir) = sqlite.get_filename().parent() {
-            if !dir.as_os_str().is_empty() {
-                std::fs::create_dir_all(dir).map_err(|source| ConnectError::Directory {
-                    path: dir.display().to_string(),
-                    source,
-                })?;
+        let in_memory =
+            sqlite.get_filename().as_os_str() == ":memory:" || options.url.contains("mode=memory");
+        let opener = if in_memory {
+            // Every connection of this store must see the same database: SQLite's
+            // `memdb` VFS shares one by name within the process.
+            let name = format!("/cinder-attach-{}", Uuid::new_v4());
+            sqlite = SqliteConnectOptions::new()
+                .filename(&name)
+                .vfs("memdb")
+                .foreign_keys(true);
+            Opener {
+                path: name.into(),
+                vfs: Some("memdb"),
+                busy_timeout: options.acquire_timeout,
             }
-        }
-        let pool = SqlitePoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .acquire_timeout(options.acquire_timeout)
-            .connect_with(sqlite.clone())
-            .await
-            .map_err(connect_error)?;
+        } else {
+            if let Some(dir) = sqlite.get_filename().parent() {
+                if !dir.as_os_str().is_empty() {
+                    std::fs::create_dir_all(dir).map_err(|source| ConnectError::Directory {
+                        path: dir.display().to_string(),
+                        source,
+                    })?;
+                }
+            }
+            sqlite = sqlite
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal);
+            Opener {
+                path: sqlite.get_filename().to_owned(),
+                vfs: None,
+                busy_timeout: options.acquire_timeout,
+            }
+        };
+        // The writer opens first: an in-memory database lives as long as a connection
+        // to it does, and the migrator's connection closes when it is done.
+        let writer = Writer::new(opener.open().map_err(open_error)?, options.acquire_timeout)
+            .map_err(open_error)?;
         if options.migrate {
-            MIGRATOR.run(&pool).await?;
+            let migrations = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(options.acquire_timeout)
+                .connect_with(sqlite.disable_statement_logging())
+                .await
+                .map_err(connect_error)?;
+            MIGRATOR.run(&migrations).await?;
+            migrations.close().await;
         }
-        let writer = SqlitePoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(options.acquire_timeout)
-            .connect_with(sqlite)
-            .await
-            .map_err(connect_error)?;
-        Ok(Self { pool, writer })
+        let checkpointer = match in_memory {
+            true => None,
+            false => Some(Checkpointer::start(&opener).map_err(open_error)?),
+        };
+        let pool = ReadPool::new(opener, options.max_connections.max(1) as usize);
+        // Fail at start-up, not on the first request, if the file cannot be read.
+        drop(pool.acquire().await.map_err(open_error)?);
+        Ok(Self {
+            pool,
+            writer,
+            _checkpointer: checkpointer,
+        })
     }
 
-    fn pools(&self) -> Vec<(&'static str, &SqlitePool)> {
-        vec![("read", &self.pool), ("write", &self.writer)]
+    fn pools_in_use(&self) -> Vec<PoolUse> {
+        let writer_idle = u32::from(!self.writer.busy());
+        vec![
+            PoolUse {
+                pool: "read",
+                open: self.pool.open(),
+                idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+                max: self.pool.max(),
+            },
+            PoolUse {
+                pool: "write",
+                open: 1,
+                idle: writer_idle,
+                max: 1,
+            },
+        ]
     }
 
-    fn writer(&self) -> &SqlitePool {
+    fn writer(&self) -> &Writer {
         &self.writer
     }
 
-    /// In WAL mode a read transaction sees one snapshot from its first read on.
-    async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
-        Ok(self.pool.begin().await?)
+    async fn begin_snapshot(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
+        self.pool.begin().await
     }
 
-    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Sqlite>, StoreError> {
-        Ok(self.writer.begin_with("BEGIN IMMEDIATE").await?)
+    async fn begin_write(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
+        self.writer.begin().await
     }
 }
 
-super::sql::sql_store!(SqliteStore, Sqlite, for_update = "");
+super::sql::sql_store!(SqliteStore, Lite, LiteConnection, for_update = "");
