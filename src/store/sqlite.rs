@@ -92,7 +92,7 @@ impl SqliteStore {
             true => None,
             false => Some(Checkpointer::start(&opener).map_err(open_error)?),
         };
-        let pool = ReadPool::new(opener, options.max_connections.max(1) as usize);
+        let pool = ReadPool::new(opener, options.max_connections.max(1) as usize, &writer);
         // Fail at start-up, not on the first request, if the file cannot be read.
         drop(pool.acquire().await.map_err(open_error)?);
         Ok(Self {
