@@ -37,6 +37,12 @@ impl PgStore {
         Ok(self.pool.begin().await?)
     }
 
+    /// A connection for a group of reads. Postgres needs no transaction around them to
+    /// do it in one go (a `BEGIN` would cost a round trip of its own).
+    async fn begin_read(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
+        Ok(self.pool.acquire().await?)
+    }
+
     /// A read-only transaction that sees one snapshot for all its statements.
     async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
         Ok(self

@@ -99,14 +99,14 @@ macro_rules! sql_store {
 
         impl $Store {
             /// A live volume's row (with its type's name), without side tables.
-            async fn volume_row(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
+            async fn volume_row(conn: &mut $Conn, id: Uuid) -> Result<Option<Volume>, StoreError> {
                 let sql = format!("select {}{} where v.id = $1 and v.deleted = false", rows::VOLUME_COLUMNS, rows::VOLUME_FROM);
-                let row: Option<VolumeRow> = db::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
+                let row: Option<VolumeRow> = db::query_as(&sql).bind(DbId(id)).fetch_optional(&mut *conn).await?;
                 row.map(VolumeRow::into_volume).transpose()
             }
 
             /// Metadata, admin metadata and live attachments of `volumes`, filled in.
-            async fn load_volume_details(&self, volumes: &mut [Volume]) -> Result<(), StoreError> {
+            async fn load_volume_details(conn: &mut $Conn, volumes: &mut [Volume]) -> Result<(), StoreError> {
                 if volumes.is_empty() {
                     return Ok(());
                 }
@@ -123,9 +123,9 @@ macro_rules! sql_store {
                     q
                 };
                 let metadata: Vec<KeyValueRow> =
-                    side("volume_metadata").build_query_as().fetch_all(&self.pool).await?;
+                    side("volume_metadata").build_query_as().fetch_all(&mut *conn).await?;
                 let admin: Vec<KeyValueRow> =
-                    side("volume_admin_metadata").build_query_as().fetch_all(&self.pool).await?;
+                    side("volume_admin_metadata").build_query_as().fetch_all(&mut *conn).await?;
                 let mut q = QueryBuilder::<$DB>::new(format!(
                     "select {} from volume_attachment a where a.deleted = false and a.volume_id in (",
                     rows::ATTACHMENT_COLUMNS
@@ -135,7 +135,7 @@ macro_rules! sql_store {
                     list.push_bind(*id);
                 }
                 q.push(") order by a.created_at, a.id");
-                let attachments: Vec<AttachmentRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                let attachments: Vec<AttachmentRow> = q.build_query_as().fetch_all(&mut *conn).await?;
                 rows::assemble_volumes(volumes, metadata, admin, attachments)
             }
 
@@ -538,8 +538,9 @@ macro_rules! sql_store {
                       where a.id = $1 and a.deleted = false",
                     rows::ATTACHMENT_COLUMNS
                 );
+                let mut conn = self.begin_read().await?;
                 let found: Option<rows::AttachmentWithProjectRow> =
-                    db::query_as(&sql).bind(DbId(id)).fetch_optional(&self.pool).await?;
+                    db::query_as(&sql).bind(DbId(id)).fetch_optional(&mut *conn).await?;
                 let Some(row) = found else {
                     return Ok(None);
                 };
@@ -548,7 +549,7 @@ macro_rules! sql_store {
                       where attachment_id = $1 and deleted = false",
                 )
                 .bind(DbId(id))
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await?;
                 Ok(Some(AttachmentRecord {
                     attachment: Attachment::try_from(row.attachment)?,
@@ -1004,14 +1005,15 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn get_volume_brief(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
-                let Some(mut volume) = self.volume_row(id).await? else {
+                let mut conn = self.begin_read().await?;
+                let Some(mut volume) = Self::volume_row(&mut conn, id).await? else {
                     return Ok(None);
                 };
                 let admin: Vec<KeyValueRow> = db::query_as(
                     "select volume_id as owner, key, value from volume_admin_metadata where volume_id = $1 and deleted = false",
                 )
                 .bind(DbId(id))
-                .fetch_all(&self.pool)
+                .fetch_all(&mut *conn)
                 .await?;
                 volume.admin_metadata = admin.into_iter().map(|r| (r.key, r.value.unwrap_or_default())).collect();
                 Ok(Some(volume))
@@ -1031,11 +1033,12 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn get_volume(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
-                let Some(volume) = self.volume_row(id).await? else {
+                let mut conn = self.begin_read().await?;
+                let Some(volume) = Self::volume_row(&mut conn, id).await? else {
                     return Ok(None);
                 };
                 let mut volumes = vec![volume];
-                self.load_volume_details(&mut volumes).await?;
+                Self::load_volume_details(&mut conn, &mut volumes).await?;
                 Ok(volumes.pop())
             }
 
@@ -1048,9 +1051,10 @@ macro_rules! sql_store {
                 let mut q = QueryBuilder::<$DB>::new(format!("select {}{}", rows::VOLUME_COLUMNS, rows::VOLUME_FROM));
                 Self::push_volume_filters(&mut q, filters);
                 Self::push_page(&mut q, page, "v", "volumes");
-                let found: Vec<VolumeRow> = q.build_query_as().fetch_all(&self.pool).await?;
+                let mut conn = self.begin_read().await?;
+                let found: Vec<VolumeRow> = q.build_query_as().fetch_all(&mut *conn).await?;
                 let mut volumes = found.into_iter().map(VolumeRow::into_volume).collect::<Result<Vec<_>, _>>()?;
-                self.load_volume_details(&mut volumes).await?;
+                Self::load_volume_details(&mut conn, &mut volumes).await?;
                 Ok(volumes)
             }
 

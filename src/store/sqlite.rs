@@ -90,7 +90,7 @@ impl SqliteStore {
         }
         let checkpointer = match in_memory {
             true => None,
-            false => Some(Checkpointer::start(&opener).map_err(open_error)?),
+            false => Some(Checkpointer::start(&opener, &writer).map_err(open_error)?),
         };
         let pool = ReadPool::new(opener, options.max_connections.max(1) as usize, &writer);
         // Fail at start-up, not on the first request, if the file cannot be read.
@@ -122,6 +122,12 @@ impl SqliteStore {
 
     fn writer(&self) -> &Writer {
         &self.writer
+    }
+
+    /// A group of reads in one read transaction: SQLite pays for locking and for
+    /// checking its page cache once per transaction, not once per statement.
+    async fn begin_read(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
+        self.pool.begin_read().await
     }
 
     async fn begin_snapshot(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
