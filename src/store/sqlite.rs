@@ -92,7 +92,7 @@ impl SqliteStore {
             true => None,
             false => Some(Checkpointer::start(&opener, &writer).map_err(open_error)?),
         };
-        let pool = ReadPool::new(opener, options.max_connections.max(1) as usize, &writer);
+        let pool = ReadPool::new(opener, options.max_connections.max(1) as usize);
         // Fail at start-up, not on the first request, if the file cannot be read.
         drop(pool.acquire().await.map_err(open_error)?);
         Ok(Self {
@@ -127,7 +127,7 @@ impl SqliteStore {
     /// A group of reads in one read transaction: SQLite pays for locking and for
     /// checking its page cache once per transaction, not once per statement.
     async fn begin_read(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
-        self.pool.begin_read().await
+        self.pool.begin().await
     }
 
     async fn begin_snapshot(&self) -> Result<db::Transaction<'static, Lite>, StoreError> {
