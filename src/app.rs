@@ -238,18 +238,19 @@ pub enum StartError {
     Register(#[source] store::StoreError),
 }
 
-fn connect_options(db: &DatabaseArgs, migrate: bool) -> ConnectOptions {
+fn connect_options(db: &DatabaseArgs, migrate: bool, upkeep: bool) -> ConnectOptions {
     ConnectOptions {
         url: db.database_url.clone(),
         max_connections: db.db_max_connections,
         acquire_timeout: db.acquire_timeout(),
         migrate,
+        upkeep,
     }
 }
 
 /// `cinder-attach migrate`.
 pub async fn migrate_only(db: &DatabaseArgs) -> Result<(), StartError> {
-    let store = store::connect(&connect_options(db, true)).await?;
+    let store = store::connect(&connect_options(db, true, false)).await?;
     store.close().await;
     tracing::info!("migrations applied");
     Ok(())
@@ -265,7 +266,12 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     }
     let policy =
         Arc::new(PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?);
-    let store = store::connect(&connect_options(db, args.migrate == MigrateMode::Auto)).await?;
+    let store = store::connect(&connect_options(
+        db,
+        args.migrate == MigrateMode::Auto,
+        true,
+    ))
+    .await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let backends = register_backends(
         store.as_ref(),
@@ -468,7 +474,7 @@ pub async fn check(
 ) -> Result<bool, StartError> {
     let backends = crate::check::backends_from_specs(&serve.backends, &serve.host_name())
         .map_err(StartError::Config)?;
-    let store = store::connect(&connect_options(db, false)).await?;
+    let store = store::connect(&connect_options(db, false, false)).await?;
     let report = crate::check::run(store.as_ref(), &backends).await;
     store.close().await;
     let report = report.map_err(StartError::Config)?;

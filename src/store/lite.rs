@@ -728,8 +728,6 @@ impl Writer {
     pub fn new(conn: Connection, lock_timeout: Duration) -> Result<Self, StoreError> {
         // Waits for other processes happen in `begin`, never in SQLite's busy handler.
         conn.busy_timeout(Duration::ZERO)?;
-        // `Checkpointer` does this job off the request path.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         // A WAL that grew past this is cut back when it starts over.
         conn.pragma_update(None, "journal_size_limit", 64_i64 << 20)?;
         Ok(Writer {
@@ -872,6 +870,10 @@ impl Checkpointer {
     pub fn start(opener: &Opener, writer: &Writer) -> Result<Self, StoreError> {
         let conn = opener.open()?;
         let slot = writer.slot.clone();
+        // From here on the write connection leaves checkpoints to this thread.
+        if let Some(writer) = slot.check_out_blocking() {
+            writer.pragma_update(None, "wal_autocheckpoint", 0)?;
+        }
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("sqlite-checkpoint".into())

@@ -367,6 +367,10 @@ pub struct ConnectOptions {
     pub max_connections: u32,
     pub acquire_timeout: Duration,
     pub migrate: bool,
+    /// Do the store's own upkeep in this process (SQLite: WAL checkpoints). Serving
+    /// processes do; short-lived commands (`migrate`, `check`) do not, so they never take
+    /// a running server's write lock.
+    pub upkeep: bool,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -376,6 +380,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("max_connections", &self.max_connections)
             .field("acquire_timeout", &self.acquire_timeout)
             .field("migrate", &self.migrate)
+            .field("upkeep", &self.upkeep)
             .finish()
     }
 }

@@ -20,7 +20,7 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
 pub struct SqliteStore {
     pool: ReadPool,
     writer: Writer,
-    /// `None` for an in-memory database (no WAL).
+    /// `None` for an in-memory database (no WAL) and without `upkeep`.
     _checkpointer: Option<Checkpointer>,
 }
 
@@ -88,9 +88,9 @@ impl SqliteStore {
             MIGRATOR.run(&migrations).await?;
             migrations.close().await;
         }
-        let checkpointer = match in_memory {
-            true => None,
-            false => Some(Checkpointer::start(&opener, &writer).map_err(open_error)?),
+        let checkpointer = match options.upkeep && !in_memory {
+            true => Some(Checkpointer::start(&opener, &writer).map_err(open_error)?),
+            false => None,
         };
         let pool = ReadPool::new(opener, options.max_connections.max(1) as usize);
         // Fail at start-up, not on the first request, if the file cannot be read.

@@ -100,6 +100,7 @@ impl TestDb {
             max_connections: 8,
             acquire_timeout: std::time::Duration::from_secs(5),
             migrate: true,
+            upkeep: true,
         }
     }
 
