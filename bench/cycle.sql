@@ -14,8 +14,7 @@ commit;
 -- create: connect
 select value from volume_type_extra_specs where volume_type_id = ':volume_type_id' and key = 'cacheable' and deleted = false;
 begin;
-select volume_id from volume_attachment where id = ':att' and deleted = false;
-select status, attach_status, migration_status, multiattach, volume_type_id from volumes where id = ':id' and deleted = false for update;
+select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set attach_status = 'attaching', attached_host = 'h', mountpoint = '/dev/vdb', attach_time = now(), attach_mode = 'rw', connection_info = '{"driver_volume_type": "local", "device_path": "/x", "access_mode": "rw", "encrypted": false, "qos_specs": null, "cacheable": false, "enforce_multipath": false}', updated_at = now() where id = ':att' and deleted = false;
 update attachment_specs set deleted = true, deleted_at = now() where attachment_id = ':att' and deleted = false;
 insert into attachment_specs (attachment_id, key, value, created_at, deleted) values (':att', 'host', '"h"', now(), false), (':att', 'initiator', '"iqn"', now(), false), (':att', 'ip', '"10.0.0.1"', now(), false), (':att', 'platform', '"x86_64"', now(), false), (':att', 'os_type', '"linux"', now(), false), (':att', 'multipath', 'false', now(), false), (':att', 'mountpoint', '"/dev/vdb"', now(), false), (':att', 'mode', '"rw"', now(), false);
@@ -29,8 +28,7 @@ select attachment_id as owner, key, value from attachment_specs where attachment
 select v.id, v.status from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = ':id' and v.deleted = false;
 select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
 begin;
-select volume_id from volume_attachment where id = ':att' and deleted = false;
-select status, attach_status, migration_status, multiattach, volume_type_id from volumes where id = ':id' and deleted = false for update;
+select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set attach_status = 'attached', updated_at = now() where id = ':att' and deleted = false;
 update volumes set status = 'in-use', attach_status = 'attached', updated_at = now() where id = ':id';
 commit;
@@ -40,8 +38,7 @@ select attachment_id as owner, key, value from attachment_specs where attachment
 select v.id, v.status from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = ':id' and v.deleted = false;
 select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
 begin;
-select volume_id from volume_attachment where id = ':att' and deleted = false;
-select status, attach_status, migration_status, multiattach, volume_type_id from volumes where id = ':id' and deleted = false for update;
+select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set deleted = true, deleted_at = now(), attach_status = 'detached', detach_time = now(), updated_at = now() where id = ':att' and deleted = false;
 update attachment_specs set deleted = true, deleted_at = now() where attachment_id = ':att' and deleted = false;
 update volume_admin_metadata set deleted = true, deleted_at = now() where volume_id = ':id' and key = 'attached_mode' and deleted = false;

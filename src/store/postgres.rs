@@ -70,5 +70,6 @@ super::sql::sql_store!(
     PgStore,
     Postgres,
     sqlx::PgConnection,
-    for_update = " for update"
+    for_update = " for update",
+    for_update_of_volume = " for update of v"
 );

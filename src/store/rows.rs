@@ -336,6 +336,38 @@ row_struct! {
     }
 }
 
+/// The volume of an attachment, with `VolumeStateRow`'s columns.
+pub(super) struct AttachedVolumeStateRow {
+    pub id: DbId,
+    pub state: VolumeStateRow,
+}
+
+impl sqlx::FromRow<'_, sqlx::postgres::PgRow> for AttachedVolumeStateRow {
+    fn from_row(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
+        use sqlx::Row;
+        Ok(AttachedVolumeStateRow {
+            id: row.try_get("id")?,
+            state: VolumeStateRow::from_row(row)?,
+        })
+    }
+}
+
+impl super::lite::FromRow for AttachedVolumeStateRow {
+    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+        let mut at = vec![super::lite::column(columns, "id")?];
+        at.extend(<VolumeStateRow as super::lite::FromRow>::locate(columns)?);
+        Ok(at)
+    }
+
+    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+        let (id, state) = at.split_at(1);
+        Ok(AttachedVolumeStateRow {
+            id: super::lite::get(row, id.first(), "id")?,
+            state: super::lite::FromRow::from_row(row, state)?,
+        })
+    }
+}
+
 /// A volume row held under lock during an attachment transaction.
 pub(super) struct LockedVolume {
     pub status: VolumeStatus,

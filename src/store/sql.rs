@@ -70,7 +70,7 @@ pub(super) fn total_order<K: SortColumn>(sort: &[(K, SortDir)]) -> Vec<(K, SortD
 }
 
 macro_rules! sql_store {
-    ($Store:ident, $DB:ty, $Conn:ty, for_update = $for_update:literal) => {
+    ($Store:ident, $DB:ty, $Conn:ty, for_update = $for_update:literal, for_update_of_volume = $for_update_of_volume:literal) => {
         use async_trait::async_trait;
         use chrono::{DateTime, Utc};
         use db::QueryBuilder;
@@ -343,14 +343,23 @@ macro_rules! sql_store {
                 row.map(LockedVolume::try_from).transpose()
             }
 
-            /// The volume of a live attachment.
-            async fn attachment_volume(tx: &mut db::Transaction<'_, $DB>, id: Uuid) -> Result<Option<Uuid>, StoreError> {
-                let found: Option<(DbId,)> =
-                    db::query_as("select volume_id from volume_attachment where id = $1 and deleted = false")
-                        .bind(DbId(id))
-                        .fetch_optional(&mut **tx)
-                        .await?;
-                Ok(found.map(|(v,)| v.0))
+            /// The volume of a live attachment, locked as `lock_volume` does, in one
+            /// statement. Only the volume row is locked: every transaction takes the volume
+            /// before the attachments it changes, so lock order stays the same everywhere.
+            async fn lock_attachment_volume(
+                tx: &mut db::Transaction<'_, $DB>,
+                attachment_id: Uuid,
+            ) -> Result<Option<(Uuid, LockedVolume)>, StoreError> {
+                let row: Option<rows::AttachedVolumeStateRow> = db::query_as(concat!(
+                    "select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id
+                       from volume_attachment a join volumes v on v.id = a.volume_id
+                      where a.id = $1 and a.deleted = false and v.deleted = false",
+                    $for_update_of_volume
+                ))
+                .bind(DbId(attachment_id))
+                .fetch_optional(&mut **tx)
+                .await?;
+                row.map(|r| Ok((r.id.0, LockedVolume::try_from(r.state)?))).transpose()
             }
 
             async fn type_spec(tx: &mut db::Transaction<'_, $DB>, type_id: Uuid, key: &str) -> Result<Option<String>, StoreError> {
@@ -629,10 +638,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(attachment_id = %connection.attachment_id), err)]
             async fn connect_attachment(&self, connection: &Connection) -> Result<ConnectOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let Some(volume_id) = Self::attachment_volume(&mut tx, connection.attachment_id).await? else {
-                    return Ok(ConnectOutcome::AttachmentGone);
-                };
-                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                let Some((volume_id, volume)) = Self::lock_attachment_volume(&mut tx, connection.attachment_id).await? else {
                     return Ok(ConnectOutcome::AttachmentGone);
                 };
                 if connection.checked {
@@ -689,10 +695,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn complete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<bool, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
-                    return Ok(false);
-                };
-                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                let Some((volume_id, volume)) = Self::lock_attachment_volume(&mut tx, id).await? else {
                     return Ok(false);
                 };
                 let done = db::query(
@@ -714,10 +717,7 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn delete_attachment(&self, id: Uuid, now: DateTime<Utc>) -> Result<Option<Vec<Attachment>>, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let Some(volume_id) = Self::attachment_volume(&mut tx, id).await? else {
-                    return Ok(None);
-                };
-                let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
+                let Some((volume_id, volume)) = Self::lock_attachment_volume(&mut tx, id).await? else {
                     return Ok(None);
                 };
                 let done = db::query(

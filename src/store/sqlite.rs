@@ -139,4 +139,10 @@ impl SqliteStore {
     }
 }
 
-super::sql::sql_store!(SqliteStore, Lite, LiteConnection, for_update = "");
+super::sql::sql_store!(
+    SqliteStore,
+    Lite,
+    LiteConnection,
+    for_update = "",
+    for_update_of_volume = ""
+);
