@@ -20,6 +20,9 @@ mod query;
 mod values;
 mod writer;
 
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
 use rusqlite::{Connection, ErrorCode};
 
 pub use checkpoint::Checkpointer;
@@ -29,6 +32,48 @@ pub use values::{column, get, FromRow};
 pub use writer::{Transaction, Writer};
 
 use super::StoreError;
+
+/// Where a checked-out connection goes back to.
+pub trait Home {
+    fn give_back(&self, conn: Connection);
+}
+
+/// A connection taken from `home` (the read pool or the writer's slot), given back when
+/// dropped.
+pub struct CheckedOut<H: Home> {
+    conn: Option<Connection>,
+    home: Arc<H>,
+}
+
+impl<H: Home> CheckedOut<H> {
+    fn new(conn: Connection, home: Arc<H>) -> Self {
+        CheckedOut {
+            conn: Some(conn),
+            home,
+        }
+    }
+}
+
+impl<H: Home> Deref for CheckedOut<H> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn.as_ref().expect("present until dropped")
+    }
+}
+
+impl<H: Home> DerefMut for CheckedOut<H> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.conn.as_mut().expect("present until dropped")
+    }
+}
+
+impl<H: Home> Drop for CheckedOut<H> {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            self.home.give_back(conn);
+        }
+    }
+}
 
 /// The dialect marker `sql.rs` is instantiated with for SQLite.
 pub struct Lite;

@@ -1,6 +1,5 @@
 //! Opening connections, and the pool of reader connections.
 
-use std::ops::{Deref, DerefMut};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,7 +10,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::super::StoreError;
 use super::query::control;
 use super::writer::{Held, Transaction};
-use super::{closed, Lite};
+use super::{closed, CheckedOut, Home, Lite};
 
 const STATEMENT_CACHE: usize = 256;
 /// How to open one more connection to the database.
@@ -49,7 +48,7 @@ pub struct ReadPool {
     inner: Arc<PoolInner>,
 }
 
-struct PoolInner {
+pub struct PoolInner {
     opener: Opener,
     idle: Mutex<Vec<Connection>>,
     open: AtomicU32,
@@ -94,10 +93,7 @@ impl ReadPool {
                 conn
             }
         };
-        Ok(PooledConnection {
-            conn: Some(conn),
-            pool: self.inner.clone(),
-        })
+        Ok(CheckedOut::new(conn, self.inner.clone()))
     }
 
     /// A read transaction: in WAL mode it sees one snapshot from its first read on.
@@ -130,32 +126,15 @@ impl ReadPool {
 }
 
 /// A read connection, back in the pool when dropped.
-pub struct PooledConnection {
-    conn: Option<Connection>,
-    pool: Arc<PoolInner>,
-}
+pub type PooledConnection = CheckedOut<PoolInner>;
 
-impl Deref for PooledConnection {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        self.conn.as_ref().expect("present until dropped")
-    }
-}
-
-impl DerefMut for PooledConnection {
-    fn deref_mut(&mut self) -> &mut Connection {
-        self.conn.as_mut().expect("present until dropped")
-    }
-}
-
-impl Drop for PooledConnection {
-    fn drop(&mut self) {
-        let Some(conn) = self.conn.take() else { return };
-        let mut idle = self.pool.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < self.pool.max_idle && conn.is_autocommit() && !self.pool.closed() {
+impl Home for PoolInner {
+    fn give_back(&self, conn: Connection) {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < self.max_idle && conn.is_autocommit() && !self.closed() {
             idle.push(conn);
         } else {
-            self.pool.open.fetch_sub(1, Ordering::Relaxed);
+            self.open.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }

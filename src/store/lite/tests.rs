@@ -19,6 +19,18 @@ fn memory_store() -> (Writer, ReadPool) {
     (writer, pool)
 }
 
+/// A database file in a fresh temporary directory (removed by the test).
+fn file_database(name: &str) -> (std::path::PathBuf, Opener) {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let opener = Opener {
+        path: dir.join("db.sqlite"),
+        vfs: None,
+        busy_timeout: Duration::from_secs(1),
+    };
+    (dir, opener)
+}
+
 async fn with_table() -> (Writer, ReadPool) {
     let (writer, pool) = memory_store();
     query("create table t (id text primary key, n integer, at text, flag integer, note text)")
@@ -165,13 +177,7 @@ async fn rows_affected_counts_changed_rows_only() {
 
 #[tokio::test]
 async fn another_process_holding_the_write_lock_makes_begin_wait_then_give_up() {
-    let dir = std::env::temp_dir().join(format!("lite-busy-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let opener = Opener {
-        path: dir.join("db.sqlite"),
-        vfs: None,
-        busy_timeout: Duration::from_millis(100),
-    };
+    let (dir, opener) = file_database("lite-busy");
     let writer = Writer::new(opener.open().unwrap(), Duration::from_millis(200)).unwrap();
     let other = opener.open().unwrap();
     other.execute_batch("BEGIN IMMEDIATE").unwrap();
@@ -197,13 +203,7 @@ async fn another_process_holding_the_write_lock_makes_begin_wait_then_give_up() 
 /// alone never let the WAL start over; the restart pass must keep it bounded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
-    let dir = std::env::temp_dir().join(format!("lite-wal-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let opener = Opener {
-        path: dir.join("db.sqlite"),
-        vfs: None,
-        busy_timeout: Duration::from_secs(1),
-    };
+    let (dir, opener) = file_database("lite-wal");
     let writer = Arc::new(Writer::new(opener.open().unwrap(), Duration::from_secs(5)).unwrap());
     let pool = Arc::new(ReadPool::new(opener.clone(), 4));
     let _checkpointer = Checkpointer::start(&opener, &writer).unwrap();

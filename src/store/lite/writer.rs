@@ -11,7 +11,7 @@ use rusqlite::Connection;
 use super::super::StoreError;
 use super::pool::PooledConnection;
 use super::query::control;
-use super::{closed, is_busy, Lite};
+use super::{closed, is_busy, CheckedOut, Home, Lite};
 /// The one write connection. A write transaction never waits inside (every statement
 /// has finished when its future is first polled), so the connection is only ever out
 /// for the ~100 µs a transaction runs, on another thread. A thread that finds it out
@@ -25,7 +25,7 @@ pub struct Writer {
     lock_timeout: Duration,
 }
 
-pub(super) struct WriterSlot {
+pub struct WriterSlot {
     conn: Mutex<Option<Connection>>,
     returned: std::sync::Condvar,
     returned_async: tokio::sync::Notify,
@@ -47,16 +47,8 @@ impl WriterSlot {
         if self.closed.load(Ordering::Relaxed) {
             return None;
         }
-        Some(WriterConnection {
-            conn: conn.take(),
-            slot: self.clone(),
-        })
-    }
-
-    fn give_back(&self, conn: Connection) {
-        *self.conn() = Some(conn);
-        self.returned.notify_one();
-        self.returned_async.notify_one();
+        let conn = conn.take()?;
+        Some(CheckedOut::new(conn, self.clone()))
     }
 }
 
@@ -92,10 +84,7 @@ impl Writer {
                 conn.take()
             });
             if let Some(conn) = taken {
-                return WriterConnection {
-                    conn: Some(conn),
-                    slot: self.slot.clone(),
-                };
+                return CheckedOut::new(conn, self.slot.clone());
             }
             let returned = self.slot.returned_async.notified();
             tokio::pin!(returned);
@@ -158,29 +147,13 @@ impl Writer {
 }
 
 /// The write connection while a transaction has it; given back when dropped.
-pub(super) struct WriterConnection {
-    conn: Option<Connection>,
-    slot: Arc<WriterSlot>,
-}
+pub(super) type WriterConnection = CheckedOut<WriterSlot>;
 
-impl Deref for WriterConnection {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        self.conn.as_ref().expect("present until dropped")
-    }
-}
-
-impl DerefMut for WriterConnection {
-    fn deref_mut(&mut self) -> &mut Connection {
-        self.conn.as_mut().expect("present until dropped")
-    }
-}
-
-impl Drop for WriterConnection {
-    fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.slot.give_back(conn);
-        }
+impl Home for WriterSlot {
+    fn give_back(&self, conn: Connection) {
+        *self.conn() = Some(conn);
+        self.returned.notify_one();
+        self.returned_async.notify_one();
     }
 }
 
