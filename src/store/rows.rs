@@ -337,19 +337,11 @@ row_struct! {
 }
 
 /// The volume of an attachment, with `VolumeStateRow`'s columns.
+#[derive(sqlx::FromRow)]
 pub(super) struct AttachedVolumeStateRow {
     pub id: DbId,
+    #[sqlx(flatten)]
     pub state: VolumeStateRow,
-}
-
-impl sqlx::FromRow<'_, sqlx::postgres::PgRow> for AttachedVolumeStateRow {
-    fn from_row(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
-        use sqlx::Row;
-        Ok(AttachedVolumeStateRow {
-            id: row.try_get("id")?,
-            state: VolumeStateRow::from_row(row)?,
-        })
-    }
 }
 
 impl super::lite::FromRow for AttachedVolumeStateRow {
