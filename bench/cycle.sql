@@ -1,6 +1,8 @@
 -- One attach cycle as cinder-attach's PostgreSQL store runs it (src/store/sql.rs), with the
--- service's reads around it (src/service/attachments.rs): create with a connector,
--- os-complete, delete. Volume ids are md5('bench' || client) as seeded by pg-ceiling.sh.
+-- service's reads around it (src/service/attachments.rs): create with a connector (the
+-- connect's update returns the stored attachment), os-complete and delete (each looks up
+-- the attachment, which carries its volume's project and host): 31 statements in all.
+-- Volume ids are md5('bench' || client) as seeded by pg-ceiling.sh.
 -- create: the volume (brief: row + admin metadata)
 select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name as volume_type_name, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = md5('bench' || :client_id)::uuid and v.deleted = false \gset
 select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
@@ -15,28 +17,22 @@ commit;
 select value from volume_type_extra_specs where volume_type_id = ':volume_type_id' and key = 'cacheable' and deleted = false;
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
-update volume_attachment set attach_status = 'attaching', attached_host = 'h', mountpoint = '/dev/vdb', attach_time = now(), attach_mode = 'rw', connection_info = '{"driver_volume_type": "local", "device_path": "/x", "access_mode": "rw", "encrypted": false, "qos_specs": null, "cacheable": false, "enforce_multipath": false}', updated_at = now() where id = ':att' and deleted = false;
+update volume_attachment set attach_status = 'attaching', attached_host = 'h', mountpoint = '/dev/vdb', attach_time = now(), attach_mode = 'rw', connection_info = '{"driver_volume_type": "local", "device_path": "/x", "access_mode": "rw", "encrypted": false, "qos_specs": null, "cacheable": false, "enforce_multipath": false}', updated_at = now() where id = ':att' and deleted = false returning id, volume_id, instance_uuid, attached_host, mountpoint, attach_status, attach_mode, attach_time, detach_time, connection_info, created_at;
 update attachment_specs set deleted = true, deleted_at = now() where attachment_id = ':att' and deleted = false;
 insert into attachment_specs (attachment_id, key, value, created_at, deleted) values (':att', 'host', '"h"', now(), false), (':att', 'initiator', '"iqn"', now(), false), (':att', 'ip', '"10.0.0.1"', now(), false), (':att', 'platform', '"x86_64"', now(), false), (':att', 'os_type', '"linux"', now(), false), (':att', 'multipath', 'false', now(), false), (':att', 'mountpoint', '"/dev/vdb"', now(), false), (':att', 'mode', '"rw"', now(), false);
 update volumes set status = 'attaching', attach_status = 'attaching', updated_at = now() where id = ':id';
 commit;
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
-select attachment_id as owner, key, value from attachment_specs where attachment_id = ':att' and deleted = false;
 -- os-complete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
 select attachment_id as owner, key, value from attachment_specs where attachment_id = ':att' and deleted = false;
-select v.id, v.status from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = ':id' and v.deleted = false;
-select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set attach_status = 'attached', updated_at = now() where id = ':att' and deleted = false;
 update volumes set status = 'in-use', attach_status = 'attached', updated_at = now() where id = ':id';
 commit;
 -- delete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
 select attachment_id as owner, key, value from attachment_specs where attachment_id = ':att' and deleted = false;
-select v.id, v.status from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = ':id' and v.deleted = false;
-select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set deleted = true, deleted_at = now(), attach_status = 'detached', detach_time = now(), updated_at = now() where id = ':att' and deleted = false;

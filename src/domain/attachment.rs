@@ -37,11 +37,13 @@ pub struct Attachment {
     pub created_at: DateTime<Utc>,
 }
 
-/// An attachment with what its lookups need: the owning project and the stored connector.
+/// An attachment with what its lookups need: the owning project, the volume's host
+/// (which backend holds it) and the stored connector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttachmentRecord {
     pub attachment: Attachment,
     pub project_id: String,
+    pub volume_host: Option<String>,
     pub connector: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -125,9 +127,10 @@ pub struct Connection {
     pub now: DateTime<Utc>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ConnectOutcome {
-    Connected,
+    /// Recorded; the attachment as stored now.
+    Connected(Attachment),
     AttachmentGone,
     VolumeInError(crate::domain::volume::VolumeStatus),
     DuplicateConnector,

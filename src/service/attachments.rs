@@ -193,16 +193,19 @@ impl Service {
             let outcome = self
                 .connect(&volume, id, connector, attach_mode, false)
                 .await;
-            if let Err(err) = outcome {
-                // Undo the reservation so the volume is as it was.
-                self.store.delete_attachment(id, self.clock.now()).await?;
-                return Err(match err {
-                    DomainError::Failed(message) => DomainError::Failed(format!(
-                        "Unable to create attachment for volume ({message})."
-                    )),
-                    other => other,
-                });
-            }
+            return match outcome {
+                Ok(attachment) => Ok(attachment),
+                Err(err) => {
+                    // Undo the reservation so the volume is as it was.
+                    self.store.delete_attachment(id, self.clock.now()).await?;
+                    Err(match err {
+                        DomainError::Failed(message) => DomainError::Failed(format!(
+                            "Unable to create attachment for volume ({message})."
+                        )),
+                        other => other,
+                    })
+                }
+            };
         }
         let stored = self
             .store
@@ -258,17 +261,11 @@ impl Service {
                     DomainError::Failed(format!("Unable to update attachment ({message})."))
                 }
                 other => other,
-            })?;
-        let stored = self
-            .store
-            .get_attachment(id)
-            .await?
-            .ok_or_else(|| attachment_not_found(id))?;
-        Ok(stored.attachment)
+            })
     }
 
     /// Exports the volume to the connector's host and records the connection; if the
-    /// record is refused, the export is withdrawn again.
+    /// record is refused, the export is withdrawn again. Returns the attachment as stored.
     async fn connect(
         &self,
         volume: &Volume,
@@ -276,7 +273,7 @@ impl Service {
         mut connector: Connector,
         mode: String,
         checked: bool,
-    ) -> Result<(), DomainError> {
+    ) -> Result<Attachment, DomainError> {
         connector.insert("mode".into(), Value::String(mode.clone()));
         let backend = self.backend_of(volume)?;
         let data = backend
@@ -325,7 +322,7 @@ impl Service {
             now: self.clock.now(),
         };
         let outcome = self.store.connect_attachment(&connection).await;
-        if !matches!(outcome, Ok(ConnectOutcome::Connected)) {
+        if !matches!(outcome, Ok(ConnectOutcome::Connected(_))) {
             if let Err(err) = backend
                 .driver
                 .terminate_connection(volume.id, &connector)
@@ -335,7 +332,7 @@ impl Service {
             }
         }
         match outcome? {
-            ConnectOutcome::Connected => Ok(()),
+            ConnectOutcome::Connected(attachment) => Ok(attachment),
             ConnectOutcome::AttachmentGone => Err(attachment_not_found(attachment_id)),
             ConnectOutcome::VolumeInError(status) => Err(DomainError::Conflict(format!(
                 "Resource conflict: Volume attachments can not be updated if the volume is in an error state. \
@@ -355,14 +352,13 @@ impl Service {
         caller: &RequestContext,
         id: Uuid,
     ) -> Result<(), DomainError> {
+        // As in Cinder, the attachment decides who may see it; the volume is read (and
+        // locked) by the store's transaction.
         let record = self.get_attachment(caller, id).await?;
-        let volume = self
-            .get_volume_brief(caller, record.attachment.volume_id)
-            .await?;
         self.policy.enforce(
             rules::ATTACHMENT_COMPLETE,
             caller,
-            &Target::project(&volume.project_id),
+            &Target::project(&record.project_id),
         )?;
         if !self.store.complete_attachment(id, self.clock.now()).await? {
             return Err(attachment_not_found(id));
@@ -385,20 +381,15 @@ impl Service {
         )?;
         if record.attachment.attach_status != AttachStatus::Reserved && !record.connector.is_empty()
         {
-            if let Some(volume) = self
-                .store
-                .get_volume_brief(record.attachment.volume_id)
-                .await?
-            {
-                if let Ok(backend) = self.backend_of(&volume) {
-                    if let Err(err) = backend
-                        .driver
-                        .terminate_connection(volume.id, &record.connector)
-                        .await
-                    {
-                        // Cinder logs and goes on: the attachment goes either way.
-                        tracing::warn!(attachment_id = %id, error = %err, "backend could not terminate the connection");
-                    }
+            let volume_id = record.attachment.volume_id;
+            if let Ok(backend) = self.backend_at(record.volume_host.as_deref(), volume_id) {
+                if let Err(err) = backend
+                    .driver
+                    .terminate_connection(volume_id, &record.connector)
+                    .await
+                {
+                    // Cinder logs and goes on: the attachment goes either way.
+                    tracing::warn!(attachment_id = %id, error = %err, "backend could not terminate the connection");
                 }
             }
         }

@@ -322,11 +322,19 @@ impl Service {
     }
 
     pub(super) fn backend_of(&self, volume: &Volume) -> Result<&ConfiguredBackend, DomainError> {
-        let host = volume.host.as_deref().unwrap_or_default();
+        self.backend_at(volume.host.as_deref(), volume.id)
+    }
+
+    /// The configured backend behind a volume's `host`.
+    pub(super) fn backend_at(
+        &self,
+        host: Option<&str>,
+        volume_id: Uuid,
+    ) -> Result<&ConfiguredBackend, DomainError> {
+        let host = host.unwrap_or_default();
         self.backends.for_host(host).ok_or_else(|| {
             DomainError::Failed(format!(
-                "The backend {host} of volume {} is not configured here.",
-                volume.id
+                "The backend {host} of volume {volume_id} is not configured here."
             ))
         })
     }

@@ -63,10 +63,40 @@ row_struct! {
     }
 }
 
+/// The columns of `AttachmentRow`, each behind `$prefix`.
+macro_rules! attachment_columns {
+    ($prefix:literal) => {
+        concat!(
+            $prefix,
+            "id, ",
+            $prefix,
+            "volume_id, ",
+            $prefix,
+            "instance_uuid, ",
+            $prefix,
+            "attached_host, ",
+            $prefix,
+            "mountpoint, ",
+            $prefix,
+            "attach_status, ",
+            $prefix,
+            "attach_mode, ",
+            $prefix,
+            "attach_time, ",
+            $prefix,
+            "detach_time, ",
+            $prefix,
+            "connection_info, ",
+            $prefix,
+            "created_at"
+        )
+    };
+}
+
 /// Columns of `AttachmentRow`, for `select` lists (table alias `a`).
-pub(super) const ATTACHMENT_COLUMNS: &str = "a.id, a.volume_id, a.instance_uuid, a.attached_host, \
-     a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, \
-     a.connection_info, a.created_at";
+pub(super) const ATTACHMENT_COLUMNS: &str = attachment_columns!("a.");
+/// The same, unqualified, for `returning` (SQLite refuses qualified names there).
+pub(super) const ATTACHMENT_RETURNING: &str = attachment_columns!("");
 
 impl TryFrom<AttachmentRow> for Attachment {
     type Error = StoreError;
@@ -294,20 +324,23 @@ pub(super) struct AttachmentWithProjectRow {
     #[sqlx(flatten)]
     pub attachment: AttachmentRow,
     pub project_id: String,
+    pub volume_host: Option<String>,
 }
 
 impl super::lite::FromRow for AttachmentWithProjectRow {
     fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
         let mut at = <AttachmentRow as super::lite::FromRow>::locate(columns)?;
         at.push(super::lite::column(columns, "project_id")?);
+        at.push(super::lite::column(columns, "volume_host")?);
         Ok(at)
     }
 
     fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (attachment, rest) = at.split_at(at.len() - 1);
+        let (attachment, rest) = at.split_at(at.len() - 2);
         Ok(AttachmentWithProjectRow {
             attachment: super::lite::FromRow::from_row(row, attachment)?,
             project_id: super::lite::get(row, rest.first(), "project_id")?,
+            volume_host: super::lite::get(row, rest.get(1), "volume_host")?,
         })
     }
 }

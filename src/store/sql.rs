@@ -543,7 +543,8 @@ macro_rules! sql_store {
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn get_attachment(&self, id: Uuid) -> Result<Option<AttachmentRecord>, StoreError> {
                 let sql = format!(
-                    "select {}, v.project_id from volume_attachment a join volumes v on v.id = a.volume_id
+                    "select {}, v.project_id, v.host as volume_host
+                       from volume_attachment a join volumes v on v.id = a.volume_id
                       where a.id = $1 and a.deleted = false",
                     rows::ATTACHMENT_COLUMNS
                 );
@@ -563,6 +564,7 @@ macro_rules! sql_store {
                 Ok(Some(AttachmentRecord {
                     attachment: Attachment::try_from(row.attachment)?,
                     project_id: row.project_id,
+                    volume_host: row.volume_host,
                     connector: rows::connector_from_specs(specs)?,
                 }))
             }
@@ -659,23 +661,26 @@ macro_rules! sql_store {
                     }
                 }
                 // Under the lock now: a delete that won the race leaves nothing to update.
-                let updated = db::query(
+                let sql = format!(
                     "update volume_attachment
                         set attach_status = 'attaching', attached_host = $2, mountpoint = $3, attach_time = $4,
                             attach_mode = $5, connection_info = $6, updated_at = $4
-                      where id = $1 and deleted = false",
-                )
-                .bind(DbId(connection.attachment_id))
-                .bind(&connection.attached_host)
-                .bind(&connection.mountpoint)
-                .bind(connection.now)
-                .bind(&connection.attach_mode)
-                .bind(connection.connection_info.to_string())
-                .execute(&mut *tx)
-                .await?;
-                if updated.rows_affected() == 0 {
+                      where id = $1 and deleted = false
+                  returning {}",
+                    rows::ATTACHMENT_RETURNING
+                );
+                let updated: Option<AttachmentRow> = db::query_as(&sql)
+                    .bind(DbId(connection.attachment_id))
+                    .bind(&connection.attached_host)
+                    .bind(&connection.mountpoint)
+                    .bind(connection.now)
+                    .bind(&connection.attach_mode)
+                    .bind(connection.connection_info.to_string())
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                let Some(updated) = updated else {
                     return Ok(ConnectOutcome::AttachmentGone);
-                }
+                };
                 db::query(
                     "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
                 )
@@ -689,7 +694,7 @@ macro_rules! sql_store {
                 let (status, attach_status) = attach::volume_status_after(AttachEvent::Connect, volume.state(), &[]);
                 Self::write_volume_status(&mut tx, volume_id, status, attach_status, connection.now).await?;
                 tx.commit().await?;
-                Ok(ConnectOutcome::Connected)
+                Ok(ConnectOutcome::Connected(Attachment::try_from(updated)?))
             }
 
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]

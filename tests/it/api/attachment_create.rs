@@ -241,8 +241,22 @@ async fn one_shot_create_connects(app: TestApp) {
     assert_eq!(a["attach_mode"], "rw");
     let shown = app.show_attachment(&id).await.json["attachment"].clone();
     assert_eq!(shown["status"], "attaching");
+    assert_eq!(&shown, a, "the answer is the attachment as stored");
     assert_eq!(app.volume_status(&v).await, "attaching");
     app.assert_consistent(&v).await;
+    // The lookup behind complete and delete carries the volume's backend host.
+    let record = app
+        .store
+        .get_attachment(id.parse().unwrap())
+        .await
+        .unwrap()
+        .expect("live attachment");
+    let host = app
+        .db
+        .column(&format!("select host from volumes where id = '{v}'"))
+        .await;
+    assert_eq!(record.volume_host.as_deref(), Some(host[0].as_str()));
+    assert_eq!(record.connector["host"], "cmp-1");
 }
 
 async fn a_bad_connector_changes_nothing(app: TestApp) {

@@ -21,6 +21,10 @@ async fn update_connects(app: TestApp) {
     assert_eq!(info["access_mode"], "rw");
     assert!(info.get("data").is_none(), "flat connection info");
     let shown = app.show_attachment(&a).await.json["attachment"].clone();
+    assert_eq!(
+        shown, response.json["attachment"],
+        "the answer is as stored"
+    );
     assert_eq!(shown["status"], "attaching");
     assert_eq!(shown["attach_mode"], "rw");
     let attached_at = str_of(&shown, "attached_at");
