@@ -367,6 +367,14 @@ async fn read_round(
     Ok(())
 }
 
+/// The pause after the `n`-th refusal in a row: 1 ms doubling up to 64 ms, each drawn
+/// at random from half to one and a half times that.
+fn refused_backoff(n: u32) -> Duration {
+    let base = Duration::from_millis(1 << n.min(6));
+    let jitter = (Uuid::new_v4().as_u128() % 1000) as f64 / 1000.0;
+    base.mul_f64(0.5 + jitter)
+}
+
 fn rss_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status
@@ -461,6 +469,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
             };
             let mut result = ClientResult::default();
             let mut dirty = false;
+            let mut refused_in_a_row = 0u32;
             while Instant::now() < deadline {
                 if dirty && mode == BenchMode::Own {
                     if let Err(err) = runner.clear_volume(&mut result).await {
@@ -487,14 +496,21 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
                     }
                     _ => runner.attach_cycle(&mut result).await,
                 };
+                if !matches!(outcome, Ok(false)) {
+                    refused_in_a_row = 0;
+                }
                 match outcome {
                     Ok(true) => result.cycles += 1,
                     Ok(false) => {
                         result.refusals += 1;
-                        // Refused cycles do not count; try again after a short pause, as a
-                        // real consumer would, instead of spinning on the volume.
+                        // Refused cycles do not count; try again after a pause that grows
+                        // while the refusals go on (with jitter, so a crowd spreads out),
+                        // as a consumer that means to get its turn would. A fixed short
+                        // pause has the refused crowd drown out the one attach that holds
+                        // the volume.
                         budget.fetch_add(1, Ordering::Relaxed);
-                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        tokio::time::sleep(refused_backoff(refused_in_a_row)).await;
+                        refused_in_a_row += 1;
                     }
                     Err(err) => {
                         dirty = true;
@@ -587,4 +603,26 @@ pub fn render(report: &Report) -> String {
         out.push_str(&format!("error: {sample}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusal_pauses_grow_to_a_cap_with_jitter() {
+        for _ in 0..200 {
+            let first = refused_backoff(0);
+            assert!(first >= Duration::from_micros(500) && first < Duration::from_micros(1500));
+            let capped = refused_backoff(30);
+            assert!(capped >= Duration::from_millis(32) && capped < Duration::from_millis(96));
+        }
+        let mean = |n| {
+            (0..400)
+                .map(|_| refused_backoff(n).as_secs_f64())
+                .sum::<f64>()
+                / 400.0
+        };
+        assert!(mean(3) > mean(1) * 2.5, "pauses double");
+    }
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 use super::volumes::volume_not_found;
 use super::Service;
 use crate::backend::{BackendError, Connector};
-use crate::domain::attach::{self, ConnectionExtras};
+use crate::domain::attach::{self, ConnectionExtras, ReserveDecision};
 use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
     ConnectOutcome, Connection, Reservation, ReserveOutcome,
@@ -169,6 +169,19 @@ impl Service {
             ),
             None => attach::reserved_mode(readonly, request.mode.as_deref()),
         };
+        // A status that refuses every reservation (even the same instance's) is refused
+        // here, without the volume's lock: the answer for the status just read. Under a
+        // crowd of attaches to one busy multiattach volume, refusals then cost a read
+        // each instead of a turn at the lock the winning attach needs.
+        if attach::decide_reservation(volume.status, volume.multiattach, volume.multiattach, true)
+            == ReserveDecision::Refuse
+        {
+            return Err(DomainError::InvalidVolume(attach::reserve_refusal(
+                volume.id,
+                volume.multiattach,
+                volume.status,
+            )));
+        }
         let reservation = Reservation {
             attachment_id: Uuid::new_v4(),
             volume_id: volume.id,

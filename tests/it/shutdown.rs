@@ -7,62 +7,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use sqlx::Connection;
 use uuid::Uuid;
 
+use crate::support::lock::VolumeLock;
 use crate::support::process::{http, ServerProcess};
 use crate::support::{Backend, TestDb};
-
-/// A connection of the test's own that holds a write lock the server's attach must wait
-/// for: the volume row (Postgres) or the whole database (SQLite).
-enum Lock {
-    Sqlite(sqlx::SqliteConnection),
-    Postgres(sqlx::PgConnection),
-}
-
-impl Lock {
-    async fn take(db: &TestDb, volume: &str) -> Lock {
-        match db.backend {
-            Backend::Sqlite => {
-                let mut conn = sqlx::SqliteConnection::connect(&db.url)
-                    .await
-                    .expect("connect");
-                sqlx::raw_sql("begin immediate")
-                    .execute(&mut conn)
-                    .await
-                    .expect("lock");
-                Lock::Sqlite(conn)
-            }
-            Backend::Postgres => {
-                let mut conn = sqlx::PgConnection::connect(&db.url).await.expect("connect");
-                sqlx::raw_sql(&format!(
-                    "begin; select id from volumes where id = '{volume}' for update"
-                ))
-                .execute(&mut conn)
-                .await
-                .expect("lock");
-                Lock::Postgres(conn)
-            }
-        }
-    }
-
-    async fn release(self) {
-        match self {
-            Lock::Sqlite(mut conn) => {
-                sqlx::raw_sql("commit")
-                    .execute(&mut conn)
-                    .await
-                    .expect("unlock");
-            }
-            Lock::Postgres(mut conn) => {
-                sqlx::raw_sql("commit")
-                    .execute(&mut conn)
-                    .await
-                    .expect("unlock");
-            }
-        }
-    }
-}
 
 fn terminate(server: &ServerProcess) {
     let sent = Command::new("kill")
@@ -114,7 +63,7 @@ async fn in_flight_request_finishes(backend: Backend) {
     let volumes = std::env::temp_dir().join(format!("cinder-attach-stop-{}", Uuid::new_v4()));
     let mut server = ServerProcess::start(&db.url, &volumes);
     let volume = new_volume(&server);
-    let lock = Lock::take(&db, &volume).await;
+    let lock = VolumeLock::take(&db, &volume).await;
     let request = attach_in_background(&server, &volume);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -163,7 +112,7 @@ async fn stuck_request_is_cut_off_after_the_grace(backend: Backend) {
     let volumes = std::env::temp_dir().join(format!("cinder-attach-stop-{}", Uuid::new_v4()));
     let mut server = ServerProcess::start_with(&db.url, &volumes, &["--shutdown-grace", "1"]);
     let volume = new_volume(&server);
-    let lock = Lock::take(&db, &volume).await;
+    let lock = VolumeLock::take(&db, &volume).await;
     let request = attach_in_background(&server, &volume);
     tokio::time::sleep(Duration::from_millis(300)).await;
 

@@ -3,7 +3,10 @@
 use axum::http::Method;
 use serde_json::{json, Value};
 
+use std::time::Duration;
+
 use crate::support::helpers::*;
+use crate::support::lock::VolumeLock;
 use crate::support::TestApp;
 
 async fn new_volume(app: &TestApp) -> String {
@@ -359,7 +362,38 @@ async fn readers_may_not_attach(app: TestApp) {
     stranger.assert_fault(404, "itemNotFound", "could not be found");
 }
 
+/// A refusal that the status already decides is answered without the volume's lock, so
+/// a crowd of attaches to a busy volume does not queue in front of the attach that holds
+/// it; what the lock guards still waits for it.
+async fn a_busy_volume_is_refused_without_its_lock(app: TestApp) {
+    let v = new_volume(&app).await;
+    let m = app.multiattach_volume().await;
+    for volume in [&v, &m] {
+        let first = app
+            .post_attachment(
+                json!({"volume_uuid": volume, "instance_uuid": I1, "connector": conn()}),
+                "3.44",
+            )
+            .await;
+        assert_eq!(first.status, 200, "{}", first.text);
+        assert_eq!(app.volume_status(volume).await, "attaching");
+        let lock = VolumeLock::take(&app.db, volume).await;
+        let refused = tokio::time::timeout(
+            Duration::from_secs(3),
+            app.post_attachment(json!({"volume_uuid": volume, "instance_uuid": I2}), "3.44"),
+        )
+        .await
+        .expect("refused without waiting for the lock");
+        refused.assert_fault(400, "badRequest", "but the current status is attaching.");
+        lock.release().await;
+        assert_eq!(app.live_attachments(volume).await, 1);
+        assert_eq!(app.volume_status(volume).await, "attaching");
+        app.assert_consistent(volume).await;
+    }
+}
+
 backend_tests!(
+    a_busy_volume_is_refused_without_its_lock,
     body_validation,
     reserve_without_connector,
     volumes_in_error_or_busy_are_refused,

@@ -6,6 +6,7 @@ pub mod fixtures;
 pub mod helpers;
 pub mod http;
 pub mod load;
+pub mod lock;
 pub mod pg_cluster;
 pub mod process;
 
