@@ -1,15 +1,15 @@
 -- One attach cycle as cinder-attach's PostgreSQL store runs it (src/store/sql.rs), with the
 -- service's reads around it (src/service/attachments.rs): create with a connector (the
 -- connect's update returns the stored attachment), os-complete and delete (each looks up
--- the attachment, which carries its volume's project and host): 31 statements in all.
+-- the attachment, with its volume's project and host and its connector, in one statement):
+-- 30 statements in all (one per line).
 -- Volume ids are md5('bench' || client) as seeded by pg-ceiling.sh.
 -- create: the volume (brief: row + admin metadata)
 select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name as volume_type_name, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = md5('bench' || :client_id)::uuid and v.deleted = false \gset
 select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
 -- create: the reservation transaction
 begin;
-select status, attach_status, migration_status, multiattach, volume_type_id from volumes where id = ':id' and deleted = false for update;
-select id from volume_attachment where volume_id = ':id' and instance_uuid = 'i-' || :client_id and deleted = false limit 1;
+select status, attach_status, migration_status, multiattach, volume_type_id, exists(select 1 from volume_attachment where volume_id = ':id' and instance_uuid = 'i-' || :client_id and deleted = false) as same_instance from volumes where id = ':id' and deleted = false for update;
 update volumes set status = 'reserved', updated_at = now() where id = ':id' and deleted = false and multiattach = false and status in ('available', 'downloading');
 insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, connection_info, created_at, deleted) values (gen_random_uuid(), ':id', 'i-' || :client_id, 'reserved', 'rw', '{}', now(), false) returning id as att \gset
 commit;
@@ -23,16 +23,14 @@ insert into attachment_specs (attachment_id, key, value, created_at, deleted) va
 update volumes set status = 'attaching', attach_status = 'attaching', updated_at = now() where id = ':id';
 commit;
 -- os-complete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
-select attachment_id as owner, key, value from attachment_specs where attachment_id = ':att' and deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host, s.key as spec_key, s.value as spec_value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = ':att' and a.deleted = false;
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set attach_status = 'attached', updated_at = now() where id = ':att' and deleted = false;
 update volumes set status = 'in-use', attach_status = 'attached', updated_at = now() where id = ':id';
 commit;
 -- delete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false;
-select attachment_id as owner, key, value from attachment_specs where attachment_id = ':att' and deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host as volume_host, s.key as spec_key, s.value as spec_value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = ':att' and a.deleted = false;
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set deleted = true, deleted_at = now(), attach_status = 'detached', detach_time = now(), updated_at = now() where id = ':att' and deleted = false;

@@ -319,37 +319,37 @@ pub(super) fn assemble_types(
     }
 }
 
+/// One row of an attachment lookup: the attachment, its volume's project and host, and
+/// one of its connector's `attachment_specs` (none when it has no connector).
 #[derive(sqlx::FromRow)]
-pub(super) struct AttachmentWithProjectRow {
+pub(super) struct AttachmentLookupRow {
     #[sqlx(flatten)]
     pub attachment: AttachmentRow,
     pub project_id: String,
     pub volume_host: Option<String>,
+    pub spec_key: Option<String>,
+    pub spec_value: Option<String>,
 }
 
-impl super::lite::FromRow for AttachmentWithProjectRow {
+impl super::lite::FromRow for AttachmentLookupRow {
     fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
         let mut at = <AttachmentRow as super::lite::FromRow>::locate(columns)?;
-        at.push(super::lite::column(columns, "project_id")?);
-        at.push(super::lite::column(columns, "volume_host")?);
+        for name in ["project_id", "volume_host", "spec_key", "spec_value"] {
+            at.push(super::lite::column(columns, name)?);
+        }
         Ok(at)
     }
 
     fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (attachment, rest) = at.split_at(at.len() - 2);
-        Ok(AttachmentWithProjectRow {
+        let (attachment, rest) = at.split_at(at.len() - 4);
+        Ok(AttachmentLookupRow {
             attachment: super::lite::FromRow::from_row(row, attachment)?,
             project_id: super::lite::get(row, rest.first(), "project_id")?,
             volume_host: super::lite::get(row, rest.get(1), "volume_host")?,
+            spec_key: super::lite::get(row, rest.get(2), "spec_key")?,
+            spec_value: super::lite::get(row, rest.get(3), "spec_value")?,
         })
     }
-}
-
-/// The connector from its `attachment_specs` rows.
-pub(super) fn connector_from_specs(
-    specs: Vec<KeyValueRow>,
-) -> Result<serde_json::Map<String, serde_json::Value>, StoreError> {
-    super::connector_specs::decode(specs.into_iter().map(|row| (row.key, row.value)))
 }
 
 /// Cinder's "has connection_info": a non-empty object.
@@ -389,6 +389,31 @@ impl super::lite::FromRow for AttachedVolumeStateRow {
         Ok(AttachedVolumeStateRow {
             id: super::lite::get(row, id.first(), "id")?,
             state: super::lite::FromRow::from_row(row, state)?,
+        })
+    }
+}
+
+/// The volume a reservation locks, and whether the instance already holds one of its
+/// attachments (Cinder's same-instance override).
+#[derive(sqlx::FromRow)]
+pub(super) struct ReservedVolumeStateRow {
+    #[sqlx(flatten)]
+    pub state: VolumeStateRow,
+    pub same_instance: bool,
+}
+
+impl super::lite::FromRow for ReservedVolumeStateRow {
+    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+        let mut at = <VolumeStateRow as super::lite::FromRow>::locate(columns)?;
+        at.push(super::lite::column(columns, "same_instance")?);
+        Ok(at)
+    }
+
+    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+        let (state, rest) = at.split_at(at.len() - 1);
+        Ok(ReservedVolumeStateRow {
+            state: super::lite::FromRow::from_row(row, state)?,
+            same_instance: super::lite::get(row, rest.first(), "same_instance")?,
         })
     }
 }

@@ -542,52 +542,59 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
             async fn get_attachment(&self, id: Uuid) -> Result<Option<AttachmentRecord>, StoreError> {
+                // One statement (one row per connector spec), so one snapshot and one
+                // round trip.
                 let sql = format!(
-                    "select {}, v.project_id, v.host as volume_host
+                    "select {}, v.project_id, v.host as volume_host, s.key as spec_key, s.value as spec_value
                        from volume_attachment a join volumes v on v.id = a.volume_id
+                       left join attachment_specs s on s.attachment_id = a.id and s.deleted = false
                       where a.id = $1 and a.deleted = false",
                     rows::ATTACHMENT_COLUMNS
                 );
-                let mut conn = self.begin_read().await?;
-                let found: Option<rows::AttachmentWithProjectRow> =
-                    db::query_as(&sql).bind(DbId(id)).fetch_optional(&mut *conn).await?;
-                let Some(row) = found else {
+                let found: Vec<rows::AttachmentLookupRow> =
+                    db::query_as(&sql).bind(DbId(id)).fetch_all(&self.pool).await?;
+                let mut specs = Vec::with_capacity(found.len());
+                let mut first = None;
+                for row in found {
+                    if let Some(key) = row.spec_key {
+                        specs.push((key, row.spec_value));
+                    }
+                    if first.is_none() {
+                        first = Some((row.attachment, row.project_id, row.volume_host));
+                    }
+                }
+                let Some((attachment, project_id, volume_host)) = first else {
                     return Ok(None);
                 };
-                let specs: Vec<KeyValueRow> = db::query_as(
-                    "select attachment_id as owner, key, value from attachment_specs
-                      where attachment_id = $1 and deleted = false",
-                )
-                .bind(DbId(id))
-                .fetch_all(&mut *conn)
-                .await?;
                 Ok(Some(AttachmentRecord {
-                    attachment: Attachment::try_from(row.attachment)?,
-                    project_id: row.project_id,
-                    volume_host: row.volume_host,
-                    connector: rows::connector_from_specs(specs)?,
+                    attachment: Attachment::try_from(attachment)?,
+                    project_id,
+                    volume_host,
+                    connector: super::connector_specs::decode(specs)?,
                 }))
             }
 
             #[tracing::instrument(skip_all, fields(volume_id = %reservation.volume_id), err)]
             async fn reserve_attachment(&self, reservation: &Reservation) -> Result<ReserveOutcome, StoreError> {
                 let mut tx = self.begin_write().await?;
-                let Some(volume) = Self::lock_volume(&mut tx, reservation.volume_id).await? else {
+                // The lock and the same-instance question in one statement (no instance
+                // compares with null: never the same).
+                let row: Option<rows::ReservedVolumeStateRow> = db::query_as(concat!(
+                    "select status, attach_status, migration_status, multiattach, volume_type_id,
+                            exists(select 1 from volume_attachment
+                                    where volume_id = $1 and instance_uuid = $2 and deleted = false) as same_instance
+                       from volumes where id = $1 and deleted = false",
+                    $for_update
+                ))
+                .bind(DbId(reservation.volume_id))
+                .bind(&reservation.instance_uuid)
+                .fetch_optional(&mut *tx)
+                .await?;
+                let Some(row) = row else {
                     return Ok(ReserveOutcome::VolumeGone);
                 };
-                let same_instance = match &reservation.instance_uuid {
-                    Some(instance) => {
-                        let found: Option<(DbId,)> = db::query_as(
-                            "select id from volume_attachment where volume_id = $1 and instance_uuid = $2 and deleted = false limit 1",
-                        )
-                        .bind(DbId(reservation.volume_id))
-                        .bind(instance)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                        found.is_some()
-                    }
-                    None => false,
-                };
+                let same_instance = row.same_instance;
+                let volume = LockedVolume::try_from(row.state)?;
                 let decision = attach::decide_reservation(
                     volume.status,
                     volume.multiattach,
