@@ -2,11 +2,10 @@
 -- service's reads around it (src/service/attachments.rs): create with a connector (the
 -- connect's update returns the stored attachment), os-complete and delete (each looks up
 -- the attachment, with its volume's project and host and its connector, in one statement):
--- 30 statements in all (one per line).
+-- 28 statements in all (one per line).
 -- Volume ids are md5('bench' || client) as seeded by pg-ceiling.sh.
--- create: the volume (brief: row + admin metadata)
-select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name as volume_type_name, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at from volumes v left join volume_types t on t.id = v.volume_type_id where v.id = md5('bench' || :client_id)::uuid and v.deleted = false \gset
-select volume_id as owner, key, value from volume_admin_metadata where volume_id = ':id' and deleted = false;
+-- create: the volume with its admin metadata (one row per item; the seeded volumes have none)
+select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name as volume_type_name, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at, m.key as admin_key, m.value as admin_value from volumes v left join volume_types t on t.id = v.volume_type_id left join volume_admin_metadata m on m.volume_id = v.id and m.deleted = false where v.id = md5('bench' || :client_id)::uuid and v.deleted = false \gset
 -- create: the reservation transaction
 begin;
 select status, attach_status, migration_status, multiattach, volume_type_id, exists(select 1 from volume_attachment where volume_id = ':id' and instance_uuid = 'i-' || :client_id and deleted = false) as same_instance from volumes where id = ':id' and deleted = false for update;
@@ -18,7 +17,6 @@ select value from volume_type_extra_specs where volume_type_id = ':volume_type_i
 begin;
 select v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.volume_type_id from volume_attachment a join volumes v on v.id = a.volume_id where a.id = ':att' and a.deleted = false and v.deleted = false for update of v;
 update volume_attachment set attach_status = 'attaching', attached_host = 'h', mountpoint = '/dev/vdb', attach_time = now(), attach_mode = 'rw', connection_info = '{"driver_volume_type": "local", "device_path": "/x", "access_mode": "rw", "encrypted": false, "qos_specs": null, "cacheable": false, "enforce_multipath": false}', updated_at = now() where id = ':att' and deleted = false returning id, volume_id, instance_uuid, attached_host, mountpoint, attach_status, attach_mode, attach_time, detach_time, connection_info, created_at;
-update attachment_specs set deleted = true, deleted_at = now() where attachment_id = ':att' and deleted = false;
 insert into attachment_specs (attachment_id, key, value, created_at, deleted) values (':att', 'host', '"h"', now(), false), (':att', 'initiator', '"iqn"', now(), false), (':att', 'ip', '"10.0.0.1"', now(), false), (':att', 'platform', '"x86_64"', now(), false), (':att', 'os_type', '"linux"', now(), false), (':att', 'multipath', 'false', now(), false), (':att', 'mountpoint', '"/dev/vdb"', now(), false), (':att', 'mode', '"rw"', now(), false);
 update volumes set status = 'attaching', attach_status = 'attaching', updated_at = now() where id = ':id';
 commit;

@@ -121,10 +121,20 @@ pub struct Connection {
     pub attach_mode: String,
     pub attached_host: String,
     pub mountpoint: String,
-    /// Apply the update-time checks (volume in error, duplicate connectors); a create
-    /// with a connector skips them, as Cinder does.
-    pub checked: bool,
+    pub by: Connecting,
     pub now: DateTime<Utc>,
+}
+
+/// Which request records a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connecting {
+    /// A create with a connector, right after its own reservation: Cinder skips the
+    /// update-time checks, and no one else knows the attachment's id yet, so it has no
+    /// earlier connector to replace.
+    NewReservation,
+    /// `PUT /attachments/{id}`: the update-time checks (volume in error, duplicate
+    /// connectors) apply, and an earlier connector is replaced.
+    Update,
 }
 
 #[derive(Debug, Clone, PartialEq)]

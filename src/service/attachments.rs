@@ -13,7 +13,7 @@ use crate::backend::{BackendError, Connector};
 use crate::domain::attach::{self, ConnectionExtras, ReserveDecision};
 use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
-    ConnectOutcome, Connection, Reservation, ReserveOutcome,
+    ConnectOutcome, Connecting, Connection, Reservation, ReserveOutcome,
 };
 use crate::domain::paging::Page;
 use crate::domain::volume::Volume;
@@ -204,7 +204,13 @@ impl Service {
         let id = reservation.attachment_id;
         if let Some(connector) = connector {
             let outcome = self
-                .connect(&volume, id, connector, attach_mode, false)
+                .connect(
+                    &volume,
+                    id,
+                    connector,
+                    attach_mode,
+                    Connecting::NewReservation,
+                )
                 .await;
             return match outcome {
                 Ok(attachment) => Ok(attachment),
@@ -267,7 +273,7 @@ impl Service {
             record.attachment.attach_mode.as_deref(),
             text_of(&connector, "mode"),
         );
-        self.connect(&volume, id, connector, mode, true)
+        self.connect(&volume, id, connector, mode, Connecting::Update)
             .await
             .map_err(|err| match err {
                 DomainError::Failed(message) => {
@@ -285,7 +291,7 @@ impl Service {
         attachment_id: Uuid,
         mut connector: Connector,
         mode: String,
-        checked: bool,
+        by: Connecting,
     ) -> Result<Attachment, DomainError> {
         connector.insert("mode".into(), Value::String(mode.clone()));
         let backend = self.backend_of(volume)?;
@@ -331,7 +337,7 @@ impl Service {
             connector: connector.clone(),
             connection_info: info,
             attach_mode: mode,
-            checked,
+            by,
             now: self.clock.now(),
         };
         let outcome = self.store.connect_attachment(&connection).await;

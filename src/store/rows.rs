@@ -192,6 +192,34 @@ impl VolumeRow {
     }
 }
 
+/// One row of a volume's brief lookup: the volume and one of its admin metadata items
+/// (none when it has none).
+#[derive(sqlx::FromRow)]
+pub(super) struct VolumeBriefRow {
+    #[sqlx(flatten)]
+    pub volume: VolumeRow,
+    pub admin_key: Option<String>,
+    pub admin_value: Option<String>,
+}
+
+impl super::lite::FromRow for VolumeBriefRow {
+    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+        let mut at = <VolumeRow as super::lite::FromRow>::locate(columns)?;
+        at.push(super::lite::column(columns, "admin_key")?);
+        at.push(super::lite::column(columns, "admin_value")?);
+        Ok(at)
+    }
+
+    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+        let (volume, rest) = at.split_at(at.len() - 2);
+        Ok(VolumeBriefRow {
+            volume: super::lite::FromRow::from_row(row, volume)?,
+            admin_key: super::lite::get(row, rest.first(), "admin_key")?,
+            admin_value: super::lite::get(row, rest.get(1), "admin_value")?,
+        })
+    }
+}
+
 row_struct! {
     /// A `(owner id, key, value)` row of a key/value side table.
     pub(super) struct KeyValueRow {

@@ -83,7 +83,7 @@ macro_rules! sql_store {
         use crate::domain::attach::{self, AttachEvent, ReserveDecision};
         use crate::domain::attachment::{
             AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, ConnectOutcome,
-            Connection, ReserveOutcome, Reservation,
+            Connecting, Connection, ReserveOutcome, Reservation,
         };
         use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
         use crate::domain::legacy_attach::{self, LegacyAction, LegacyOutcome};
@@ -650,7 +650,8 @@ macro_rules! sql_store {
                 let Some((volume_id, volume)) = Self::lock_attachment_volume(&mut tx, connection.attachment_id).await? else {
                     return Ok(ConnectOutcome::AttachmentGone);
                 };
-                if connection.checked {
+                let updating = connection.by == Connecting::Update;
+                if updating {
                     if attach::in_error_state(volume.status) {
                         return Ok(ConnectOutcome::VolumeInError(volume.status));
                     }
@@ -688,13 +689,15 @@ macro_rules! sql_store {
                 let Some(updated) = updated else {
                     return Ok(ConnectOutcome::AttachmentGone);
                 };
-                db::query(
-                    "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
-                )
-                .bind(DbId(connection.attachment_id))
-                .bind(connection.now)
-                .execute(&mut *tx)
-                .await?;
+                if updating {
+                    db::query(
+                        "update attachment_specs set deleted = true, deleted_at = $2 where attachment_id = $1 and deleted = false",
+                    )
+                    .bind(DbId(connection.attachment_id))
+                    .bind(connection.now)
+                    .execute(&mut *tx)
+                    .await?;
+                }
                 let specs = super::connector_specs::encode(&connection.connector).into_iter();
                 Self::insert_key_values(&mut tx, "attachment_specs", "attachment_id", connection.attachment_id, specs, connection.now)
                     .await?;
@@ -1017,17 +1020,27 @@ macro_rules! sql_store {
 
             #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
             async fn get_volume_brief(&self, id: Uuid) -> Result<Option<Volume>, StoreError> {
-                let mut conn = self.begin_read().await?;
-                let Some(mut volume) = Self::volume_row(&mut conn, id).await? else {
+                // One statement (one row per admin metadata item): one snapshot, one round trip.
+                let sql = format!(
+                    "select {}, m.key as admin_key, m.value as admin_value{}
+                       left join volume_admin_metadata m on m.volume_id = v.id and m.deleted = false
+                      where v.id = $1 and v.deleted = false",
+                    rows::VOLUME_COLUMNS,
+                    rows::VOLUME_FROM
+                );
+                let found: Vec<rows::VolumeBriefRow> =
+                    db::query_as(&sql).bind(DbId(id)).fetch_all(&self.pool).await?;
+                let mut found = found.into_iter();
+                let Some(first) = found.next() else {
                     return Ok(None);
                 };
-                let admin: Vec<KeyValueRow> = db::query_as(
-                    "select volume_id as owner, key, value from volume_admin_metadata where volume_id = $1 and deleted = false",
-                )
-                .bind(DbId(id))
-                .fetch_all(&mut *conn)
-                .await?;
-                volume.admin_metadata = admin.into_iter().map(|r| (r.key, r.value.unwrap_or_default())).collect();
+                let mut admin = Vec::new();
+                if let Some(key) = first.admin_key {
+                    admin.push((key, first.admin_value));
+                }
+                admin.extend(found.filter_map(|r| r.admin_key.map(|key| (key, r.admin_value))));
+                let mut volume = first.volume.into_volume()?;
+                volume.admin_metadata = admin.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect();
                 Ok(Some(volume))
             }
 
