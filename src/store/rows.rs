@@ -47,6 +47,41 @@ macro_rules! row_struct {
     };
 }
 
+/// A row struct made of another row struct (sqlx's `flatten`) and columns of its own,
+/// read by both dialects like `row_struct!`.
+macro_rules! row_struct_with {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident {
+        $inner_vis:vis $inner:ident: $inner_ty:ty;
+        $($field_vis:vis $field:ident : $ty:ty),+ $(,)?
+    }) => {
+        $(#[$meta])*
+        #[derive(sqlx::FromRow)]
+        $vis struct $name {
+            #[sqlx(flatten)]
+            $inner_vis $inner: $inner_ty,
+            $($field_vis $field: $ty),+
+        }
+
+        impl super::lite::FromRow for $name {
+            fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
+                let mut at = <$inner_ty as super::lite::FromRow>::locate(columns)?;
+                $(at.push(super::lite::column(columns, stringify!($field))?);)+
+                Ok(at)
+            }
+
+            fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
+                let own = [$(stringify!($field)),+].len();
+                let (inner, own) = at.split_at(at.len() - own);
+                let mut own = own.iter();
+                Ok($name {
+                    $inner: super::lite::FromRow::from_row(row, inner)?,
+                    $($field: super::lite::get(row, own.next(), stringify!($field))?),+
+                })
+            }
+        }
+    };
+}
+
 row_struct! {
     pub(super) struct AttachmentRow {
         pub id: DbId,
@@ -192,31 +227,13 @@ impl VolumeRow {
     }
 }
 
-/// One row of a volume's brief lookup: the volume and one of its admin metadata items
-/// (none when it has none).
-#[derive(sqlx::FromRow)]
-pub(super) struct VolumeBriefRow {
-    #[sqlx(flatten)]
-    pub volume: VolumeRow,
-    pub admin_key: Option<String>,
-    pub admin_value: Option<String>,
-}
-
-impl super::lite::FromRow for VolumeBriefRow {
-    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
-        let mut at = <VolumeRow as super::lite::FromRow>::locate(columns)?;
-        at.push(super::lite::column(columns, "admin_key")?);
-        at.push(super::lite::column(columns, "admin_value")?);
-        Ok(at)
-    }
-
-    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (volume, rest) = at.split_at(at.len() - 2);
-        Ok(VolumeBriefRow {
-            volume: super::lite::FromRow::from_row(row, volume)?,
-            admin_key: super::lite::get(row, rest.first(), "admin_key")?,
-            admin_value: super::lite::get(row, rest.get(1), "admin_value")?,
-        })
+row_struct_with! {
+    /// One row of a volume's brief lookup: the volume and one of its admin metadata
+    /// items (none when it has none).
+    pub(super) struct VolumeBriefRow {
+        pub volume: VolumeRow;
+        pub admin_key: Option<String>,
+        pub admin_value: Option<String>,
     }
 }
 
@@ -347,36 +364,15 @@ pub(super) fn assemble_types(
     }
 }
 
-/// One row of an attachment lookup: the attachment, its volume's project and host, and
-/// one of its connector's `attachment_specs` (none when it has no connector).
-#[derive(sqlx::FromRow)]
-pub(super) struct AttachmentLookupRow {
-    #[sqlx(flatten)]
-    pub attachment: AttachmentRow,
-    pub project_id: String,
-    pub volume_host: Option<String>,
-    pub spec_key: Option<String>,
-    pub spec_value: Option<String>,
-}
-
-impl super::lite::FromRow for AttachmentLookupRow {
-    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
-        let mut at = <AttachmentRow as super::lite::FromRow>::locate(columns)?;
-        for name in ["project_id", "volume_host", "spec_key", "spec_value"] {
-            at.push(super::lite::column(columns, name)?);
-        }
-        Ok(at)
-    }
-
-    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (attachment, rest) = at.split_at(at.len() - 4);
-        Ok(AttachmentLookupRow {
-            attachment: super::lite::FromRow::from_row(row, attachment)?,
-            project_id: super::lite::get(row, rest.first(), "project_id")?,
-            volume_host: super::lite::get(row, rest.get(1), "volume_host")?,
-            spec_key: super::lite::get(row, rest.get(2), "spec_key")?,
-            spec_value: super::lite::get(row, rest.get(3), "spec_value")?,
-        })
+row_struct_with! {
+    /// One row of an attachment lookup: the attachment, its volume's project and host,
+    /// and one of its connector's `attachment_specs` (none when it has no connector).
+    pub(super) struct AttachmentLookupRow {
+        pub attachment: AttachmentRow;
+        pub project_id: String,
+        pub volume_host: Option<String>,
+        pub spec_key: Option<String>,
+        pub spec_value: Option<String>,
     }
 }
 
@@ -397,52 +393,20 @@ row_struct! {
     }
 }
 
-/// The volume of an attachment, with `VolumeStateRow`'s columns.
-#[derive(sqlx::FromRow)]
-pub(super) struct AttachedVolumeStateRow {
-    pub id: DbId,
-    #[sqlx(flatten)]
-    pub state: VolumeStateRow,
-}
-
-impl super::lite::FromRow for AttachedVolumeStateRow {
-    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
-        let mut at = vec![super::lite::column(columns, "id")?];
-        at.extend(<VolumeStateRow as super::lite::FromRow>::locate(columns)?);
-        Ok(at)
-    }
-
-    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (id, state) = at.split_at(1);
-        Ok(AttachedVolumeStateRow {
-            id: super::lite::get(row, id.first(), "id")?,
-            state: super::lite::FromRow::from_row(row, state)?,
-        })
+row_struct_with! {
+    /// The volume of an attachment, with `VolumeStateRow`'s columns.
+    pub(super) struct AttachedVolumeStateRow {
+        pub state: VolumeStateRow;
+        pub id: DbId,
     }
 }
 
-/// The volume a reservation locks, and whether the instance already holds one of its
-/// attachments (Cinder's same-instance override).
-#[derive(sqlx::FromRow)]
-pub(super) struct ReservedVolumeStateRow {
-    #[sqlx(flatten)]
-    pub state: VolumeStateRow,
-    pub same_instance: bool,
-}
-
-impl super::lite::FromRow for ReservedVolumeStateRow {
-    fn locate(columns: &[&str]) -> Result<Vec<usize>, StoreError> {
-        let mut at = <VolumeStateRow as super::lite::FromRow>::locate(columns)?;
-        at.push(super::lite::column(columns, "same_instance")?);
-        Ok(at)
-    }
-
-    fn from_row(row: &rusqlite::Row<'_>, at: &[usize]) -> Result<Self, StoreError> {
-        let (state, rest) = at.split_at(at.len() - 1);
-        Ok(ReservedVolumeStateRow {
-            state: super::lite::FromRow::from_row(row, state)?,
-            same_instance: super::lite::get(row, rest.first(), "same_instance")?,
-        })
+row_struct_with! {
+    /// The volume a reservation locks, and whether the instance already holds one of its
+    /// attachments (Cinder's same-instance override).
+    pub(super) struct ReservedVolumeStateRow {
+        pub state: VolumeStateRow;
+        pub same_instance: bool,
     }
 }
 
