@@ -237,6 +237,28 @@ row_struct_with! {
     }
 }
 
+/// One `(key, value)` item of a key/value side table.
+pub(super) type SideItem = (String, Option<String>);
+
+/// The rows of a lookup that left-joins a key/value side table (one row per item, one
+/// row with no item when there are none): the head, taken from the first row, and every
+/// `(key, value)` item. `None` when there are no rows at all.
+pub(super) fn left_joined<R, H>(
+    rows: Vec<R>,
+    split: impl Fn(R) -> (H, Option<String>, Option<String>),
+) -> Option<(H, Vec<SideItem>)> {
+    let mut head = None;
+    let mut items = Vec::with_capacity(rows.len());
+    for row in rows {
+        let (this, key, value) = split(row);
+        if let Some(key) = key {
+            items.push((key, value));
+        }
+        head.get_or_insert(this);
+    }
+    head.map(|head| (head, items))
+}
+
 row_struct! {
     /// A `(owner id, key, value)` row of a key/value side table.
     pub(super) struct KeyValueRow {

@@ -553,17 +553,10 @@ macro_rules! sql_store {
                 );
                 let found: Vec<rows::AttachmentLookupRow> =
                     db::query_as(&sql).bind(DbId(id)).fetch_all(&self.pool).await?;
-                let mut specs = Vec::with_capacity(found.len());
-                let mut first = None;
-                for row in found {
-                    if let Some(key) = row.spec_key {
-                        specs.push((key, row.spec_value));
-                    }
-                    if first.is_none() {
-                        first = Some((row.attachment, row.project_id, row.volume_host));
-                    }
-                }
-                let Some((attachment, project_id, volume_host)) = first else {
+                let joined = rows::left_joined(found, |r| {
+                    ((r.attachment, r.project_id, r.volume_host), r.spec_key, r.spec_value)
+                });
+                let Some(((attachment, project_id, volume_host), specs)) = joined else {
                     return Ok(None);
                 };
                 Ok(Some(AttachmentRecord {
@@ -1030,16 +1023,10 @@ macro_rules! sql_store {
                 );
                 let found: Vec<rows::VolumeBriefRow> =
                     db::query_as(&sql).bind(DbId(id)).fetch_all(&self.pool).await?;
-                let mut found = found.into_iter();
-                let Some(first) = found.next() else {
+                let Some((volume, admin)) = rows::left_joined(found, |r| (r.volume, r.admin_key, r.admin_value)) else {
                     return Ok(None);
                 };
-                let mut admin = Vec::new();
-                if let Some(key) = first.admin_key {
-                    admin.push((key, first.admin_value));
-                }
-                admin.extend(found.filter_map(|r| r.admin_key.map(|key| (key, r.admin_value))));
-                let mut volume = first.volume.into_volume()?;
+                let mut volume = volume.into_volume()?;
                 volume.admin_metadata = admin.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect();
                 Ok(Some(volume))
             }
