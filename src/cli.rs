@@ -34,8 +34,6 @@ pub enum Command {
     Migrate,
     /// Print the effective policy rules (defaults with --policy-file laid over) and exit.
     Policy,
-    /// Run the load generator against a Cinder-compatible endpoint.
-    Bench(crate::bench::BenchArgs),
     /// Check the database and the backends' storage for broken invariants (read-only).
     /// Exit status 0: none found, 1: findings, 2: the check could not run.
     Check(CheckArgs),

@@ -4,13 +4,11 @@
 //! use cases and asks `domain` for the rules; `store` owns every SQL statement.
 
 pub mod api;
-pub mod app;
 pub mod auth;
 pub mod backend;
-pub mod bench;
-pub mod check;
 pub mod cli;
 pub mod clock;
+pub mod commands;
 pub mod domain;
 pub mod metrics;
 pub mod policy;
@@ -18,4 +16,4 @@ pub mod service;
 pub mod store;
 pub mod telemetry;
 
-pub use app::{build_app, AppState};
+pub use api::{build_app, AppState};

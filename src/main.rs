@@ -5,18 +5,18 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cinder_attach::cli::{Cli, Command};
+use cinder_attach::commands;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     cinder_attach::telemetry::init(cli.log_format);
     let result = match cli.command.unwrap_or_default() {
-        Command::Serve => cinder_attach::app::run(&cli.database, cli.serve).await,
-        Command::Migrate => cinder_attach::app::migrate_only(&cli.database).await,
-        Command::Policy => cinder_attach::app::print_policy(&cli.serve),
-        Command::Bench(args) => cinder_attach::app::bench(args).await,
+        Command::Serve => commands::run(&cli.database, cli.serve).await,
+        Command::Migrate => commands::migrate(&cli.database).await,
+        Command::Policy => commands::print_policy(&cli.serve),
         Command::Check(args) => {
-            match cinder_attach::app::check(&cli.database, &cli.serve, &args).await {
+            match commands::check::check(&cli.database, &cli.serve, &args).await {
                 Ok(true) => return ExitCode::SUCCESS,
                 Ok(false) => return ExitCode::from(1),
                 Err(err) => {

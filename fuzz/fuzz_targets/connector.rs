@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use cinder_attach::api::attachments::create_schema;
 use cinder_attach::api::schema::validate;
 use cinder_attach::backend::{Backend, BackendSpec};
-use cinder_attach::domain::attach::connect_mode;
+use cinder_attach::domain::attachment::{AttachMode, Connector};
 use cinder_attach::store::connector_specs::{decode, encode};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -39,15 +39,20 @@ fuzz_target!(|data: &[u8]| {
     if validate(&SCHEMA, &body).is_err() {
         return;
     }
-    let Some(connector) = connector.as_object() else {
+    let Some(connector) = Connector::from_json(Some(connector)) else {
         return;
     };
     for backend in BACKENDS.iter() {
-        let _ = backend.validate_connector(connector);
+        let _ = backend.validate_connector(&connector);
     }
-    let requested = connector.get("mode").and_then(Value::as_str);
-    let mode = connect_mode(false, None, requested);
-    assert!(mode == "rw" || mode == "ro", "mode {mode:?}");
-    assert_eq!(connect_mode(true, None, requested), "ro");
-    assert_eq!(&decode(encode(connector)).expect("decodes"), connector);
+    let mode = AttachMode::connected(false, None, connector.mode());
+    assert!(
+        matches!(mode, AttachMode::ReadWrite | AttachMode::ReadOnly),
+        "mode {mode:?}"
+    );
+    assert_eq!(
+        AttachMode::connected(true, None, connector.mode()),
+        AttachMode::ReadOnly
+    );
+    assert_eq!(decode(encode(&connector)).expect("decodes"), connector);
 });

@@ -8,7 +8,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use uuid::Uuid;
 
 use super::body::JsonBody;
 use super::context::Ctx;
@@ -17,12 +16,11 @@ use super::error::ApiError;
 use super::paging::parse_listing;
 use super::query::CinderQuery;
 use super::views::{AttachmentDetail, AttachmentList, AttachmentSummary};
-use crate::app::AppState;
-use crate::domain::attachment::AttachmentSortKey;
-use crate::domain::ids::parse_uuid_like;
-use crate::service::attachments::{
-    attachment_not_found, connector_from, CreateAttachment, ListAttachments,
-};
+use crate::api::AppState;
+use crate::domain::attachment::{AttachMode, AttachmentSortKey, Connector};
+use crate::domain::ids::{AttachmentId, VolumeId};
+use crate::domain::DomainError;
+use crate::service::attachments::{CreateAttachment, ListAttachments};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -46,9 +44,13 @@ struct AttachmentPath {
     attachment_id: String,
 }
 
-fn attachment_id(path: &AttachmentPath) -> Result<Uuid, ApiError> {
-    parse_uuid_like(&path.attachment_id)
-        .ok_or_else(|| attachment_not_found(&path.attachment_id).into())
+fn attachment_not_found(id: impl std::fmt::Display) -> ApiError {
+    DomainError::AttachmentNotFound(id.to_string()).into()
+}
+
+fn attachment_id(path: &AttachmentPath) -> Result<AttachmentId, ApiError> {
+    AttachmentId::parse(&path.attachment_id)
+        .ok_or_else(|| attachment_not_found(&path.attachment_id))
 }
 
 /// cinder/api/schemas/attachments.py `create` (and `create_v354` with `mode`).
@@ -142,12 +144,13 @@ async fn create(
     };
     let body: CreateBody = body.parse(schema)?;
     let fields = body.attachment;
-    let volume_id = parse_uuid_like(&fields.volume_uuid).ok_or_else(ApiError::not_found)?;
+    let volume_id = VolumeId::parse(&fields.volume_uuid).ok_or_else(ApiError::not_found)?;
     let request = CreateAttachment {
         volume_id,
         instance_uuid: fields.instance_uuid,
-        connector: connector_from(fields.connector),
-        mode: fields.mode,
+        connector: Connector::from_json(fields.connector),
+        // The schema allows only `rw` and `ro`.
+        mode: fields.mode.as_deref().and_then(AttachMode::requested),
     };
     let attachment = state
         .service
@@ -164,7 +167,7 @@ async fn update(
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::AttachmentUpdate)?;
     let body: UpdateBody = body.parse(&UPDATE)?;
-    let connector = connector_from(Some(body.attachment.connector)).unwrap_or_default();
+    let connector = Connector::from_json(Some(body.attachment.connector)).unwrap_or_default();
     let attachment = state
         .service
         .update_attachment(&ctx.caller, attachment_id(&path)?, connector)
@@ -240,7 +243,7 @@ fn attachment_filters(ctx: &Ctx, pairs: &[(String, String)]) -> Result<ListAttac
         match key.as_str() {
             // Presence counts; non-admins' all_tenants is dropped.
             "all_tenants" => request.all_tenants = true,
-            "volume_id" => match parse_uuid_like(value) {
+            "volume_id" => match VolumeId::parse(value) {
                 Some(id) => request.filters.volume_id = Some(id),
                 None => request.matches_nothing = true,
             },
@@ -278,7 +281,7 @@ fn parse_query(
         query,
         AttachmentSortKey::parse,
         AttachmentSortKey::CreatedAt,
-        |marker| attachment_not_found(marker).into(),
+        |marker| attachment_not_found(marker),
     )?;
     Ok((attachment_filters(ctx, &listing.filters)?, listing.page))
 }

@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::app::AppState;
+use crate::api::AppState;
 
 const ACCEPTED_MEDIA_TYPES: &[&str] =
     &["application/json", "application/vnd.openstack.volume+json"];

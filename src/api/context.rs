@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::microversion::ApiVersion;
-use crate::app::AppState;
+use crate::api::AppState;
 use crate::auth::AuthError;
 use crate::domain::ids::is_valid_project_segment;
 use crate::domain::RequestContext;

@@ -6,9 +6,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use crate::domain::DomainError;
-use crate::store::StoreError;
-
 /// WebOb's default explanations, which Cinder sends when it has nothing more specific.
 pub const GENERIC_BAD_REQUEST: &str =
     "The server could not comply with the request since\r\nit is either malformed or otherwise incorrect.\r\n";
@@ -125,51 +122,6 @@ impl IntoResponse for ApiError {
         }
         fault_response(status, &self.message())
     }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(err: StoreError) -> Self {
-        match err {
-            StoreError::NotFound => ApiError::not_found(),
-            StoreError::Conflict(detail) => ApiError::Conflict(detail),
-            StoreError::Unavailable(source) => {
-                tracing::warn!(error = %source, "database unavailable");
-                ApiError::ServiceUnavailable(
-                    "The database is unavailable; try again later.".to_owned(),
-                )
-            }
-            other @ (StoreError::Corrupt(_) | StoreError::Other(_)) => {
-                ApiError::Internal(error_chain(&other))
-            }
-        }
-    }
-}
-
-impl From<DomainError> for ApiError {
-    fn from(err: DomainError) -> Self {
-        match err {
-            DomainError::InvalidInput(_)
-            | DomainError::InvalidVolume(_)
-            | DomainError::InvalidRequest(_) => ApiError::BadRequest(err.to_string()),
-            DomainError::Failed(message) => ApiError::Failed(message),
-            DomainError::Conflict(message) => ApiError::Conflict(message),
-            DomainError::NotFound(message) => ApiError::NotFound(message),
-            DomainError::PolicyDenied(_) => ApiError::Forbidden(err.to_string()),
-            DomainError::Store(store) => store.into(),
-        }
-    }
-}
-
-/// The error and all its causes on one line, for logs.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::app::AppState;
+use crate::api::AppState;
 
 #[derive(Deserialize)]
 pub struct HealthQuery {

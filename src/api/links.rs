@@ -3,7 +3,7 @@
 use axum::http::header::HOST;
 use axum::http::HeaderMap;
 
-use crate::app::AppState;
+use crate::api::AppState;
 
 /// The base URL clients should use: the configured public endpoint, else the Host the
 /// request came to.

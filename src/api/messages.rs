@@ -13,8 +13,9 @@ use super::error::ApiError;
 use super::links::base_url;
 use super::query::CinderQuery;
 use super::views::message;
-use crate::app::AppState;
-use crate::domain::ids::parse_uuid_like;
+use crate::api::AppState;
+use crate::domain::ids::MessageId;
+use crate::domain::DomainError;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -27,10 +28,9 @@ struct MessagePath {
     message_id: String,
 }
 
-fn message_id(path: &MessagePath) -> Result<uuid::Uuid, ApiError> {
-    parse_uuid_like(&path.message_id).ok_or_else(|| {
-        ApiError::NotFound(format!("Message {} could not be found.", path.message_id))
-    })
+fn message_id(path: &MessagePath) -> Result<MessageId, ApiError> {
+    MessageId::parse(&path.message_id)
+        .ok_or_else(|| DomainError::MessageNotFound(path.message_id.clone()).into())
 }
 
 async fn list(

@@ -6,7 +6,9 @@ pub mod body;
 pub mod context;
 pub mod endpoint;
 pub mod error;
+mod faults;
 pub mod health;
+mod layers;
 pub mod links;
 pub mod messages;
 pub mod microversion;
@@ -15,6 +17,7 @@ pub mod query;
 pub mod request_id;
 pub mod schema;
 pub mod service_info;
+mod state;
 pub mod types;
 pub mod unimplemented;
 pub mod versions;
@@ -29,8 +32,14 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 
-use crate::app::AppState;
 use error::ApiError;
+pub use layers::{metrics_router, with_process_layers};
+pub use state::{AppState, ServiceConfig};
+
+/// The whole service as one router: the routes and every layer.
+pub fn build_app(state: AppState) -> Router {
+    with_process_layers(routes(state.clone()), state)
+}
 
 /// Resources under `/v3`, mounted both with and without a `{project_id}` segment.
 fn resources() -> Router<AppState> {

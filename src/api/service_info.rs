@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
-use crate::app::AppState;
+use crate::api::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()

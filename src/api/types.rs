@@ -16,7 +16,7 @@ use super::error::ApiError;
 use super::paging::parse_bool;
 use super::query::CinderQuery;
 use super::views::{managed_volume_type, specs_json, volume_type, TypeViewRights};
-use crate::app::AppState;
+use crate::api::AppState;
 use crate::domain::volume_type::{ExtraSpecs, VolumeType, VolumeTypeUpdate};
 use crate::policy::rules;
 use crate::service::types::CreateType;

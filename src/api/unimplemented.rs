@@ -6,7 +6,7 @@ use axum::Router;
 use super::context::Ctx;
 use super::endpoint::{Endpoint, UNIMPLEMENTED_COLLECTIONS};
 use super::error::ApiError;
-use crate::app::AppState;
+use crate::api::AppState;
 
 pub fn router() -> Router<AppState> {
     UNIMPLEMENTED_COLLECTIONS

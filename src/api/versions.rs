@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::links::base_url;
 use super::microversion::ApiVersion;
-use crate::app::AppState;
+use crate::api::AppState;
 
 /// The date Cinder gives for the 3.71 API.
 const UPDATED: &str = "2023-08-31T00:00:00Z";

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::domain::attach::LiveAttachment;
 use crate::domain::attachment::Attachment;
 use crate::domain::time::format_timestamp;
 
@@ -22,12 +23,24 @@ pub struct AttachmentDetail {
     /// Cinder shows an unset time as `""`, not null.
     pub attached_at: String,
     pub detached_at: String,
-    pub attach_mode: Option<String>,
+    pub attach_mode: Option<&'static str>,
     pub connection_info: Option<serde_json::Value>,
 }
 
 impl From<&Attachment> for AttachmentSummary {
     fn from(a: &Attachment) -> Self {
+        AttachmentSummary {
+            id: a.id.to_string(),
+            status: a.attach_status.as_str(),
+            instance: a.instance_uuid.clone(),
+            volume_id: a.volume_id.to_string(),
+        }
+    }
+}
+
+/// What a detach answers for each attachment the volume keeps.
+impl From<&LiveAttachment> for AttachmentSummary {
+    fn from(a: &LiveAttachment) -> Self {
         AttachmentSummary {
             id: a.id.to_string(),
             status: a.attach_status.as_str(),
@@ -46,7 +59,7 @@ impl From<&Attachment> for AttachmentDetail {
             summary: AttachmentSummary::from(a),
             attached_at: time(&a.attach_time),
             detached_at: time(&a.detach_time),
-            attach_mode: a.attach_mode.clone(),
+            attach_mode: a.attach_mode.map(|m| m.as_str()),
             connection_info: a.connection_info.clone(),
         }
     }

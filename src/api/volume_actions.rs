@@ -12,11 +12,10 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::volumes::{volume_id, VolumePath};
-use crate::app::AppState;
+use crate::api::AppState;
 use crate::domain::attachment::AttachStatus;
 use crate::domain::legacy_attach::LegacyAction;
-use crate::domain::volume::{MigrationStatus, VolumeStatus};
-use crate::store::StatusReset;
+use crate::domain::volume::{MigrationStatus, StatusReset, VolumeStatus};
 
 /// Actions Cinder has that this service does not build yet.
 const NOT_BUILT: &[&str] = &[
@@ -171,15 +170,17 @@ fn parse_reset(fields: ResetFields) -> Result<StatusReset, ApiError> {
             _ => Err(invalid("attach status", &s, vec!["attached", "detached"])),
         })
         .transpose()?;
-    if let Some(m) = &migration_status {
-        if MigrationStatus::parse(m).is_none() {
-            return Err(invalid(
-                "migration status",
-                m,
-                MigrationStatus::ALL.iter().map(|v| v.as_str()).collect(),
-            ));
-        }
-    }
+    let migration_status = migration_status
+        .map(|m| {
+            MigrationStatus::parse(&m).ok_or_else(|| {
+                invalid(
+                    "migration status",
+                    &m,
+                    MigrationStatus::ALL.iter().map(|v| v.as_str()).collect(),
+                )
+            })
+        })
+        .transpose()?;
     Ok(StatusReset {
         status,
         attach_status,

@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::links::base_url;
 use super::views::volume_detail;
 use super::volumes::{volume_id, VolumePath};
-use crate::app::AppState;
+use crate::api::AppState;
 use crate::domain::volume::{MetadataChange, VolumeUpdate};
 
 /// Cinder's `extra_specs` parameter type, which volume metadata uses.

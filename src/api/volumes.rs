@@ -9,7 +9,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use uuid::Uuid;
 
 use super::body::JsonBody;
 use super::context::Ctx;
@@ -20,10 +19,11 @@ use super::paging::{parse_bool, parse_listing};
 use super::query::CinderQuery;
 use super::views::{volume_detail, volume_summary};
 use super::volume_metadata;
-use crate::app::AppState;
-use crate::domain::ids::parse_uuid_like;
+use crate::api::AppState;
+use crate::domain::ids::VolumeId;
 use crate::domain::volume::{Volume, VolumeFilters, VolumeSortKey};
-use crate::service::volumes::{volume_not_found, CreateVolume};
+use crate::domain::DomainError;
+use crate::service::volumes::CreateVolume;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -58,8 +58,12 @@ pub struct VolumePath {
 }
 
 /// A volume id from the URL: anything that is not a uuid cannot name a volume.
-pub fn volume_id(path: &VolumePath) -> Result<Uuid, ApiError> {
-    parse_uuid_like(&path.volume_id).ok_or_else(|| volume_not_found(&path.volume_id).into())
+pub fn volume_id(path: &VolumePath) -> Result<VolumeId, ApiError> {
+    VolumeId::parse(&path.volume_id).ok_or_else(|| volume_not_found(&path.volume_id))
+}
+
+pub fn volume_not_found(id: &str) -> ApiError {
+    DomainError::VolumeNotFound(id.to_owned()).into()
 }
 
 /// Cinder's create schema (cinder/api/schemas/volumes.py); from 3.53 unknown keys inside
@@ -212,7 +216,7 @@ async fn create(
         .as_deref()
         .filter(|s| !s.is_empty())
     {
-        let id = parse_uuid_like(source).ok_or_else(|| ApiError::from(volume_not_found(source)))?;
+        let id = VolumeId::parse(source).ok_or_else(|| volume_not_found(source))?;
         state.service.get_volume_brief(&ctx.caller, id).await?;
     }
     // Only the removed multiattach flag is looked at before the type and policy.
@@ -339,7 +343,7 @@ async fn list_volumes(
         query,
         VolumeSortKey::parse,
         VolumeSortKey::CreatedAt,
-        |marker| ApiError::NotFound(format!("Marker {marker} could not be found.")),
+        |marker| DomainError::MarkerNotFound(marker.to_owned()).into(),
     )?;
     let base = base_url(state, headers);
     let (volumes, count) = match volume_filters(ctx, &listing.filters)? {

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 use serde_json::{json, Map};
 use uuid::Uuid;
 
-use super::{volume_file_name, Backend, BackendError, Capabilities, ConnectionData, Connector};
+use super::{volume_file_name, Backend, BackendError, Capabilities, Connector, DriverConnection};
+use crate::domain::ids::VolumeId;
 
 const GIB: u64 = 1024 * 1024 * 1024;
 
@@ -47,7 +48,7 @@ impl FileBackend {
         self
     }
 
-    pub fn path_of(&self, volume_id: Uuid) -> PathBuf {
+    pub fn path_of(&self, volume_id: VolumeId) -> PathBuf {
         self.dir.join(volume_file_name(volume_id))
     }
 
@@ -85,7 +86,7 @@ impl Backend for FileBackend {
         }
     }
 
-    async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError> {
+    async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError> {
         tokio::fs::create_dir_all(&self.dir)
             .await
             .map_err(|e| Self::failed("create its directory", e))?;
@@ -105,7 +106,11 @@ impl Backend for FileBackend {
         Ok(())
     }
 
-    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError> {
+    async fn extend_volume(
+        &self,
+        volume_id: VolumeId,
+        new_size_gib: u64,
+    ) -> Result<(), BackendError> {
         let file = tokio::fs::OpenOptions::new()
             .write(true)
             .open(self.path_of(volume_id))
@@ -126,7 +131,7 @@ impl Backend for FileBackend {
         Ok(())
     }
 
-    async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
+    async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
         match tokio::fs::remove_file(self.path_of(volume_id)).await {
             Ok(()) => Ok(()),
             // No directory, no file: the volume is already gone.
@@ -137,7 +142,7 @@ impl Backend for FileBackend {
         }
     }
 
-    async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError> {
+    async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
         // Asked on every attach: a stat of a local file takes microseconds, less than
         // handing it to tokio's blocking pool and back.
         match std::fs::metadata(self.path_of(volume_id)) {
@@ -149,7 +154,7 @@ impl Backend for FileBackend {
         }
     }
 
-    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError> {
+    async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
         let mut entries = match tokio::fs::read_dir(&self.dir).await {
             Ok(entries) => entries,
             // No directory yet: nothing was ever created here.
@@ -166,7 +171,8 @@ impl Backend for FileBackend {
             let id = name
                 .to_str()
                 .and_then(|n| n.strip_prefix("volume-"))
-                .and_then(|n| Uuid::parse_str(n).ok());
+                .and_then(|n| Uuid::parse_str(n).ok())
+                .map(VolumeId::from);
             ids.extend(id);
         }
         ids.sort();
@@ -179,9 +185,9 @@ impl Backend for FileBackend {
 
     async fn initialize_connection(
         &self,
-        volume_id: Uuid,
+        volume_id: VolumeId,
         _connector: &Connector,
-    ) -> Result<ConnectionData, BackendError> {
+    ) -> Result<DriverConnection, BackendError> {
         if !self.volume_exists(volume_id).await? {
             return Err(BackendError::Failed(format!(
                 "Volume {volume_id} has no data on its backend."
@@ -197,7 +203,7 @@ impl Backend for FileBackend {
                 json!({"device_path": self.path_of(volume_id).display().to_string()}),
             ),
         };
-        Ok(ConnectionData {
+        Ok(DriverConnection {
             driver_volume_type: driver_volume_type.to_owned(),
             data: match data {
                 serde_json::Value::Object(map) => map,
@@ -208,7 +214,7 @@ impl Backend for FileBackend {
 
     async fn terminate_connection(
         &self,
-        _volume_id: Uuid,
+        _volume_id: VolumeId,
         _connector: &Connector,
     ) -> Result<(), BackendError> {
         Ok(())
@@ -233,7 +239,7 @@ mod tests {
     async fn sparse_file_lifecycle() {
         let dir = std::env::temp_dir().join(format!("file-backend-{}", Uuid::new_v4()));
         let b = backend(&dir);
-        let id = Uuid::new_v4();
+        let id = VolumeId::generate();
         b.create_volume(id, 2).await.unwrap();
         let meta = std::fs::metadata(b.path_of(id)).unwrap();
         assert_eq!(meta.len(), 2 * GIB);
@@ -241,7 +247,7 @@ mod tests {
         assert_eq!(b.capabilities().free_capacity_gb, Some(8.0));
         assert!(b.create_volume(id, 1).await.is_err(), "never overwrites");
         let info = b
-            .initialize_connection(id, &Connector::new())
+            .initialize_connection(id, &Connector::default())
             .await
             .unwrap();
         assert_eq!(info.driver_volume_type, "local");
@@ -260,7 +266,7 @@ mod tests {
         let file = std::env::temp_dir().join(format!("not-a-dir-{}", Uuid::new_v4()));
         std::fs::write(&file, b"x").unwrap();
         let b = backend(&file);
-        let err = b.create_volume(Uuid::new_v4(), 1).await.unwrap_err();
+        let err = b.create_volume(VolumeId::generate(), 1).await.unwrap_err();
         assert!(matches!(err, BackendError::Failed(_)));
         let _ = std::fs::remove_file(file);
     }
@@ -269,10 +275,10 @@ mod tests {
     async fn nfs_export_changes_the_connection() {
         let dir = std::env::temp_dir().join(format!("file-backend-{}", Uuid::new_v4()));
         let b = backend(&dir).with_nfs_export(Some("10.0.0.2:/srv/vols".into()));
-        let id = Uuid::new_v4();
+        let id = VolumeId::generate();
         b.create_volume(id, 1).await.unwrap();
         let info = b
-            .initialize_connection(id, &Connector::new())
+            .initialize_connection(id, &Connector::default())
             .await
             .unwrap();
         assert_eq!(info.driver_volume_type, "nfs");

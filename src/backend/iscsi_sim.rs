@@ -3,9 +3,9 @@
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use uuid::Uuid;
 
-use super::{Backend, BackendError, Capabilities, ConnectionData, Connector, FileBackend};
+use super::{Backend, BackendError, Capabilities, Connector, DriverConnection, FileBackend};
+use crate::domain::ids::VolumeId;
 
 pub struct IscsiSimBackend {
     storage: FileBackend,
@@ -22,8 +22,8 @@ impl IscsiSimBackend {
         }
     }
 
-    pub fn target_iqn(&self, volume_id: Uuid) -> String {
-        format!("{}:volume-{}", self.iqn_prefix, volume_id.hyphenated())
+    pub fn target_iqn(&self, volume_id: VolumeId) -> String {
+        format!("{}:volume-{volume_id}", self.iqn_prefix)
     }
 }
 
@@ -36,23 +36,27 @@ impl Backend for IscsiSimBackend {
         }
     }
 
-    async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError> {
+    async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError> {
         self.storage.create_volume(volume_id, size_gib).await
     }
 
-    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError> {
+    async fn extend_volume(
+        &self,
+        volume_id: VolumeId,
+        new_size_gib: u64,
+    ) -> Result<(), BackendError> {
         self.storage.extend_volume(volume_id, new_size_gib).await
     }
 
-    async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError> {
+    async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
         self.storage.delete_volume(volume_id).await
     }
 
-    async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError> {
+    async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
         self.storage.volume_exists(volume_id).await
     }
 
-    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError> {
+    async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
         self.storage.list_volumes().await
     }
 
@@ -65,9 +69,9 @@ impl Backend for IscsiSimBackend {
 
     async fn initialize_connection(
         &self,
-        volume_id: Uuid,
+        volume_id: VolumeId,
         connector: &Connector,
-    ) -> Result<ConnectionData, BackendError> {
+    ) -> Result<DriverConnection, BackendError> {
         self.validate_connector(connector)?;
         if !self.storage.volume_exists(volume_id).await? {
             return Err(BackendError::Failed(format!(
@@ -81,7 +85,7 @@ impl Backend for IscsiSimBackend {
             "target_lun": 0,
             "volume_id": volume_id.to_string(),
         });
-        Ok(ConnectionData {
+        Ok(DriverConnection {
             driver_volume_type: "iscsi".to_owned(),
             data: data.as_object().cloned().unwrap_or_default(),
         })
@@ -89,7 +93,7 @@ impl Backend for IscsiSimBackend {
 
     async fn terminate_connection(
         &self,
-        _volume_id: Uuid,
+        _volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<(), BackendError> {
         self.validate_connector(connector)
@@ -102,21 +106,21 @@ mod tests {
 
     #[tokio::test]
     async fn iscsi_target_data() {
-        let dir = std::env::temp_dir().join(format!("iscsi-sim-{}", Uuid::new_v4()));
+        let dir = std::env::temp_dir().join(format!("iscsi-sim-{}", uuid::Uuid::new_v4()));
         let storage = FileBackend::new(dir.clone(), "p".into(), true, Some(true), None);
         let b = IscsiSimBackend::new(
             storage,
             "10.0.0.1:3260".into(),
             "iqn.2010-10.org.openstack".into(),
         );
-        let id = Uuid::new_v4();
+        let id = VolumeId::generate();
         b.create_volume(id, 1).await.unwrap();
-        let mut connector = Connector::new();
+        let mut connector = Connector::default();
         assert_eq!(
             b.initialize_connection(id, &connector).await.unwrap_err(),
             BackendError::InvalidConnector("initiator".into())
         );
-        connector.insert("initiator".into(), json!("iqn.2004-10.com.ubuntu:01:abc"));
+        connector.insert("initiator", json!("iqn.2004-10.com.ubuntu:01:abc"));
         let info = b.initialize_connection(id, &connector).await.unwrap();
         assert_eq!(info.driver_volume_type, "iscsi");
         assert_eq!(

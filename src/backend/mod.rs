@@ -10,15 +10,13 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
 
+pub use crate::domain::attachment::{Connector, DriverConnection};
+use crate::domain::ids::{ServiceId, VolumeId};
+use crate::domain::volume::Unschedulable;
 use async_trait::async_trait;
-use serde_json::{Map, Value};
-use uuid::Uuid;
 
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
-
-/// A host connector as Nova sends it (`host`, `initiator`, `ip`, `multipath`, ...).
-pub type Connector = Map<String, Value>;
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Capabilities {
@@ -32,17 +30,10 @@ pub struct Capabilities {
     pub free_capacity_gb: Option<f64>,
 }
 
-/// What `initialize_connection` hands back, before the service adds its own keys.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConnectionData {
-    pub driver_volume_type: String,
-    pub data: Map<String, Value>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BackendError {
     /// The connector lacks what this backend needs (400 to the caller).
-    #[error("Connector doesn't have required information: {0}")]
+    #[error("the connector lacks {0}")]
     InvalidConnector(String),
     /// The backend could not do the work; the text is safe to show a user.
     #[error("{0}")]
@@ -54,19 +45,23 @@ pub trait Backend: Send + Sync + 'static {
     fn capabilities(&self) -> Capabilities;
 
     /// Creates the volume's storage, `size_gib` GiB. Must not leave anything behind on error.
-    async fn create_volume(&self, volume_id: Uuid, size_gib: u64) -> Result<(), BackendError>;
+    async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError>;
 
     /// Grows the volume's storage to `new_size_gib` GiB (never shrinks it).
-    async fn extend_volume(&self, volume_id: Uuid, new_size_gib: u64) -> Result<(), BackendError>;
+    async fn extend_volume(
+        &self,
+        volume_id: VolumeId,
+        new_size_gib: u64,
+    ) -> Result<(), BackendError>;
 
     /// Removes the volume's storage; a volume that is already gone is not an error.
-    async fn delete_volume(&self, volume_id: Uuid) -> Result<(), BackendError>;
+    async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError>;
 
     /// Whether the volume's storage exists (for consistency checks).
-    async fn volume_exists(&self, volume_id: Uuid) -> Result<bool, BackendError>;
+    async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError>;
 
     /// Every volume whose storage this backend holds (for consistency checks).
-    async fn list_volumes(&self) -> Result<Vec<Uuid>, BackendError>;
+    async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError>;
 
     /// Checks a connector before anything is reserved.
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError>;
@@ -74,22 +69,22 @@ pub trait Backend: Send + Sync + 'static {
     /// Exports the volume to the connector's host.
     async fn initialize_connection(
         &self,
-        volume_id: Uuid,
+        volume_id: VolumeId,
         connector: &Connector,
-    ) -> Result<ConnectionData, BackendError>;
+    ) -> Result<DriverConnection, BackendError>;
 
     /// Ends an export made by `initialize_connection`.
     async fn terminate_connection(
         &self,
-        volume_id: Uuid,
+        volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<(), BackendError>;
 }
 
 /// The file name a volume's data has in a backend directory; derived from the uuid only,
 /// so no request can steer it elsewhere.
-pub fn volume_file_name(volume_id: Uuid) -> String {
-    format!("volume-{}", volume_id.hyphenated())
+pub fn volume_file_name(volume_id: VolumeId) -> String {
+    format!("volume-{volume_id}")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,7 +265,7 @@ pub struct ConfiguredBackend {
     pub name: String,
     /// `<hostname>@<name>`: the service's host; volumes get `<host>#<pool>`.
     pub host: String,
-    pub service_uuid: Uuid,
+    pub service_uuid: ServiceId,
     pub availability_zone: String,
     pub driver: Arc<dyn Backend>,
 }
@@ -317,7 +312,7 @@ impl Backends {
         &self,
         multiattach: bool,
         zone: Option<&str>,
-    ) -> Result<&ConfiguredBackend, String> {
+    ) -> Result<&ConfiguredBackend, Unschedulable> {
         let in_zone: Vec<&ConfiguredBackend> = self
             .list
             .iter()
@@ -325,18 +320,14 @@ impl Backends {
             .collect();
         if in_zone.is_empty() {
             return Err(match zone {
-                Some(z) => format!("No backend serves availability zone {z}."),
-                None => "No storage backend is configured.".to_owned(),
+                Some(z) => Unschedulable::NoBackendInZone(z.to_owned()),
+                None => Unschedulable::NoBackend,
             });
         }
         in_zone
             .into_iter()
             .find(|b| !multiattach || b.driver.capabilities().multiattach)
-            .ok_or_else(|| {
-                "No storage backend offers the multiattach capability that the volume type \
-                 requires (multiattach=\"<is> True\")."
-                    .to_owned()
-            })
+            .ok_or(Unschedulable::NoMultiattachBackend)
     }
 }
 

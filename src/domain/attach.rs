@@ -1,12 +1,57 @@
-//! The attach state machine: which volume statuses allow a reservation, what each
-//! attachment event does to the volume, and how connection info is put together.
-//! Pure functions, used inside the store's transactions and by the service.
+//! The attach state machine. Every change to a volume's attachments is decided here, by
+//! one pure function per event, from the volume as its transaction holds it locked and
+//! the volume's live attachments. The store reads those two under the volume's lock,
+//! asks, and writes what was decided (or answers the refusal); nothing else decides.
 
 use serde_json::{Map, Value};
-use uuid::Uuid;
 
-use super::attachment::AttachStatus;
-use super::volume::VolumeStatus;
+use super::attachment::{AttachMode, AttachStatus, Connecting, DriverConnection};
+use super::ids::AttachmentId;
+use super::outcome::Refusal;
+use super::volume::{LockedVolume, VolumeState, VolumeStatus};
+
+/// A live (not deleted) attachment of the locked volume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveAttachment {
+    pub id: AttachmentId,
+    pub volume_id: super::ids::VolumeId,
+    pub instance_uuid: Option<String>,
+    pub attach_status: AttachStatus,
+    /// It holds connection info (Cinder's test: a non-empty object).
+    pub connected: bool,
+}
+
+/// What an attachment event writes besides its own attachment row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    /// The volume's `(status, attach_status)` afterwards; `None` leaves the row alone.
+    pub volume: Option<VolumeState>,
+    /// Attachments the event removes.
+    pub detached: Vec<AttachmentId>,
+}
+
+impl Transition {
+    fn volume(state: VolumeState) -> Self {
+        Transition {
+            volume: Some(state),
+            detached: Vec::new(),
+        }
+    }
+
+    fn unchanged() -> Self {
+        Transition {
+            volume: None,
+            detached: Vec::new(),
+        }
+    }
+}
+
+/// What a connect writes: the volume's state and the connection info Nova will read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Connection {
+    pub volume: VolumeState,
+    pub info: Value,
+}
 
 /// Statuses from which a new attachment may reserve the volume.
 pub fn reserve_statuses(multiattach: bool) -> &'static [VolumeStatus] {
@@ -21,18 +66,6 @@ pub fn reserve_statuses(multiattach: bool) -> &'static [VolumeStatus] {
     }
 }
 
-/// Cinder's refusal of a reservation, naming the status the caller saw.
-pub fn reserve_refusal(volume_id: Uuid, multiattach: bool, status: VolumeStatus) -> String {
-    let allowed: Vec<&str> = reserve_statuses(multiattach)
-        .iter()
-        .map(|s| s.as_str())
-        .collect();
-    format!(
-        "Volume {volume_id} status must be {} to reserve, but the current status is {status}.",
-        allowed.join(" or ")
-    )
-}
-
 /// Statuses from which the same instance may add an attachment without reserving.
 pub const SAME_INSTANCE_STATUSES: &[VolumeStatus] = &[VolumeStatus::InUse, VolumeStatus::Reserved];
 
@@ -41,68 +74,163 @@ pub fn in_error_state(status: VolumeStatus) -> bool {
     status.as_str().contains("error")
 }
 
-/// What happens to a volume's attachments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttachEvent {
-    /// A new attachment reserved the volume (compare-and-swap won).
-    Reserve,
-    /// The same instance added an attachment to a volume it already holds.
-    ReserveSameInstance,
-    /// An attachment was connected to a host (update, or create with a connector).
-    Connect,
-    /// The host reported the attachment complete.
-    Complete,
-    /// An attachment was deleted; the volume follows the ones that remain.
-    Detach,
+/// A new attachment for `instance_uuid`. Cinder's rule: the volume's status must allow a
+/// reservation for the multiattach flag the caller read (and the flag must not have
+/// changed since); failing that, an instance that already holds an attachment of an
+/// `in-use` or `reserved` volume may add another without reserving it again.
+pub fn reserve(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    instance_uuid: Option<&str>,
+    expected_multiattach: bool,
+) -> Result<Transition, Refusal> {
+    let same_instance = instance_uuid.is_some_and(|instance| {
+        live.iter()
+            .any(|a| a.instance_uuid.as_deref() == Some(instance))
+    });
+    let state = VolumeState {
+        status: volume.status,
+        attach_status: volume.attach_status,
+    };
+    reservation(
+        state,
+        volume.multiattach,
+        expected_multiattach,
+        same_instance,
+    )
 }
 
-/// The volume's state as the attach state machine sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VolumeAttachState {
-    pub status: VolumeStatus,
-    pub attach_status: AttachStatus,
-    /// A migration in progress (not none, `success` or `error`).
-    pub migrating: bool,
+/// Whether a volume in `status` refuses every reservation, even one for an instance that
+/// already holds it: such a request is answered from a read without the volume's lock
+/// (the rule of `reserve`, assuming the most it could).
+pub fn refuses_any_reservation(status: VolumeStatus, multiattach: bool) -> Option<Refusal> {
+    let state = VolumeState {
+        status,
+        attach_status: AttachStatus::Detached,
+    };
+    reservation(state, multiattach, multiattach, true).err()
 }
 
-/// The volume's `(status, attach_status)` after `event`; `remaining` are the statuses of
-/// its live attachments after the event (only `Detach` looks at them).
-///
-/// Reserve, connect and complete move the volume whatever its siblings are doing, as
-/// Cinder does; a detach recomputes from what is left: among the live attachments not in
-/// an error state the alphabetically first status wins (`attached` > `attaching` >
-/// `detached` > `reserved`), none left means `detached`.
-pub fn volume_status_after(
-    event: AttachEvent,
-    volume: VolumeAttachState,
-    remaining: &[AttachStatus],
-) -> (VolumeStatus, AttachStatus) {
-    match event {
-        AttachEvent::Reserve => (VolumeStatus::Reserved, volume.attach_status),
-        AttachEvent::ReserveSameInstance => (volume.status, volume.attach_status),
-        AttachEvent::Connect => (VolumeStatus::Attaching, AttachStatus::Attaching),
-        AttachEvent::Complete => (VolumeStatus::InUse, AttachStatus::Attached),
-        AttachEvent::Detach => {
-            let attach_status = remaining
-                .iter()
-                .filter(|s| !s.as_str().starts_with("error_"))
-                .map(|s| s.as_str())
-                .min()
-                .and_then(AttachStatus::parse)
-                .unwrap_or(AttachStatus::Detached);
-            let status = match attach_status {
-                AttachStatus::Attached => VolumeStatus::InUse,
-                AttachStatus::Detached => VolumeStatus::Available,
-                AttachStatus::Attaching => VolumeStatus::Attaching,
-                AttachStatus::Reserved => VolumeStatus::Reserved,
-                // Error and deleted states were filtered out above.
-                _ => VolumeStatus::Available,
-            };
-            // A migrating or uploading volume keeps its status when it ends up detached.
-            let keep = attach_status == AttachStatus::Detached
-                && (volume.migrating || volume.status == VolumeStatus::Uploading);
-            (if keep { volume.status } else { status }, attach_status)
+fn reservation(
+    volume: VolumeState,
+    multiattach: bool,
+    expected_multiattach: bool,
+    same_instance: bool,
+) -> Result<Transition, Refusal> {
+    if multiattach == expected_multiattach
+        && reserve_statuses(expected_multiattach).contains(&volume.status)
+    {
+        return Ok(Transition::volume(VolumeState {
+            status: VolumeStatus::Reserved,
+            attach_status: volume.attach_status,
+        }));
+    }
+    if same_instance && SAME_INSTANCE_STATUSES.contains(&volume.status) {
+        return Ok(Transition::unchanged());
+    }
+    Err(Refusal::Reservation {
+        status: volume.status,
+        multiattach: expected_multiattach,
+    })
+}
+
+/// Connects `target` to a host: the attachment and the volume become `attaching`. An
+/// update (not the create that reserved it) is refused on a volume in an error state, and
+/// on a volume without multiattach while another of its attachments is connected.
+pub fn connect(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    target: &LiveAttachment,
+    by: Connecting,
+    mode: AttachMode,
+    driver: &DriverConnection,
+    enforce_multipath: bool,
+) -> Result<Connection, Refusal> {
+    if by == Connecting::Update {
+        if in_error_state(volume.status) {
+            return Err(Refusal::VolumeInError(volume.status));
         }
+        let any_connected = live.iter().any(|a| a.connected);
+        // Cinder reads the volume's flag and its type's spec here.
+        let multiattach = volume.multiattach || volume.type_multiattach;
+        if !multiattach && live.len() > 1 && any_connected {
+            return Err(Refusal::DuplicateConnector);
+        }
+    }
+    let extras = ConnectionExtras {
+        attachment_id: target.id,
+        access_mode: mode,
+        encrypted: volume.encrypted,
+        cacheable: volume.type_cacheable,
+        enforce_multipath,
+    };
+    Ok(Connection {
+        volume: VolumeState {
+            status: VolumeStatus::Attaching,
+            attach_status: AttachStatus::Attaching,
+        },
+        info: connection_info(driver, &extras),
+    })
+}
+
+/// The host finished attaching `target`: the volume is `in-use`, whatever its other
+/// attachments are doing, as in Cinder.
+pub fn complete(_volume: &LockedVolume, _target: &LiveAttachment) -> Transition {
+    Transition::volume(VolumeState {
+        status: VolumeStatus::InUse,
+        attach_status: AttachStatus::Attached,
+    })
+}
+
+/// Removes `target`; the volume follows the attachments that remain.
+pub fn detach(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    target: &LiveAttachment,
+) -> Transition {
+    let remaining = live
+        .iter()
+        .filter(|a| a.id != target.id)
+        .map(|a| a.attach_status);
+    Transition {
+        volume: Some(after_detach(volume, remaining)),
+        detached: vec![target.id],
+    }
+}
+
+/// Removes every attachment (`os-reset_status` with `attach_status=detached`).
+pub fn detach_all(volume: &LockedVolume, live: &[LiveAttachment]) -> Transition {
+    Transition {
+        volume: Some(after_detach(volume, std::iter::empty())),
+        detached: live.iter().map(|a| a.id).collect(),
+    }
+}
+
+/// The volume's state after a detach, from the statuses of the attachments that remain:
+/// among those not in an error state the alphabetically first status wins (`attached` >
+/// `attaching` > `detached` > `reserved`), none left means `detached`. A migrating or
+/// uploading volume keeps its status when it ends up detached (Cinder's
+/// `volume_detached`).
+pub fn after_detach(
+    volume: &LockedVolume,
+    remaining: impl Iterator<Item = AttachStatus>,
+) -> VolumeState {
+    let attach_status = remaining
+        .filter(|s| !s.is_error())
+        .min_by_key(|s| s.as_str())
+        .unwrap_or(AttachStatus::Detached);
+    let status = match attach_status {
+        AttachStatus::Attached => VolumeStatus::InUse,
+        AttachStatus::Attaching => VolumeStatus::Attaching,
+        AttachStatus::Reserved => VolumeStatus::Reserved,
+        // Detached, and (never live) deleted.
+        _ => VolumeStatus::Available,
+    };
+    let keep = attach_status == AttachStatus::Detached
+        && (volume.migrating() || volume.status == VolumeStatus::Uploading);
+    VolumeState {
+        status: if keep { volume.status } else { status },
+        attach_status,
     }
 }
 
@@ -112,11 +240,7 @@ pub fn status_consistent(status: VolumeStatus, attachments: &[AttachStatus]) -> 
     let live: Vec<AttachStatus> = attachments
         .iter()
         .copied()
-        .filter(|s| {
-            !s.as_str().starts_with("error_")
-                && *s != AttachStatus::Deleted
-                && *s != AttachStatus::Detached
-        })
+        .filter(|s| !s.is_error() && *s != AttachStatus::Deleted && *s != AttachStatus::Detached)
         .collect();
     let has = |wanted: AttachStatus| live.contains(&wanted);
     match status {
@@ -130,54 +254,19 @@ pub fn status_consistent(status: VolumeStatus, attachments: &[AttachStatus]) -> 
     }
 }
 
-/// A per-attachment access mode.
-pub fn parse_mode(text: &str) -> Option<&'static str> {
-    match text {
-        "rw" => Some("rw"),
-        "ro" => Some("ro"),
-        _ => None,
-    }
+/// Cinder's "has connection_info": a non-empty JSON object.
+pub fn is_connected(info: Option<&Value>) -> bool {
+    info.and_then(Value::as_object)
+        .is_some_and(|object| !object.is_empty())
 }
 
-/// `attach_mode` of a reservation without a connector: read-only volumes force `ro`
-/// (only when `readonly` is "True", unlike Cinder which forces it for any value), else
-/// the requested mode, else Cinder's literal `"null"`.
-pub fn reserved_mode(readonly: bool, requested: Option<&str>) -> String {
-    if readonly {
-        "ro".to_owned()
-    } else {
-        requested.unwrap_or("null").to_owned()
-    }
-}
-
-/// The mode an attachment is connected with: a mode fixed at create wins over the
-/// connector's, which wins over the default `rw`; read-only volumes are always `ro`.
-pub fn connect_mode(readonly: bool, stored: Option<&str>, connector: Option<&str>) -> String {
-    if readonly {
-        return "ro".to_owned();
-    }
-    match stored.and_then(parse_mode) {
-        Some(mode) => mode.to_owned(),
-        None => connector.and_then(parse_mode).unwrap_or("rw").to_owned(),
-    }
-}
-
-/// Cinder's guard for non-multiattach volumes: with more than one live attachment, any
-/// attachment already connected blocks another connect.
-pub fn duplicate_connector(
-    multiattach: bool,
-    live_attachments: usize,
-    any_connected: bool,
-) -> bool {
-    !multiattach && live_attachments > 1 && any_connected
-}
-
-/// What the service adds to a backend's connection data.
+/// What is added to a backend's connection data.
 #[derive(Debug, Clone)]
 pub struct ConnectionExtras {
-    pub attachment_id: Uuid,
-    pub access_mode: String,
+    pub attachment_id: AttachmentId,
+    pub access_mode: AttachMode,
     pub encrypted: bool,
+    /// The volume type's `cacheable` spec.
     pub cacheable: bool,
     pub enforce_multipath: bool,
 }
@@ -185,21 +274,18 @@ pub struct ConnectionExtras {
 /// The flat `connection_info` Nova reads: the driver's `data` merged with
 /// `driver_volume_type`, plus access mode, encryption, QoS, caching, the attachment id and
 /// `enforce_multipath`.
-pub fn connection_info(
-    driver_volume_type: &str,
-    data: &Map<String, Value>,
-    extras: &ConnectionExtras,
-) -> Value {
-    let mut info = data.clone();
+pub fn connection_info(driver: &DriverConnection, extras: &ConnectionExtras) -> Value {
+    let mut info: Map<String, Value> = driver.data.clone();
     info.insert(
         "driver_volume_type".into(),
-        Value::String(driver_volume_type.to_owned()),
+        Value::String(driver.driver_volume_type.clone()),
     );
     info.entry("qos_specs").or_insert(Value::Null);
-    info.insert(
-        "access_mode".into(),
-        Value::String(extras.access_mode.clone()),
-    );
+    let access_mode = match extras.access_mode {
+        AttachMode::ReadOnly => "ro",
+        _ => "rw",
+    };
+    info.insert("access_mode".into(), Value::String(access_mode.to_owned()));
     info.entry("encrypted")
         .or_insert(Value::Bool(extras.encrypted));
     let driver_cacheable = info
@@ -222,265 +308,4 @@ pub fn connection_info(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use AttachStatus::*;
-
-    fn volume(status: VolumeStatus, attach_status: AttachStatus) -> VolumeAttachState {
-        VolumeAttachState {
-            status,
-            attach_status,
-            migrating: false,
-        }
-    }
-
-    #[test]
-    fn events_move_the_volume() {
-        let available = volume(VolumeStatus::Available, Detached);
-        let in_use = volume(VolumeStatus::InUse, Attached);
-        let cases = [
-            (
-                AttachEvent::Reserve,
-                available,
-                (VolumeStatus::Reserved, Detached),
-            ),
-            (
-                AttachEvent::Reserve,
-                in_use,
-                (VolumeStatus::Reserved, Attached),
-            ),
-            (
-                AttachEvent::ReserveSameInstance,
-                in_use,
-                (VolumeStatus::InUse, Attached),
-            ),
-            (
-                AttachEvent::Connect,
-                in_use,
-                (VolumeStatus::Attaching, Attaching),
-            ),
-            (
-                AttachEvent::Complete,
-                volume(VolumeStatus::Attaching, Attaching),
-                (VolumeStatus::InUse, Attached),
-            ),
-        ];
-        for (event, before, after) in cases {
-            assert_eq!(
-                volume_status_after(event, before, &[]),
-                after,
-                "{event:?} from {before:?}"
-            );
-        }
-    }
-
-    /// Every combination of up to two remaining attachments.
-    #[test]
-    fn detach_recomputes_from_what_remains() {
-        let v = volume(VolumeStatus::InUse, Attached);
-        let table: &[(&[AttachStatus], (VolumeStatus, AttachStatus))] = &[
-            (&[], (VolumeStatus::Available, Detached)),
-            (&[Attached], (VolumeStatus::InUse, Attached)),
-            (&[Attaching], (VolumeStatus::Attaching, Attaching)),
-            (&[Reserved], (VolumeStatus::Reserved, Reserved)),
-            (&[ErrorAttaching], (VolumeStatus::Available, Detached)),
-            (&[ErrorDetaching], (VolumeStatus::Available, Detached)),
-            (&[Attached, Reserved], (VolumeStatus::InUse, Attached)),
-            (&[Reserved, Attached], (VolumeStatus::InUse, Attached)),
-            (&[Attaching, Reserved], (VolumeStatus::Attaching, Attaching)),
-            (&[Attached, Attaching], (VolumeStatus::InUse, Attached)),
-            (&[Reserved, Reserved], (VolumeStatus::Reserved, Reserved)),
-            (
-                &[ErrorAttaching, Reserved],
-                (VolumeStatus::Reserved, Reserved),
-            ),
-            (&[ErrorAttaching, Attached], (VolumeStatus::InUse, Attached)),
-            (
-                &[ErrorDetaching, ErrorAttaching],
-                (VolumeStatus::Available, Detached),
-            ),
-        ];
-        for (remaining, expected) in table {
-            assert_eq!(
-                volume_status_after(AttachEvent::Detach, v, remaining),
-                *expected,
-                "{remaining:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn migrating_or_uploading_volumes_keep_their_status_when_detached() {
-        let migrating = VolumeAttachState {
-            status: VolumeStatus::InUse,
-            attach_status: Attached,
-            migrating: true,
-        };
-        assert_eq!(
-            volume_status_after(AttachEvent::Detach, migrating, &[]),
-            (VolumeStatus::InUse, Detached)
-        );
-        let uploading = volume(VolumeStatus::Uploading, Attached);
-        assert_eq!(
-            volume_status_after(AttachEvent::Detach, uploading, &[]),
-            (VolumeStatus::Uploading, Detached)
-        );
-        // Only a full detach is held back.
-        assert_eq!(
-            volume_status_after(AttachEvent::Detach, migrating, &[Reserved]),
-            (VolumeStatus::Reserved, Reserved)
-        );
-    }
-
-    #[test]
-    fn reserve_rules() {
-        assert_eq!(
-            reserve_statuses(false),
-            [VolumeStatus::Available, VolumeStatus::Downloading]
-        );
-        assert!(reserve_statuses(true).contains(&VolumeStatus::InUse));
-        let id = Uuid::nil();
-        assert_eq!(
-            reserve_refusal(id, false, VolumeStatus::InUse),
-            format!("Volume {id} status must be available or downloading to reserve, but the current status is in-use.")
-        );
-        assert!(reserve_refusal(id, true, VolumeStatus::Reserved)
-            .contains("available or in-use or downloading"));
-        for status in [
-            VolumeStatus::Error,
-            VolumeStatus::ErrorDeleting,
-            VolumeStatus::ErrorBackingUp,
-        ] {
-            assert!(in_error_state(status));
-        }
-        assert!(!in_error_state(VolumeStatus::InUse));
-    }
-
-    #[test]
-    fn modes() {
-        assert_eq!(reserved_mode(false, None), "null");
-        assert_eq!(reserved_mode(false, Some("ro")), "ro");
-        assert_eq!(reserved_mode(true, Some("rw")), "ro");
-        assert_eq!(connect_mode(false, Some("null"), None), "rw");
-        assert_eq!(connect_mode(false, Some("null"), Some("ro")), "ro");
-        assert_eq!(
-            connect_mode(false, Some("ro"), Some("rw")),
-            "ro",
-            "the create mode wins"
-        );
-        assert_eq!(connect_mode(true, Some("rw"), Some("rw")), "ro");
-    }
-
-    #[test]
-    fn duplicate_guard() {
-        assert!(
-            !duplicate_connector(false, 1, true),
-            "one attachment reconnecting is fine"
-        );
-        assert!(duplicate_connector(false, 2, true));
-        assert!(!duplicate_connector(false, 2, false));
-        assert!(!duplicate_connector(true, 5, true));
-    }
-
-    #[test]
-    fn consistency() {
-        assert!(status_consistent(VolumeStatus::Available, &[]));
-        assert!(status_consistent(
-            VolumeStatus::Available,
-            &[ErrorAttaching]
-        ));
-        assert!(!status_consistent(VolumeStatus::Available, &[Reserved]));
-        assert!(!status_consistent(VolumeStatus::InUse, &[]));
-        assert!(status_consistent(
-            VolumeStatus::InUse,
-            &[Attached, Reserved]
-        ));
-        assert!(!status_consistent(VolumeStatus::Reserved, &[Attached]));
-    }
-
-    #[test]
-    fn flat_connection_info() {
-        let mut data = Map::new();
-        data.insert("target_iqn".into(), Value::String("iqn.x".into()));
-        let id = Uuid::new_v4();
-        let extras = ConnectionExtras {
-            attachment_id: id,
-            access_mode: "ro".into(),
-            encrypted: false,
-            cacheable: false,
-            enforce_multipath: false,
-        };
-        let info = connection_info("iscsi", &data, &extras);
-        assert_eq!(info["driver_volume_type"], "iscsi");
-        assert_eq!(info["target_iqn"], "iqn.x");
-        assert_eq!(info["access_mode"], "ro");
-        assert_eq!(info["attachment_id"], id.to_string());
-        assert_eq!(info["qos_specs"], Value::Null);
-        assert_eq!(info["encrypted"], false);
-        assert_eq!(info["enforce_multipath"], false);
-        assert!(info.get("data").is_none(), "flat, not nested");
-    }
-}
-
-/// How a reservation is decided once the volume row is locked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReserveDecision {
-    /// Swap the volume to `reserved` and add the attachment.
-    Reserve,
-    /// Add the attachment, leave the volume as it is (same instance already holds it).
-    SameInstance,
-    /// Refuse, naming the current status.
-    Refuse,
-}
-
-/// Cinder's reservation rule: the compare-and-swap (status allowed for the multiattach
-/// flag the caller read, flag unchanged), else the same-instance override.
-pub fn decide_reservation(
-    status: VolumeStatus,
-    multiattach: bool,
-    expected_multiattach: bool,
-    same_instance_present: bool,
-) -> ReserveDecision {
-    if multiattach == expected_multiattach
-        && reserve_statuses(expected_multiattach).contains(&status)
-    {
-        ReserveDecision::Reserve
-    } else if same_instance_present && SAME_INSTANCE_STATUSES.contains(&status) {
-        ReserveDecision::SameInstance
-    } else {
-        ReserveDecision::Refuse
-    }
-}
-
-#[cfg(test)]
-mod reserve_tests {
-    use super::*;
-    use VolumeStatus::*;
-
-    #[test]
-    fn reservation_table() {
-        use ReserveDecision as D;
-        let cases = [
-            // (status, multiattach, expected, same instance) -> decision
-            (Available, false, false, false, D::Reserve),
-            (Downloading, false, false, false, D::Reserve),
-            (InUse, false, false, false, D::Refuse),
-            (InUse, false, false, true, D::SameInstance),
-            (Reserved, false, false, true, D::SameInstance),
-            (Reserved, false, false, false, D::Refuse),
-            (Attaching, false, false, true, D::Refuse),
-            (InUse, true, true, false, D::Reserve),
-            (Reserved, true, true, false, D::Refuse),
-            (Attaching, true, true, false, D::Refuse),
-            (Available, true, false, false, D::Refuse),
-            (Error, false, false, true, D::Refuse),
-        ];
-        for (status, multiattach, expected, same, decision) in cases {
-            assert_eq!(
-                decide_reservation(status, multiattach, expected, same),
-                decision,
-                "{status} {multiattach} {expected} {same}"
-            );
-        }
-    }
-}
+mod tests;

@@ -5,16 +5,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
-use uuid::Uuid;
 
 use super::attach::status_consistent;
 use super::attachment::AttachStatus;
+use super::ids::{AttachmentId, VolumeId};
 use super::volume::VolumeStatus;
 
 /// A live volume row as the checker needs it.
 #[derive(Debug, Clone)]
 pub struct VolumeFacts {
-    pub id: Uuid,
+    pub id: VolumeId,
     pub status: VolumeStatus,
     pub multiattach: bool,
     pub host: Option<String>,
@@ -23,8 +23,8 @@ pub struct VolumeFacts {
 /// A live (not soft-deleted) attachment.
 #[derive(Debug, Clone)]
 pub struct AttachmentFacts {
-    pub id: Uuid,
-    pub volume_id: Uuid,
+    pub id: AttachmentId,
+    pub volume_id: VolumeId,
     pub instance_uuid: Option<String>,
     pub attach_status: AttachStatus,
 }
@@ -36,7 +36,7 @@ pub struct Snapshot {
     pub volumes: Vec<VolumeFacts>,
     pub attachments: Vec<AttachmentFacts>,
     /// Live connector rows whose attachment is deleted: (attachment, key).
-    pub specs_of_deleted_attachments: Vec<(Uuid, String)>,
+    pub specs_of_deleted_attachments: Vec<(AttachmentId, String)>,
 }
 
 /// What one backend holds: the volumes whose data it stores.
@@ -44,7 +44,7 @@ pub struct Snapshot {
 pub struct BackendObjects {
     /// `hostname@backend`, the prefix of its volumes' `host`.
     pub host: String,
-    pub volume_ids: BTreeSet<Uuid>,
+    pub volume_ids: BTreeSet<VolumeId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,29 +52,29 @@ pub struct BackendObjects {
 pub enum Finding {
     /// The volume's status is not what its live attachments make it.
     StatusMismatch {
-        volume_id: Uuid,
+        volume_id: VolumeId,
         status: String,
         attachment_statuses: Vec<String>,
     },
     AttachmentOfDeletedVolume {
-        attachment_id: Uuid,
-        volume_id: Uuid,
+        attachment_id: AttachmentId,
+        volume_id: VolumeId,
     },
     SpecsOfDeletedAttachment {
-        attachment_id: Uuid,
+        attachment_id: AttachmentId,
         keys: Vec<String>,
     },
     /// A volume without multiattach holds live attachments for several instances.
     SeveralInstancesWithoutMultiattach {
-        volume_id: Uuid,
+        volume_id: VolumeId,
         instances: Vec<String>,
     },
     BackendObjectMissing {
-        volume_id: Uuid,
+        volume_id: VolumeId,
         host: String,
     },
     BackendObjectWithoutVolume {
-        volume_id: Uuid,
+        volume_id: VolumeId,
         backend_host: String,
     },
 }
@@ -157,7 +157,7 @@ fn data_optional(status: VolumeStatus) -> bool {
 /// holds; volumes on hosts not in the list are not checked against storage.
 pub fn check(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
     let mut findings = Vec::new();
-    let mut by_volume: BTreeMap<Uuid, Vec<&AttachmentFacts>> = BTreeMap::new();
+    let mut by_volume: BTreeMap<VolumeId, Vec<&AttachmentFacts>> = BTreeMap::new();
     for attachment in &snapshot.attachments {
         by_volume
             .entry(attachment.volume_id)
@@ -197,7 +197,7 @@ pub fn check(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
                 }),
         );
     }
-    let mut specs: BTreeMap<Uuid, Vec<String>> = BTreeMap::new();
+    let mut specs: BTreeMap<AttachmentId, Vec<String>> = BTreeMap::new();
     for (attachment_id, key) in &snapshot.specs_of_deleted_attachments {
         specs.entry(*attachment_id).or_default().push(key.clone());
     }
@@ -218,7 +218,7 @@ fn backend_host(volume_host: &str) -> &str {
 fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for backend in backends {
-        let live: BTreeMap<Uuid, &VolumeFacts> = snapshot
+        let live: BTreeMap<VolumeId, &VolumeFacts> = snapshot
             .volumes
             .iter()
             .filter(|v| v.host.as_deref().map(backend_host) == Some(backend.host.as_str()))
@@ -250,7 +250,7 @@ mod tests {
 
     fn volume(status: VolumeStatus, multiattach: bool) -> VolumeFacts {
         VolumeFacts {
-            id: Uuid::new_v4(),
+            id: VolumeId::generate(),
             status,
             multiattach,
             host: Some("h@file#file".to_owned()),
@@ -259,7 +259,7 @@ mod tests {
 
     fn attachment(volume: &VolumeFacts, status: AttachStatus, instance: &str) -> AttachmentFacts {
         AttachmentFacts {
-            id: Uuid::new_v4(),
+            id: AttachmentId::generate(),
             volume_id: volume.id,
             instance_uuid: Some(instance.to_owned()),
             attach_status: status,
@@ -302,8 +302,8 @@ mod tests {
         let crowded = volume(VolumeStatus::InUse, false);
         let dataless = volume(VolumeStatus::Available, false);
         let being_made = volume(VolumeStatus::Creating, false);
-        let stray = Uuid::new_v4();
-        let deleted_attachment = Uuid::new_v4();
+        let stray = VolumeId::generate();
+        let deleted_attachment = AttachmentId::generate();
         let snapshot = Snapshot {
             attachments: vec![
                 attachment(&lying, AttachStatus::Attached, "i1"),

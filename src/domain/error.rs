@@ -1,29 +1,147 @@
-//! Errors a use case can end with; the API layer decides how each one looks on the wire.
+//! Errors a use case can end with. Each says what went wrong, with the facts a message
+//! needs; how it looks on the wire (status, fault name, Cinder's exact text) is decided in
+//! one place, `api::faults`.
 
-use crate::store::StoreError;
+use super::ids::{VolumeId, VolumeTypeId};
+use super::volume::{Unschedulable, VolumeStatus};
+
+/// The cause behind an unavailable or broken database (kept for the log, never shown).
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DomainError {
-    /// 400 with Cinder's `Invalid input received: ` prefix.
-    #[error("Invalid input received: {0}")]
-    InvalidInput(String),
-    /// 400 with Cinder's `Invalid volume: ` prefix.
-    #[error("Invalid volume: {0}")]
-    InvalidVolume(String),
-    /// 400 with the message as it is.
-    #[error("{0}")]
-    InvalidRequest(String),
-    /// 409.
-    #[error("{0}")]
-    Conflict(String),
-    /// Work that should have succeeded failed (a backend, an interrupted task); the
-    /// message is safe to show and becomes a 500.
-    #[error("{0}")]
-    Failed(String),
-    #[error("{0}")]
-    NotFound(String),
-    #[error("Policy doesn't allow {0} to be performed.")]
+    // --- not found; ids as the caller wrote them
+    #[error("volume {0} not found")]
+    VolumeNotFound(String),
+    #[error("attachment {0} not found")]
+    AttachmentNotFound(String),
+    #[error("volume type {0} not found")]
+    VolumeTypeNotFound(String),
+    #[error("volume type named {0} not found")]
+    VolumeTypeNameNotFound(String),
+    #[error("message {0} not found")]
+    MessageNotFound(String),
+    #[error("marker {0} not found")]
+    MarkerNotFound(String),
+    #[error("volume {volume} has no metadata key {key}")]
+    MetadataKeyNotFound { volume: VolumeId, key: String },
+    #[error("volume type {volume_type} has no extra spec {key}")]
+    ExtraSpecNotFound { volume_type: String, key: String },
+
+    // --- attachments
+    #[error("volume {volume} in {status} cannot be reserved")]
+    ReservationRefused {
+        volume: VolumeId,
+        status: VolumeStatus,
+        multiattach: bool,
+    },
+    /// Creating (`updating == false`) or updating an attachment of a volume in an error
+    /// state.
+    #[error("volume {volume} is in {status}")]
+    VolumeInError {
+        volume: VolumeId,
+        status: VolumeStatus,
+        updating: bool,
+    },
+    #[error("duplicate connectors on volume {0}")]
+    DuplicateConnector(VolumeId),
+    #[error("the connector lacks {0}")]
+    ConnectorMissing(String),
+    /// The backend could not export the volume; its text is safe to show.
+    #[error("the backend could not connect: {0}")]
+    ConnectFailed(String),
+    /// An attachment create (`updating == false`) or update that failed on its way.
+    #[error("attachment work failed: {cause}")]
+    AttachmentFailed {
+        updating: bool,
+        cause: Box<DomainError>,
+    },
+    #[error("os-reserve refused in {status}")]
+    LegacyReserveRefused {
+        status: VolumeStatus,
+        multiattach: bool,
+    },
+    #[error("os-begin_detaching refused: not attached")]
+    NotAttached,
+
+    // --- volumes
+    #[error("invalid size {0:?}")]
+    InvalidSize(Option<i64>),
+    #[error("invalid availability zone {0}")]
+    InvalidAvailabilityZone(String),
+    #[error("no backend fits: {0:?}")]
+    Unschedulable(Unschedulable),
+    #[error("the backend {host} of volume {volume} is not configured here")]
+    BackendNotConfigured { host: String, volume: VolumeId },
+    #[error("delete refused (force: {force})")]
+    DeleteRefused { force: bool },
+    #[error("extend of volume {volume} refused in {status}")]
+    ExtendRefused {
+        volume: VolumeId,
+        status: VolumeStatus,
+    },
+    #[error("extend to {requested} is not larger than {current}")]
+    ExtendNotLarger { current: i64, requested: i64 },
+    #[error("readonly flag of volume {volume} refused in {status}")]
+    ReadonlyRefused {
+        volume: VolumeId,
+        status: VolumeStatus,
+    },
+    #[error("retype refused")]
+    RetypeRefused,
+    #[error("a multiattach retype needs an available volume, not {0}")]
+    MultiattachRetypeRefused(VolumeStatus),
+    #[error("the volume is in maintenance")]
+    UpdateDuringMaintenance,
+    #[error("metadata change refused in {status}")]
+    MetadataChangeRefused {
+        removing: bool,
+        status: VolumeStatus,
+    },
+    #[error("cannot reset the status to deleting")]
+    ResetToDeleting,
+    #[error("cannot reset to in-use without attachments")]
+    ResetToInUseWithoutAttachments,
+    /// Work that must finish was cut short (a task that panicked or was aborted).
+    #[error("{what} was interrupted: {detail}")]
+    Interrupted { what: &'static str, detail: String },
+
+    // --- volume types
+    #[error("volume type {0} exists")]
+    TypeExists(String),
+    /// Specs of a type that volumes use cannot change.
+    #[error("volume type in use")]
+    TypeInUse,
+    /// A type that volumes use cannot be deleted.
+    #[error("volume type still in use")]
+    TypeStillInUse,
+    #[error("empty volume type name")]
+    TypeNameEmpty,
+    #[error("nothing to update")]
+    TypeUpdateEmpty,
+    #[error("volume type {0} is the default")]
+    DefaultTypeUndeletable(VolumeTypeId),
+    #[error("cacheable with multiattach")]
+    CacheableWithMultiattach,
+
+    // --- access and infrastructure
+    #[error("policy does not allow {0}")]
     PolicyDenied(&'static str),
-    #[error(transparent)]
-    Store(#[from] StoreError),
+    #[error("database unavailable: {0}")]
+    Unavailable(#[source] Cause),
+    #[error("internal error: {0}")]
+    Internal(#[source] Cause),
+}
+
+impl DomainError {
+    /// Failures of work that should have succeeded (shown as 500 with their text).
+    pub fn is_failure(&self) -> bool {
+        matches!(
+            self,
+            DomainError::ConnectFailed(_)
+                | DomainError::BackendNotConfigured { .. }
+                | DomainError::AttachmentFailed { .. }
+                | DomainError::Interrupted { .. }
+        )
+    }
 }

@@ -1,6 +1,79 @@
-//! Identifiers as they appear on the wire.
+//! Identifiers: one type per kind of object, so a volume id can never be passed where an
+//! attachment id is meant, and the parsing rules Cinder applies to ids on the wire.
 
 use uuid::Uuid;
+
+/// Declares a uuid newtype with parsing, display and the conversions the layers need.
+macro_rules! uuid_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(Uuid);
+
+        impl $name {
+            /// A fresh random id.
+            pub fn generate() -> Self {
+                $name(Uuid::new_v4())
+            }
+
+            /// Any spelling `parse_uuid_like` accepts.
+            pub fn parse(text: &str) -> Option<Self> {
+                parse_uuid_like(text).map($name)
+            }
+
+            pub fn uuid(self) -> Uuid {
+                self.0
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = InvalidId;
+
+            fn from_str(text: &str) -> Result<Self, InvalidId> {
+                $name::parse(text).ok_or(InvalidId)
+            }
+        }
+
+        impl From<Uuid> for $name {
+            fn from(id: Uuid) -> Self {
+                $name(id)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.hyphenated().fmt(f)
+            }
+        }
+    };
+}
+
+/// Text that is no uuid in any spelling oslo accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not a uuid")]
+pub struct InvalidId;
+
+uuid_id!(
+    /// `volumes.id`.
+    VolumeId
+);
+uuid_id!(
+    /// `volume_attachment.id`.
+    AttachmentId
+);
+uuid_id!(
+    /// `volume_types.id`.
+    VolumeTypeId
+);
+uuid_id!(
+    /// `messages.id`.
+    MessageId
+);
+uuid_id!(
+    /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
+    ServiceId
+);
 
 /// Parses an id the way oslo's `is_uuid_like` accepts it: any spelling Python's `uuid.UUID`
 /// takes (upper case, no dashes, braces, `urn:uuid:` prefix), normalised to the hyphenated
@@ -62,6 +135,17 @@ mod tests {
         ] {
             assert!(parse_uuid_like(text).is_none(), "{text}");
         }
+    }
+
+    #[test]
+    fn typed_ids_print_and_serialize_as_hyphenated_lower_case() {
+        let id = VolumeId::parse("12345678123412341234123456789ABC").unwrap();
+        assert_eq!(id.to_string(), "12345678-1234-1234-1234-123456789abc");
+        assert_eq!(
+            serde_json::to_value(id).unwrap(),
+            "12345678-1234-1234-1234-123456789abc"
+        );
+        assert_ne!(AttachmentId::generate(), AttachmentId::generate());
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! status only, with Cinder's compare-and-swap rules. Tempest and older Nova still use
 //! them.
 
-use super::attach::VolumeAttachState;
+use super::attach::{LiveAttachment, Transition};
 use super::attachment::AttachStatus;
-use super::volume::VolumeStatus;
+use super::outcome::Refusal;
+use super::volume::{LockedVolume, VolumeState, VolumeStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LegacyAction {
@@ -15,145 +16,178 @@ pub enum LegacyAction {
     RollDetaching,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LegacyOutcome {
-    Set(VolumeStatus),
-    /// Nothing to do (Cinder answers 202 all the same).
-    Unchanged,
-    /// 400 with this reason; nothing written.
-    Refused(String),
-}
-
-/// What `action` does to a volume in `state`; `has_attached` says whether it holds an
-/// attached attachment (an unreserve then returns it to `in-use`).
+/// What `action` does to the locked volume. An unreserve returns the volume to `in-use`
+/// when one of its attachments is attached; actions that find nothing to do change
+/// nothing (Cinder answers 202 all the same).
 pub fn decide(
     action: LegacyAction,
-    state: VolumeAttachState,
-    multiattach: bool,
-    has_attached: bool,
-) -> LegacyOutcome {
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+) -> Result<Transition, Refusal> {
+    let set = |status: VolumeStatus| {
+        Ok(Transition {
+            volume: Some(VolumeState {
+                status,
+                attach_status: volume.attach_status,
+            }),
+            detached: Vec::new(),
+        })
+    };
+    let unchanged = || {
+        Ok(Transition {
+            volume: None,
+            detached: Vec::new(),
+        })
+    };
     match action {
         LegacyAction::Reserve => {
-            let allowed = state.status == VolumeStatus::Available
-                || (multiattach && state.status == VolumeStatus::InUse);
+            let allowed = volume.status == VolumeStatus::Available
+                || (volume.multiattach && volume.status == VolumeStatus::InUse);
             if allowed {
-                LegacyOutcome::Set(VolumeStatus::Attaching)
+                set(VolumeStatus::Attaching)
             } else {
-                let expected = if multiattach {
-                    "available or in-use"
-                } else {
-                    "available"
-                };
-                LegacyOutcome::Refused(format!(
-                    "Volume status must be {expected} to reserve, but the status is {}.",
-                    state.status
-                ))
+                Err(Refusal::LegacyReserve {
+                    status: volume.status,
+                    multiattach: volume.multiattach,
+                })
             }
         }
-        LegacyAction::Unreserve if state.status == VolumeStatus::Attaching => {
-            LegacyOutcome::Set(if has_attached {
+        LegacyAction::Unreserve if volume.status == VolumeStatus::Attaching => {
+            let attached = live
+                .iter()
+                .any(|a| a.attach_status == AttachStatus::Attached);
+            set(if attached {
                 VolumeStatus::InUse
             } else {
                 VolumeStatus::Available
             })
         }
         LegacyAction::BeginDetaching => {
-            if state.status == VolumeStatus::InUse
-                && state.attach_status == AttachStatus::Attached
-                && !state.migrating
+            if volume.status == VolumeStatus::InUse
+                && volume.attach_status == AttachStatus::Attached
+                && !volume.migrating()
             {
-                LegacyOutcome::Set(VolumeStatus::Detaching)
-            } else if state.migrating {
+                set(VolumeStatus::Detaching)
+            } else if volume.migrating() {
                 // Cinder hides the detach of a migrating volume from its status.
-                LegacyOutcome::Unchanged
+                unchanged()
             } else {
-                LegacyOutcome::Refused(
-                    "Unable to detach volume. Volume status must be 'in-use' and \
-                     attach_status must be 'attached' to detach."
-                        .to_owned(),
-                )
+                Err(Refusal::NotAttached)
             }
         }
-        LegacyAction::RollDetaching if state.status == VolumeStatus::Detaching => {
-            LegacyOutcome::Set(VolumeStatus::InUse)
+        LegacyAction::RollDetaching if volume.status == VolumeStatus::Detaching => {
+            set(VolumeStatus::InUse)
         }
-        LegacyAction::Unreserve | LegacyAction::RollDetaching => LegacyOutcome::Unchanged,
+        LegacyAction::Unreserve | LegacyAction::RollDetaching => unchanged(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::{AttachmentId, VolumeId, VolumeTypeId};
 
-    fn state(status: VolumeStatus, attach_status: AttachStatus) -> VolumeAttachState {
-        VolumeAttachState {
+    fn volume(
+        status: VolumeStatus,
+        attach_status: AttachStatus,
+        multiattach: bool,
+    ) -> LockedVolume {
+        LockedVolume {
+            id: VolumeId::generate(),
             status,
             attach_status,
-            migrating: false,
+            migration_status: None,
+            multiattach,
+            size: 1,
+            volume_type_id: VolumeTypeId::generate(),
+            encrypted: false,
+            in_group: false,
+            type_multiattach: false,
+            type_cacheable: false,
         }
+    }
+
+    fn attached(volume: &LockedVolume) -> Vec<LiveAttachment> {
+        vec![LiveAttachment {
+            id: AttachmentId::generate(),
+            volume_id: volume.id,
+            instance_uuid: None,
+            attach_status: AttachStatus::Attached,
+            connected: true,
+        }]
+    }
+
+    fn status_after(result: Result<Transition, Refusal>) -> Option<VolumeStatus> {
+        result.expect("allowed").volume.map(|v| v.status)
     }
 
     #[test]
     fn reserve_and_unreserve() {
-        let available = state(VolumeStatus::Available, AttachStatus::Detached);
-        let in_use = state(VolumeStatus::InUse, AttachStatus::Attached);
+        let available = volume(VolumeStatus::Available, AttachStatus::Detached, false);
         assert_eq!(
-            decide(LegacyAction::Reserve, available, false, false),
-            LegacyOutcome::Set(VolumeStatus::Attaching)
+            status_after(decide(LegacyAction::Reserve, &available, &[])),
+            Some(VolumeStatus::Attaching)
+        );
+        let shared = volume(VolumeStatus::InUse, AttachStatus::Attached, true);
+        assert_eq!(
+            status_after(decide(LegacyAction::Reserve, &shared, &attached(&shared))),
+            Some(VolumeStatus::Attaching)
+        );
+        let in_use = volume(VolumeStatus::InUse, AttachStatus::Attached, false);
+        assert_eq!(
+            decide(LegacyAction::Reserve, &in_use, &attached(&in_use)),
+            Err(Refusal::LegacyReserve {
+                status: VolumeStatus::InUse,
+                multiattach: false
+            })
+        );
+        let attaching = volume(VolumeStatus::Attaching, AttachStatus::Detached, false);
+        assert_eq!(
+            status_after(decide(LegacyAction::Unreserve, &attaching, &[])),
+            Some(VolumeStatus::Available)
         );
         assert_eq!(
-            decide(LegacyAction::Reserve, in_use, true, true),
-            LegacyOutcome::Set(VolumeStatus::Attaching)
+            status_after(decide(
+                LegacyAction::Unreserve,
+                &attaching,
+                &attached(&attaching)
+            )),
+            Some(VolumeStatus::InUse)
         );
         assert_eq!(
-            decide(LegacyAction::Reserve, in_use, false, true),
-            LegacyOutcome::Refused(
-                "Volume status must be available to reserve, but the status is in-use.".into()
-            )
-        );
-        let attaching = state(VolumeStatus::Attaching, AttachStatus::Detached);
-        assert_eq!(
-            decide(LegacyAction::Unreserve, attaching, false, false),
-            LegacyOutcome::Set(VolumeStatus::Available)
-        );
-        assert_eq!(
-            decide(LegacyAction::Unreserve, attaching, true, true),
-            LegacyOutcome::Set(VolumeStatus::InUse)
-        );
-        assert_eq!(
-            decide(LegacyAction::Unreserve, available, false, false),
-            LegacyOutcome::Unchanged
+            status_after(decide(LegacyAction::Unreserve, &available, &[])),
+            None
         );
     }
 
     #[test]
     fn detaching_begins_and_rolls_back() {
-        let in_use = state(VolumeStatus::InUse, AttachStatus::Attached);
+        let in_use = volume(VolumeStatus::InUse, AttachStatus::Attached, false);
         assert_eq!(
-            decide(LegacyAction::BeginDetaching, in_use, false, true),
-            LegacyOutcome::Set(VolumeStatus::Detaching)
+            status_after(decide(LegacyAction::BeginDetaching, &in_use, &[])),
+            Some(VolumeStatus::Detaching)
         );
-        let available = state(VolumeStatus::Available, AttachStatus::Detached);
-        assert!(matches!(
-            decide(LegacyAction::BeginDetaching, available, false, false),
-            LegacyOutcome::Refused(_)
-        ));
-        let migrating = VolumeAttachState {
-            migrating: true,
-            ..available
+        let available = volume(VolumeStatus::Available, AttachStatus::Detached, false);
+        assert_eq!(
+            decide(LegacyAction::BeginDetaching, &available, &[]),
+            Err(Refusal::NotAttached)
+        );
+        let migrating = LockedVolume {
+            migration_status: Some("migrating".into()),
+            ..available.clone()
         };
         assert_eq!(
-            decide(LegacyAction::BeginDetaching, migrating, false, false),
-            LegacyOutcome::Unchanged
+            status_after(decide(LegacyAction::BeginDetaching, &migrating, &[])),
+            None
         );
-        let detaching = state(VolumeStatus::Detaching, AttachStatus::Attached);
+        let detaching = volume(VolumeStatus::Detaching, AttachStatus::Attached, false);
         assert_eq!(
-            decide(LegacyAction::RollDetaching, detaching, false, true),
-            LegacyOutcome::Set(VolumeStatus::InUse)
+            status_after(decide(LegacyAction::RollDetaching, &detaching, &[])),
+            Some(VolumeStatus::InUse)
         );
         assert_eq!(
-            decide(LegacyAction::RollDetaching, in_use, false, true),
-            LegacyOutcome::Unchanged
+            status_after(decide(LegacyAction::RollDetaching, &in_use, &[])),
+            None
         );
     }
 }

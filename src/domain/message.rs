@@ -1,11 +1,11 @@
 //! User-visible messages: why something the user asked for failed later.
 
+use super::ids::MessageId;
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
-    pub id: Uuid,
+    pub id: MessageId,
     pub project_id: String,
     pub request_id: Option<String>,
     pub resource_type: String,

@@ -8,10 +8,13 @@ pub mod error;
 pub mod ids;
 pub mod legacy_attach;
 pub mod message;
+pub mod outcome;
 pub mod paging;
 pub mod time;
 pub mod volume;
+pub mod volume_rules;
 pub mod volume_type;
 
 pub use context::RequestContext;
 pub use error::DomainError;
+pub use outcome::{Outcome, Refusal};

@@ -9,15 +9,6 @@ pub enum SortDir {
     Desc,
 }
 
-impl SortDir {
-    pub fn sql(self) -> &'static str {
-        match self {
-            SortDir::Asc => "asc",
-            SortDir::Desc => "desc",
-        }
-    }
-}
-
 /// One page of a listing, sorted by whitelisted keys (the store maps keys to columns).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page<K> {

@@ -71,14 +71,17 @@ string_enum! {
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
 
 use super::attachment::{AttachStatus, Attachment};
+use super::ids::{ServiceId, VolumeId, VolumeTypeId};
+
+/// The status a soft-deleted volume row is left with (not one a live volume can have).
+pub const SOFT_DELETED_STATUS: &str = "deleted";
 
 /// A volume with what its views need: type name, metadata and live attachments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Volume {
-    pub id: Uuid,
+    pub id: VolumeId,
     pub user_id: Option<String>,
     pub project_id: String,
     pub host: Option<String>,
@@ -89,13 +92,13 @@ pub struct Volume {
     pub migration_status: Option<String>,
     pub name: Option<String>,
     pub description: Option<String>,
-    pub volume_type_id: Uuid,
+    pub volume_type_id: VolumeTypeId,
     pub volume_type_name: Option<String>,
     pub encryption_key_id: Option<String>,
     pub bootable: bool,
     pub multiattach: bool,
     pub previous_status: Option<String>,
-    pub service_uuid: Option<Uuid>,
+    pub service_uuid: Option<ServiceId>,
     pub shared_targets: Option<bool>,
     pub provider_id: Option<String>,
     pub group_id: Option<String>,
@@ -112,19 +115,65 @@ impl Volume {
     pub fn is_readonly(&self) -> bool {
         self.admin_metadata.get("readonly").map(String::as_str) == Some("True")
     }
+}
 
-    /// The backend part of `host` (`host@backend`), without the pool.
-    pub fn backend_host(&self) -> Option<&str> {
-        self.host
-            .as_deref()
-            .map(|h| h.split('#').next().unwrap_or(h))
+/// A volume's `(status, attach_status)` pair, which the attach rules move together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VolumeState {
+    pub status: VolumeStatus,
+    pub attach_status: AttachStatus,
+}
+
+/// The volume row as a write transaction holds it locked: what every rule about changing
+/// a volume or its attachments looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockedVolume {
+    pub id: VolumeId,
+    pub status: VolumeStatus,
+    pub attach_status: AttachStatus,
+    pub migration_status: Option<String>,
+    pub multiattach: bool,
+    pub size: i64,
+    pub volume_type_id: VolumeTypeId,
+    pub encrypted: bool,
+    /// Part of a group or consistency group.
+    pub in_group: bool,
+    /// The type's `multiattach` spec is `<is> True`.
+    pub type_multiattach: bool,
+    /// The type's `cacheable` spec is `<is> True`.
+    pub type_cacheable: bool,
+}
+
+impl LockedVolume {
+    /// A migration is in progress (not none, `success` or `error`).
+    pub fn migrating(&self) -> bool {
+        !matches!(
+            self.migration_status.as_deref(),
+            None | Some("success" | "error" | "none")
+        )
     }
+
+    pub fn state(&self) -> VolumeState {
+        VolumeState {
+            status: self.status,
+            attach_status: self.attach_status,
+        }
+    }
+}
+
+/// Why no configured backend can take a new volume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unschedulable {
+    NoBackend,
+    NoBackendInZone(String),
+    /// The type needs multiattach, and no backend (in the zone) offers it.
+    NoMultiattachBackend,
 }
 
 /// What creating a volume writes before the backend is asked.
 #[derive(Debug, Clone)]
 pub struct NewVolume {
-    pub id: Uuid,
+    pub id: VolumeId,
     pub user_id: String,
     pub project_id: String,
     pub host: String,
@@ -132,9 +181,9 @@ pub struct NewVolume {
     pub availability_zone: String,
     pub name: Option<String>,
     pub description: Option<String>,
-    pub volume_type_id: Uuid,
+    pub volume_type_id: VolumeTypeId,
     pub multiattach: bool,
-    pub service_uuid: Uuid,
+    pub service_uuid: ServiceId,
     pub shared_targets: Option<bool>,
     pub metadata: BTreeMap<String, String>,
     pub created_at: DateTime<Utc>,
@@ -147,17 +196,6 @@ pub struct VolumeSummary {
     pub count: i64,
     pub total_size: i64,
     pub metadata: BTreeMap<String, Vec<String>>,
-}
-
-/// How an extend request met the volume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtendStart {
-    /// Now `extending`.
-    Started,
-    /// The new size is not larger than `current`; nothing written.
-    TooSmall { current: i64 },
-    /// Only `available` volumes are extended here; nothing written.
-    WrongStatus(VolumeStatus),
 }
 
 /// `PUT /volumes/{id}`: each field present is replaced (`Some(None)` clears it);
@@ -180,95 +218,23 @@ pub enum MetadataChange {
     Remove(String),
 }
 
-/// How a volume write ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum VolumeWrite<T> {
-    Done(T),
-    VolumeNotFound,
-    /// The volume's status forbids the change; nothing was written.
-    Refused(VolumeStatus),
-    /// The metadata key to remove does not exist.
-    KeyNotFound,
+/// `os-reset_status`: each field given is written as is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatusReset {
+    pub status: Option<VolumeStatus>,
+    pub attach_status: Option<AttachStatus>,
+    /// `none` clears the migration status.
+    pub migration_status: Option<MigrationStatus>,
 }
 
-/// Statuses in which Cinder refuses to update a volume.
-pub const UPDATE_REFUSED: &[VolumeStatus] = &[VolumeStatus::Maintenance];
-
-/// Statuses in which Cinder refuses to change a volume's metadata.
-pub const METADATA_CHANGE_REFUSED: &[VolumeStatus] =
-    &[VolumeStatus::Maintenance, VolumeStatus::Uploading];
-
-/// Statuses from which a volume may be deleted without `force`.
-pub const DELETABLE_STATUSES: &[VolumeStatus] = &[
-    VolumeStatus::Available,
-    VolumeStatus::Error,
-    VolumeStatus::ErrorRestoring,
-    VolumeStatus::ErrorExtending,
-    VolumeStatus::ErrorManaging,
-];
-
-/// Migration states that do not block a delete.
-pub fn migration_allows_delete(migration_status: Option<&str>) -> bool {
-    matches!(
-        migration_status,
-        None | Some("deleting" | "error" | "success")
-    )
-}
-
-/// Cinder's refusal text for a delete, with or without `force`.
-pub fn delete_refusal(force: bool) -> String {
-    // With force the status clause is empty, which leaves Cinder's double space.
-    let statuses = if force {
-        String::new()
-    } else {
-        let names: Vec<&str> = DELETABLE_STATUSES.iter().map(|s| s.as_str()).collect();
-        format!("status must be {} and", names.join(" or "))
-    };
-    format!(
-        "Volume {statuses} must not be migrating, attached, belong to a group, have snapshots, \
-         awaiting a transfer, or be disassociated from snapshots after volume transfer."
-    )
-}
-
-/// Whether a delete may proceed, the same test the store's compare-and-swap applies.
-pub fn may_delete(volume: &Volume, force: bool) -> bool {
-    volume.attach_status != AttachStatus::Attached
-        && migration_allows_delete(volume.migration_status.as_deref())
-        && volume.group_id.is_none()
-        && volume.consistencygroup_id.is_none()
-        && (force || DELETABLE_STATUSES.contains(&volume.status))
-}
-
-/// Cinder's refusal for a retype that fails its compare-and-swap.
-pub const RETYPE_REFUSAL: &str =
-    "Retype needs volume to be in available or in-use state, not be part \
-of an active migration or a consistency group, requested type has to be different that the one \
-from the volume, and for in-use volumes front-end qos specs cannot change.";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delete_messages() {
-        assert_eq!(
-            delete_refusal(false),
-            "Volume status must be available or error or error_restoring or error_extending or \
-             error_managing and must not be migrating, attached, belong to a group, have \
-             snapshots, awaiting a transfer, or be disassociated from snapshots after volume \
-             transfer."
-        );
-        assert!(delete_refusal(true).starts_with("Volume  must not be migrating, attached"));
-    }
-
-    #[test]
-    fn status_names_round_trip() {
-        for status in VolumeStatus::ALL {
-            assert_eq!(VolumeStatus::parse(status.as_str()), Some(*status));
-        }
-        assert_eq!(VolumeStatus::parse("in-use"), Some(VolumeStatus::InUse));
-        assert_eq!(VolumeStatus::parse("bogus"), None);
-    }
+/// A retype as the store applies it.
+#[derive(Debug, Clone)]
+pub struct Retype {
+    pub volume_id: VolumeId,
+    pub new_type_id: VolumeTypeId,
+    /// The multiattach flag the caller read (and checked policy for).
+    pub expected_multiattach: bool,
+    pub new_multiattach: bool,
 }
 
 /// Keys a volume listing may be sorted by.
@@ -313,4 +279,19 @@ pub struct VolumeFilters {
     pub availability_zone: Option<String>,
     pub size: Option<i64>,
     pub metadata: BTreeMap<String, String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names_round_trip() {
+        for status in VolumeStatus::ALL {
+            assert_eq!(VolumeStatus::parse(status.as_str()), Some(*status));
+        }
+        assert_eq!(VolumeStatus::parse("in-use"), Some(VolumeStatus::InUse));
+        assert_eq!(VolumeStatus::parse("bogus"), None);
+        assert_eq!(VolumeStatus::parse(SOFT_DELETED_STATUS), None);
+    }
 }

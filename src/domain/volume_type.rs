@@ -2,10 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use super::ids::VolumeTypeId;
+use super::outcome::Refusal;
 use chrono::{DateTime, Utc};
-use uuid::Uuid;
-
-use super::DomainError;
 
 /// The type every deployment starts with, created by the first migration.
 pub const DEFAULT_TYPE_NAME: &str = "__DEFAULT__";
@@ -24,7 +23,7 @@ pub type ExtraSpecs = BTreeMap<String, Option<String>>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct VolumeType {
-    pub id: Uuid,
+    pub id: VolumeTypeId,
     pub name: String,
     pub description: Option<String>,
     pub is_public: bool,
@@ -54,7 +53,7 @@ impl VolumeType {
 
 #[derive(Debug, Clone)]
 pub struct NewVolumeType {
-    pub id: Uuid,
+    pub id: VolumeTypeId,
     pub name: String,
     pub description: Option<String>,
     pub is_public: bool,
@@ -71,7 +70,7 @@ pub struct VolumeTypeUpdate {
 
 /// `cacheable` and `multiattach` cannot both be on, whether they arrive together or one
 /// joins the other already stored.
-pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(), DomainError> {
+pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(), Refusal> {
     let on = |specs: &ExtraSpecs, key: &str| {
         specs.get(key).and_then(|v| v.as_deref()) == Some(SPEC_TRUE)
     };
@@ -81,21 +80,9 @@ pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(
         || (on(existing, "cacheable") && !incoming.contains_key("cacheable"));
     let touches = incoming.contains_key("multiattach") || incoming.contains_key("cacheable");
     if touches && multiattach && cacheable {
-        return Err(DomainError::InvalidRequest(
-            "cacheable cannot be set with multiattach.".into(),
-        ));
+        return Err(Refusal::CacheableWithMultiattach);
     }
     Ok(())
-}
-
-/// Outcome of a write that must not happen while volumes use the type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TypeWrite {
-    Done,
-    TypeNotFound,
-    InUse,
-    KeyNotFound,
-    Refused(String),
 }
 
 #[cfg(test)]
@@ -112,7 +99,7 @@ mod tests {
     #[test]
     fn multiattach_needs_the_exact_spelling() {
         let mut t = VolumeType {
-            id: Uuid::nil(),
+            id: VolumeTypeId::generate(),
             name: "t".into(),
             description: None,
             is_public: true,

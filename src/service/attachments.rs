@@ -1,41 +1,32 @@
 //! Attachment use cases: reserve, connect, complete, detach, and the lookups around them.
 //!
-//! Every write goes through one store transaction holding the volume row, where the
-//! domain's attach state machine decides; backend calls happen outside it (connect
-//! first, then record; undo the export if the record is refused).
+//! The attach rules are decided in the store's transactions (`domain::attach`, under the
+//! volume's lock); what is left here is who may ask (policy and visibility), the backend
+//! calls, which happen outside any transaction (export first, then record; withdraw the
+//! export if the record is refused), and undoing a reservation whose connect failed.
 
-use serde_json::Value;
-use uuid::Uuid;
-
-use super::volumes::volume_not_found;
 use super::Service;
-use crate::backend::{BackendError, Connector};
-use crate::domain::attach::{self, ConnectionExtras, ReserveDecision};
+use crate::backend::BackendError;
+use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
-    AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
-    ConnectOutcome, Connecting, Connection, Reservation, ReserveOutcome,
+    AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
+    Connecting, Connector, NewAttachment, NewConnection,
 };
+use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
-use crate::domain::volume::Volume;
-use crate::domain::volume_type::SPEC_TRUE;
-use crate::domain::{DomainError, RequestContext};
+use crate::domain::volume::{Volume, VolumeStatus};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
 
-pub fn attachment_not_found(id: impl std::fmt::Display) -> DomainError {
-    DomainError::NotFound(format!(
-        "Volume attachment could not be found with filter: attachment_id = {id}."
-    ))
-}
-
 /// A new attachment as the API received it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CreateAttachment {
-    pub volume_id: Uuid,
+    pub volume_id: VolumeId,
     pub instance_uuid: Option<String>,
-    /// `None` (or an empty object) reserves only.
+    /// `None` (or an empty connector) reserves only.
     pub connector: Option<Connector>,
     /// `rw`/`ro` from 3.54.
-    pub mode: Option<String>,
+    pub mode: Option<AttachMode>,
 }
 
 /// A listing: the filters a caller gave, before scoping.
@@ -54,16 +45,36 @@ pub fn listing_scope(caller: &RequestContext, request: &ListAttachments) -> Opti
     caller.listing_project(request.all_tenants, request.filters.project_id.clone())
 }
 
-fn error_state_message(volume: &Volume, verb: &str) -> String {
-    format!(
-        "Volume attachments can not be {verb} if the volume is in an error state. \
-         The Volume {} currently has a status of: {} ",
-        volume.id, volume.status
-    )
+fn not_found(id: AttachmentId) -> DomainError {
+    DomainError::AttachmentNotFound(id.to_string())
 }
 
-fn text_of<'a>(connector: &'a Connector, key: &str) -> Option<&'a str> {
-    connector.get(key).and_then(Value::as_str)
+fn connector_error(err: BackendError) -> DomainError {
+    match err {
+        BackendError::InvalidConnector(key) => DomainError::ConnectorMissing(key),
+        BackendError::Failed(message) => DomainError::ConnectFailed(message),
+    }
+}
+
+/// What a refused attach event means for the caller.
+fn refused(volume: VolumeId, refusal: Refusal) -> DomainError {
+    match refusal {
+        Refusal::Reservation {
+            status,
+            multiattach,
+        } => DomainError::ReservationRefused {
+            volume,
+            status,
+            multiattach,
+        },
+        Refusal::VolumeInError(status) => DomainError::VolumeInError {
+            volume,
+            status,
+            updating: true,
+        },
+        Refusal::DuplicateConnector => DomainError::DuplicateConnector(volume),
+        other => DomainError::Internal(format!("unexpected refusal {other:?}").into()),
+    }
 }
 
 impl Service {
@@ -76,6 +87,7 @@ impl Service {
         let mut filters = request.filters.clone();
         filters.project_id = listing_scope(caller, request);
         if let Some(marker) = page.marker {
+            let marker = AttachmentId::from(marker);
             let visible = self.store.get_attachment(marker).await?.filter(|r| {
                 filters
                     .project_id
@@ -83,7 +95,7 @@ impl Service {
                     .is_none_or(|p| *p == r.project_id)
             });
             if visible.is_none() {
-                return Err(attachment_not_found(marker));
+                return Err(not_found(marker));
             }
         }
         if request.matches_nothing {
@@ -97,15 +109,15 @@ impl Service {
     pub async fn get_attachment(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: AttachmentId,
     ) -> Result<AttachmentRecord, DomainError> {
         let record = self
             .store
             .get_attachment(id)
             .await?
-            .ok_or_else(|| attachment_not_found(id))?;
+            .ok_or_else(|| not_found(id))?;
         if caller.is_project_scoped() && record.project_id != caller.project_id {
-            return Err(attachment_not_found(id));
+            return Err(not_found(id));
         }
         Ok(record)
     }
@@ -115,15 +127,15 @@ impl Service {
     pub async fn show_attachment(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: AttachmentId,
     ) -> Result<Attachment, DomainError> {
         let mut attachment = self.get_attachment(caller, id).await?.attachment;
         if let Some(volume) = self.store.get_volume_brief(attachment.volume_id).await? {
-            if let (Some(format), Some(Value::Object(info))) = (
+            if let (Some(format), Some(serde_json::Value::Object(info))) = (
                 volume.admin_metadata.get("format"),
                 attachment.connection_info.as_mut(),
             ) {
-                info.insert("format".into(), Value::String(format.clone()));
+                info.insert("format".into(), serde_json::Value::String(format.clone()));
             }
         }
         Ok(attachment)
@@ -141,14 +153,13 @@ impl Service {
         self.policy
             .enforce(rules::ATTACHMENT_CREATE, caller, &target)?;
         if attach::in_error_state(volume.status) {
-            return Err(DomainError::InvalidVolume(error_state_message(
-                &volume, "created",
-            )));
+            return Err(DomainError::VolumeInError {
+                volume: volume.id,
+                status: volume.status,
+                updating: false,
+            });
         }
-        if volume.multiattach
-            && volume.status == crate::domain::volume::VolumeStatus::InUse
-            && volume.bootable
-        {
+        if volume.multiattach && volume.status == VolumeStatus::InUse && volume.bootable {
             self.policy
                 .enforce(rules::MULTIATTACH_BOOTABLE, caller, &target)?;
         }
@@ -162,90 +173,66 @@ impl Service {
         }
         let readonly = volume.is_readonly();
         let attach_mode = match &connector {
-            Some(connector) => attach::connect_mode(
-                readonly,
-                request.mode.as_deref(),
-                text_of(connector, "mode"),
-            ),
-            None => attach::reserved_mode(readonly, request.mode.as_deref()),
+            Some(connector) => AttachMode::connected(readonly, request.mode, connector.mode()),
+            None => AttachMode::reserved(readonly, request.mode),
         };
-        // A status that refuses every reservation (even the same instance's) is refused
-        // here, without the volume's lock: the answer for the status just read. Under a
-        // crowd of attaches to one busy multiattach volume, refusals then cost a read
-        // each instead of a turn at the lock the winning attach needs.
-        if attach::decide_reservation(volume.status, volume.multiattach, volume.multiattach, true)
-            == ReserveDecision::Refuse
-        {
-            return Err(DomainError::InvalidVolume(attach::reserve_refusal(
-                volume.id,
-                volume.multiattach,
-                volume.status,
-            )));
+        // A status that refuses every reservation is answered from the status just read,
+        // without the volume's lock: under a crowd of attaches to one busy volume a
+        // refusal then costs a read instead of a turn at the lock the winner needs.
+        if let Some(refusal) = attach::refuses_any_reservation(volume.status, volume.multiattach) {
+            return Err(refused(volume.id, refusal));
         }
-        let reservation = Reservation {
-            attachment_id: Uuid::new_v4(),
+        let reservation = NewAttachment {
+            id: AttachmentId::generate(),
             volume_id: volume.id,
             instance_uuid: request.instance_uuid,
             expected_multiattach: volume.multiattach,
-            attach_mode: attach_mode.clone(),
+            attach_mode,
             now: self.clock.now(),
         };
         match self.store.reserve_attachment(&reservation).await? {
-            ReserveOutcome::Reserved | ReserveOutcome::SameInstance => {}
-            ReserveOutcome::Refused(status) => {
-                return Err(DomainError::InvalidVolume(attach::reserve_refusal(
-                    volume.id,
-                    volume.multiattach,
-                    status,
-                )))
+            Outcome::Done(()) => {}
+            Outcome::Gone => return Err(DomainError::VolumeNotFound(volume.id.to_string())),
+            Outcome::Refused(refusal) => return Err(refused(volume.id, refusal)),
+        }
+        let id = reservation.id;
+        let Some(connector) = connector else {
+            let stored = self
+                .store
+                .get_attachment(id)
+                .await?
+                .ok_or_else(|| not_found(id))?;
+            return Ok(stored.attachment);
+        };
+        let connected = self
+            .connect(
+                &volume,
+                id,
+                connector,
+                attach_mode,
+                Connecting::NewReservation,
+            )
+            .await;
+        match connected {
+            Ok(attachment) => Ok(attachment),
+            Err(err) => {
+                // Undo the reservation so the volume is as it was.
+                self.store.delete_attachment(id, self.clock.now()).await?;
+                Err(failed_on_the_way(err, false))
             }
-            ReserveOutcome::VolumeGone => return Err(volume_not_found(volume.id)),
         }
-        let id = reservation.attachment_id;
-        if let Some(connector) = connector {
-            let outcome = self
-                .connect(
-                    &volume,
-                    id,
-                    connector,
-                    attach_mode,
-                    Connecting::NewReservation,
-                )
-                .await;
-            return match outcome {
-                Ok(attachment) => Ok(attachment),
-                Err(err) => {
-                    // Undo the reservation so the volume is as it was.
-                    self.store.delete_attachment(id, self.clock.now()).await?;
-                    Err(match err {
-                        DomainError::Failed(message) => DomainError::Failed(format!(
-                            "Unable to create attachment for volume ({message})."
-                        )),
-                        other => other,
-                    })
-                }
-            };
-        }
-        let stored = self
-            .store
-            .get_attachment(id)
-            .await?
-            .ok_or_else(|| attachment_not_found(id))?;
-        Ok(stored.attachment)
     }
 
     /// Connects an attachment to the host in `connector`.
     pub async fn update_attachment(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: AttachmentId,
         connector: Connector,
     ) -> Result<Attachment, DomainError> {
         let record = self.get_attachment(caller, id).await?;
-        if text_of(&connector, "host").is_none_or(str::is_empty) {
-            return Err(connector_error(BackendError::InvalidConnector(
-                "host".to_owned(),
-            )));
+        if connector.host().is_none_or(str::is_empty) {
+            return Err(DomainError::ConnectorMissing("host".to_owned()));
         }
         self.policy.enforce(
             rules::ATTACHMENT_UPDATE,
@@ -257,30 +244,22 @@ impl Service {
             .store
             .get_volume_brief(volume_id)
             .await?
-            .ok_or_else(|| volume_not_found(volume_id))?;
+            .ok_or_else(|| DomainError::VolumeNotFound(volume_id.to_string()))?;
         if attach::in_error_state(volume.status) {
-            return Err(DomainError::Conflict(format!(
-                "Resource conflict: {}",
-                error_state_message(&volume, "updated")
-            )));
+            return Err(refused(volume.id, Refusal::VolumeInError(volume.status)));
         }
         self.backend_of(&volume)?
             .driver
             .validate_connector(&connector)
             .map_err(connector_error)?;
-        let mode = attach::connect_mode(
+        let mode = AttachMode::connected(
             volume.is_readonly(),
-            record.attachment.attach_mode.as_deref(),
-            text_of(&connector, "mode"),
+            record.attachment.attach_mode,
+            connector.mode(),
         );
         self.connect(&volume, id, connector, mode, Connecting::Update)
             .await
-            .map_err(|err| match err {
-                DomainError::Failed(message) => {
-                    DomainError::Failed(format!("Unable to update attachment ({message})."))
-                }
-                other => other,
-            })
+            .map_err(|err| failed_on_the_way(err, true))
     }
 
     /// Exports the volume to the connector's host and records the connection; if the
@@ -288,80 +267,40 @@ impl Service {
     async fn connect(
         &self,
         volume: &Volume,
-        attachment_id: Uuid,
+        attachment_id: AttachmentId,
         mut connector: Connector,
-        mode: String,
+        mode: AttachMode,
         by: Connecting,
     ) -> Result<Attachment, DomainError> {
-        connector.insert("mode".into(), Value::String(mode.clone()));
+        connector.set_mode(mode);
         let backend = self.backend_of(volume)?;
-        let data = backend
+        let driver = backend
             .driver
             .initialize_connection(volume.id, &connector)
             .await
-            .map_err(|err| match err {
-                BackendError::InvalidConnector(_) => connector_error(err),
-                BackendError::Failed(message) => DomainError::Failed(format!(
-                    "Bad or unexpected response from the storage volume backend API: {message}"
-                )),
-            })?;
-        let cacheable = self
-            .store
-            .volume_type_spec(volume.volume_type_id, "cacheable")
-            .await?
-            .as_deref()
-            == Some(SPEC_TRUE);
-        let access_mode = if mode == "ro" || volume.is_readonly() {
-            "ro"
-        } else {
-            "rw"
-        };
-        let info = attach::connection_info(
-            &data.driver_volume_type,
-            &data.data,
-            &ConnectionExtras {
-                attachment_id,
-                access_mode: access_mode.to_owned(),
-                encrypted: volume.encryption_key_id.is_some(),
-                cacheable,
-                enforce_multipath: connector
-                    .get("enforce_multipath")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
-            },
-        );
-        let connection = Connection {
+            .map_err(connector_error)?;
+        let connection = NewConnection {
             attachment_id,
-            attached_host: text_of(&connector, "host").unwrap_or_default().to_owned(),
-            mountpoint: text_of(&connector, "mountpoint").unwrap_or("na").to_owned(),
-            connector: connector.clone(),
-            connection_info: info,
+            connector,
             attach_mode: mode,
+            driver,
             by,
             now: self.clock.now(),
         };
         let outcome = self.store.connect_attachment(&connection).await;
-        if !matches!(outcome, Ok(ConnectOutcome::Connected(_))) {
-            if let Err(err) = backend
+        if !matches!(outcome, Ok(Outcome::Done(_))) {
+            let withdrawn = backend
                 .driver
-                .terminate_connection(volume.id, &connector)
-                .await
-            {
+                .terminate_connection(volume.id, &connection.connector)
+                .await;
+            if let Err(err) = withdrawn {
                 tracing::warn!(volume_id = %volume.id, error = %err, "could not withdraw an unused export");
             }
         }
         match outcome? {
-            ConnectOutcome::Connected(attachment) => Ok(attachment),
-            ConnectOutcome::AttachmentGone => Err(attachment_not_found(attachment_id)),
-            ConnectOutcome::VolumeInError(status) => Err(DomainError::Conflict(format!(
-                "Resource conflict: Volume attachments can not be updated if the volume is in an error state. \
-                 The Volume {} currently has a status of: {status} ",
-                volume.id
-            ))),
-            ConnectOutcome::DuplicateConnector => Err(DomainError::Conflict(format!(
-                "Resource conflict: duplicate connectors detected on volume {}",
-                volume.id
-            ))),
+            Outcome::Done(attachment) => Ok(attachment),
+            Outcome::Gone => Err(not_found(attachment_id)),
+            Outcome::Refused(refusal) => Err(refused(volume.id, refusal)),
         }
     }
 
@@ -369,7 +308,7 @@ impl Service {
     pub async fn complete_attachment(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: AttachmentId,
     ) -> Result<(), DomainError> {
         // As in Cinder, the attachment decides who may see it; the volume is read (and
         // locked) by the store's transaction.
@@ -379,10 +318,11 @@ impl Service {
             caller,
             &Target::project(&record.project_id),
         )?;
-        if !self.store.complete_attachment(id, self.clock.now()).await? {
-            return Err(attachment_not_found(id));
+        match self.store.complete_attachment(id, self.clock.now()).await? {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(refusal) => Err(refused(record.attachment.volume_id, refusal)),
         }
-        Ok(())
     }
 
     /// Detaches: withdraws the export, removes the attachment and recomputes the volume.
@@ -390,49 +330,64 @@ impl Service {
     pub async fn delete_attachment(
         &self,
         caller: &RequestContext,
-        id: Uuid,
-    ) -> Result<Vec<Attachment>, DomainError> {
+        id: AttachmentId,
+    ) -> Result<Vec<LiveAttachment>, DomainError> {
         let record = self.get_attachment(caller, id).await?;
         self.policy.enforce(
             rules::ATTACHMENT_DELETE,
             caller,
             &Target::project(&record.project_id),
         )?;
-        if record.attachment.attach_status != AttachStatus::Reserved && !record.connector.is_empty()
-        {
-            let volume_id = record.attachment.volume_id;
-            if let Ok(backend) = self.backend_at(record.volume_host.as_deref(), volume_id) {
-                if let Err(err) = backend
-                    .driver
-                    .terminate_connection(volume_id, &record.connector)
-                    .await
-                {
-                    // Cinder logs and goes on: the attachment goes either way.
-                    tracing::warn!(attachment_id = %id, error = %err, "backend could not terminate the connection");
-                }
-            }
+        let volume_id = record.attachment.volume_id;
+        self.withdraw_export(
+            volume_id,
+            record.volume_host.as_deref(),
+            record.attachment.attach_status,
+            &record.connector,
+        )
+        .await;
+        match self.store.delete_attachment(id, self.clock.now()).await? {
+            Outcome::Done(remaining) => Ok(remaining),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(refusal) => Err(refused(volume_id, refusal)),
         }
-        self.store
-            .delete_attachment(id, self.clock.now())
-            .await?
-            .ok_or_else(|| attachment_not_found(id))
+    }
+
+    /// Ends the backend's export for an attachment that was connected. Cinder logs a
+    /// failure and goes on: the attachment goes either way.
+    pub(super) async fn withdraw_export(
+        &self,
+        volume_id: VolumeId,
+        volume_host: Option<&str>,
+        status: AttachStatus,
+        connector: &Connector,
+    ) {
+        if status == AttachStatus::Reserved || connector.is_empty() {
+            return;
+        }
+        let Ok(backend) = self.backend_at(volume_host, volume_id) else {
+            return;
+        };
+        if let Err(err) = backend
+            .driver
+            .terminate_connection(volume_id, connector)
+            .await
+        {
+            tracing::warn!(%volume_id, error = %err, "backend could not terminate the connection");
+        }
     }
 }
 
-fn connector_error(err: BackendError) -> DomainError {
-    match err {
-        BackendError::InvalidConnector(key) => DomainError::InvalidInput(format!(
-            "Connector doesn't have required information: {key}"
-        )),
-        BackendError::Failed(message) => DomainError::Failed(message),
-    }
-}
-
-/// The connector a request sent, as an object (`None` for null).
-pub fn connector_from(value: Option<Value>) -> Option<Connector> {
-    match value {
-        Some(Value::Object(map)) => Some(map),
-        _ => None,
+/// A create (`updating == false`) or update that failed on its way: Cinder wraps the
+/// cause of a failure in "Unable to … attachment"; refusals go out as they are.
+fn failed_on_the_way(err: DomainError, updating: bool) -> DomainError {
+    if err.is_failure() {
+        DomainError::AttachmentFailed {
+            updating,
+            cause: Box::new(err),
+        }
+    } else {
+        err
     }
 }
 
@@ -482,14 +437,16 @@ mod tests {
     }
 
     #[test]
-    fn null_connector_is_none() {
-        assert!(connector_from(None).is_none());
-        assert!(connector_from(Some(Value::Null)).is_none());
-        assert_eq!(
-            connector_from(Some(serde_json::json!({"host": "h"})))
-                .unwrap()
-                .len(),
-            1
-        );
+    fn only_failures_are_wrapped() {
+        let failure = DomainError::ConnectFailed("disk on fire".into());
+        assert!(matches!(
+            failed_on_the_way(failure, true),
+            DomainError::AttachmentFailed { updating: true, .. }
+        ));
+        let refusal = DomainError::DuplicateConnector(VolumeId::generate());
+        assert!(matches!(
+            failed_on_the_way(refusal, false),
+            DomainError::DuplicateConnector(_)
+        ));
     }
 }

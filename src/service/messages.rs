@@ -1,13 +1,12 @@
 //! User messages: read and dismiss what went wrong after a request was accepted.
 
-use uuid::Uuid;
-
 use super::Service;
+use crate::domain::ids::MessageId;
 use crate::domain::message::Message;
-use crate::domain::{DomainError, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 
-fn not_found(id: Uuid) -> DomainError {
-    DomainError::NotFound(format!("Message {id} could not be found."))
+fn not_found(id: MessageId) -> DomainError {
+    DomainError::MessageNotFound(id.to_string())
 }
 
 impl Service {
@@ -24,7 +23,7 @@ impl Service {
     pub async fn get_message(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: MessageId,
     ) -> Result<Message, DomainError> {
         let message = self
             .store
@@ -40,12 +39,12 @@ impl Service {
     pub async fn delete_message(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: MessageId,
     ) -> Result<(), DomainError> {
         self.get_message(caller, id).await?;
-        if !self.store.delete_message(id, self.clock.now()).await? {
-            return Err(not_found(id));
+        match self.store.delete_message(id, self.clock.now()).await? {
+            Outcome::Done(()) => Ok(()),
+            _ => Err(not_found(id)),
         }
-        Ok(())
     }
 }

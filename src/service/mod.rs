@@ -3,10 +3,14 @@
 //! domain values or a `DomainError`.
 
 pub mod attachments;
+mod backends;
 pub mod messages;
 pub mod types;
+mod volume_actions;
 pub mod volume_metadata;
 pub mod volumes;
+
+pub use backends::{register_backends, RegisterError};
 
 use std::sync::Arc;
 

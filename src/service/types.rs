@@ -1,27 +1,29 @@
 //! Volume types and extra specs.
 
-use uuid::Uuid;
-
+use super::volume_actions::unexpected;
 use super::Service;
-use crate::domain::ids::parse_uuid_like;
+use crate::domain::ids::VolumeTypeId;
 use crate::domain::volume_type::{
-    check_cacheable, ExtraSpecs, NewVolumeType, TypeWrite, VolumeType, VolumeTypeUpdate,
+    check_cacheable, ExtraSpecs, NewVolumeType, VolumeType, VolumeTypeUpdate,
     USER_VISIBLE_EXTRA_SPECS,
 };
-use crate::domain::{DomainError, RequestContext};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::StoreError;
 
 fn type_not_found(id: impl std::fmt::Display) -> DomainError {
-    DomainError::NotFound(format!("Volume type {id} could not be found."))
+    DomainError::VolumeTypeNotFound(id.to_string())
 }
 
 fn type_name_not_found(name: &str) -> DomainError {
-    DomainError::NotFound(format!("Volume type with name {name} could not be found."))
+    DomainError::VolumeTypeNameNotFound(name.to_owned())
 }
 
-fn in_use() -> DomainError {
-    DomainError::InvalidRequest("Volume Type is currently in use.".to_owned())
+fn spec_not_found(type_id: &str, key: &str) -> DomainError {
+    DomainError::ExtraSpecNotFound {
+        volume_type: type_id.to_owned(),
+        key: key.to_owned(),
+    }
 }
 
 /// A new type as the API received it.
@@ -70,7 +72,7 @@ impl Service {
                 .await?
                 .ok_or_else(|| type_not_found("default"))?
         } else {
-            let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+            let uuid = VolumeTypeId::parse(id).ok_or_else(|| type_not_found(id))?;
             self.visible_type(caller, uuid)
                 .await?
                 .ok_or_else(|| type_not_found(id))?
@@ -83,7 +85,7 @@ impl Service {
     async fn visible_type(
         &self,
         caller: &RequestContext,
-        id: Uuid,
+        id: VolumeTypeId,
     ) -> Result<Option<VolumeType>, DomainError> {
         let found = self.store.get_volume_type(id).await?;
         Ok(found.filter(|t| caller.is_admin || t.visible_to(&caller.project_id)))
@@ -96,7 +98,7 @@ impl Service {
         caller: &RequestContext,
         name_or_id: &str,
     ) -> Result<VolumeType, DomainError> {
-        let by_id = match parse_uuid_like(name_or_id) {
+        let by_id = match VolumeTypeId::parse(name_or_id) {
             Some(id) => self.visible_type(caller, id).await?,
             None => None,
         };
@@ -106,7 +108,7 @@ impl Service {
         let by_name = self.store.get_volume_type_by_name(name_or_id).await?;
         match by_name.filter(|t| caller.is_admin || t.visible_to(&caller.project_id)) {
             Some(found) => Ok(found),
-            None if parse_uuid_like(name_or_id).is_some() => Err(type_not_found(name_or_id)),
+            None if VolumeTypeId::parse(name_or_id).is_some() => Err(type_not_found(name_or_id)),
             None => Err(type_name_not_found(name_or_id)),
         }
     }
@@ -171,8 +173,9 @@ impl Service {
     ) -> Result<VolumeType, DomainError> {
         self.policy
             .enforce(rules::TYPE_CREATE, caller, &Target::caller(caller))?;
-        check_cacheable(&ExtraSpecs::new(), &new.extra_specs)?;
-        let id = Uuid::new_v4();
+        check_cacheable(&ExtraSpecs::new(), &new.extra_specs)
+            .map_err(|_| DomainError::CacheableWithMultiattach)?;
+        let id = VolumeTypeId::generate();
         let record = NewVolumeType {
             id,
             name: new.name.clone(),
@@ -183,12 +186,7 @@ impl Service {
         };
         match self.store.create_volume_type(&record).await {
             Ok(()) => {}
-            Err(StoreError::Conflict(_)) => {
-                return Err(DomainError::Conflict(format!(
-                    "Volume Type {} already exists.",
-                    new.name
-                )))
-            }
+            Err(StoreError::Conflict(_)) => return Err(DomainError::TypeExists(new.name)),
             Err(other) => return Err(other.into()),
         }
         self.store
@@ -206,28 +204,21 @@ impl Service {
         self.policy
             .enforce(rules::TYPE_UPDATE, caller, &Target::caller(caller))?;
         if update.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(DomainError::InvalidRequest(
-                "Volume type name can not be empty.".into(),
-            ));
+            return Err(DomainError::TypeNameEmpty);
         }
         if update.name.is_none() && update.description.is_none() && update.is_public.is_none() {
-            return Err(DomainError::InvalidRequest(
-                "Specify volume type name, description, is_public or a combination thereof.".into(),
-            ));
+            return Err(DomainError::TypeUpdateEmpty);
         }
-        let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+        let uuid = VolumeTypeId::parse(id).ok_or_else(|| type_not_found(id))?;
         match self
             .store
             .update_volume_type(uuid, &update, self.clock.now())
             .await
         {
-            Ok(TypeWrite::Done) => {}
+            Ok(Outcome::Done(())) => {}
             Ok(_) => return Err(type_not_found(id)),
             Err(StoreError::Conflict(_)) => {
-                let name = update.name.unwrap_or_default();
-                return Err(DomainError::Conflict(format!(
-                    "Volume Type {name} already exists."
-                )));
+                return Err(DomainError::TypeExists(update.name.unwrap_or_default()))
             }
             Err(other) => return Err(other.into()),
         }
@@ -244,28 +235,24 @@ impl Service {
     ) -> Result<(), DomainError> {
         self.policy
             .enforce(rules::TYPE_DELETE, caller, &Target::caller(caller))?;
-        let uuid = parse_uuid_like(id).ok_or_else(|| type_not_found(id))?;
+        let uuid = VolumeTypeId::parse(id).ok_or_else(|| type_not_found(id))?;
         let found = self
             .store
             .get_volume_type(uuid)
             .await?
             .ok_or_else(|| type_not_found(id))?;
         if found.name == self.settings.default_volume_type {
-            return Err(DomainError::InvalidRequest(format!(
-                "The volume type {} is a default volume type and cannot be deleted.",
-                found.id
-            )));
+            return Err(DomainError::DefaultTypeUndeletable(found.id));
         }
         match self
             .store
             .delete_volume_type(uuid, self.clock.now())
             .await?
         {
-            TypeWrite::Done => Ok(()),
-            TypeWrite::InUse => Err(DomainError::InvalidRequest(
-                "Target volume type is still in use.".into(),
-            )),
-            _ => Err(type_not_found(id)),
+            Outcome::Done(()) => Ok(()),
+            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeStillInUse),
+            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Gone => Err(type_not_found(id)),
         }
     }
 
@@ -292,11 +279,7 @@ impl Service {
         let found = self.get_type_for_specs(caller, type_id).await?;
         self.readable_specs(caller, &found.extra_specs)
             .remove(key)
-            .ok_or_else(|| {
-                DomainError::NotFound(format!(
-                    "Volume Type {type_id} has no extra specs with key {key}."
-                ))
-            })
+            .ok_or_else(|| spec_not_found(type_id, key))
     }
 
     fn readable_specs(&self, caller: &RequestContext, specs: &ExtraSpecs) -> ExtraSpecs {
@@ -318,7 +301,7 @@ impl Service {
         caller: &RequestContext,
         type_id: &str,
     ) -> Result<VolumeType, DomainError> {
-        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
+        let uuid = VolumeTypeId::parse(type_id).ok_or_else(|| type_not_found(type_id))?;
         self.visible_type(caller, uuid)
             .await?
             .ok_or_else(|| type_not_found(type_id))
@@ -333,20 +316,19 @@ impl Service {
         rule: &'static str,
     ) -> Result<ExtraSpecs, DomainError> {
         self.policy.enforce(rule, caller, &Target::caller(caller))?;
-        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
-        let incoming = specs.clone();
-        let check = move |existing: &ExtraSpecs| {
-            check_cacheable(existing, &incoming).map_err(|e| e.to_string())
-        };
+        let uuid = VolumeTypeId::parse(type_id).ok_or_else(|| type_not_found(type_id))?;
         match self
             .store
-            .set_extra_specs(uuid, &specs, &check, self.clock.now())
+            .set_extra_specs(uuid, &specs, self.clock.now())
             .await?
         {
-            TypeWrite::Done => Ok(specs),
-            TypeWrite::InUse => Err(in_use()),
-            TypeWrite::Refused(reason) => Err(DomainError::InvalidRequest(reason)),
-            TypeWrite::TypeNotFound | TypeWrite::KeyNotFound => Err(type_not_found(type_id)),
+            Outcome::Done(()) => Ok(specs),
+            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(Refusal::CacheableWithMultiattach) => {
+                Err(DomainError::CacheableWithMultiattach)
+            }
+            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Gone => Err(type_not_found(type_id)),
         }
     }
 
@@ -358,18 +340,17 @@ impl Service {
     ) -> Result<(), DomainError> {
         self.policy
             .enforce(rules::EXTRA_SPECS_DELETE, caller, &Target::caller(caller))?;
-        let uuid = parse_uuid_like(type_id).ok_or_else(|| type_not_found(type_id))?;
+        let uuid = VolumeTypeId::parse(type_id).ok_or_else(|| type_not_found(type_id))?;
         match self
             .store
             .delete_extra_spec(uuid, key, self.clock.now())
             .await?
         {
-            TypeWrite::Done => Ok(()),
-            TypeWrite::InUse => Err(in_use()),
-            TypeWrite::KeyNotFound => Err(DomainError::NotFound(format!(
-                "Volume Type {type_id} has no extra specs with key {key}."
-            ))),
-            TypeWrite::TypeNotFound | TypeWrite::Refused(_) => Err(type_not_found(type_id)),
+            Outcome::Done(()) => Ok(()),
+            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(Refusal::NoSuchKey) => Err(spec_not_found(type_id, key)),
+            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Gone => Err(type_not_found(type_id)),
         }
     }
 }

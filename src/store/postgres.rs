@@ -1,22 +1,29 @@
-//! The production store: PostgreSQL, shared by any number of API processes. Writes that
-//! decide on what they read lock the rows they read (`for update`).
+//! The production database: PostgreSQL through sqlx, shared by any number of API
+//! processes. Writes that decide on what they read lock the rows they read
+//! (`FOR UPDATE`).
 
+use std::ops::DerefMut;
+
+use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgPool, PgPoolOptions, Postgres};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::{Arguments, Row as _};
+use uuid::Uuid;
 
-use super::{ConnectError, ConnectOptions};
-// The shared SQL (`sql.rs`) calls its query API as `db::…`.
-use sqlx as db;
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::row::{Columns, FromRow, Row};
+use super::sql::{trace_control, Arg, Sql};
+use super::{ConnectError, ConnectOptions, PoolUse, StoreKind};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
-pub struct PgStore {
+pub struct Postgres {
     pool: PgPool,
 }
 
-impl PgStore {
-    const KIND: StoreKind = StoreKind::Postgres;
-
+impl Postgres {
     pub async fn connect(options: &ConnectOptions) -> Result<Self, ConnectError> {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
@@ -32,26 +39,124 @@ impl PgStore {
         }
         Ok(Self { pool })
     }
+}
 
-    async fn begin_write(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
-        Ok(self.pool.begin().await?)
+fn arguments(sql: &Sql) -> Result<PgArguments, StoreError> {
+    let mut args = PgArguments::default();
+    for arg in sql.args() {
+        let added = match arg {
+            Arg::Uuid(id) => args.add(*id),
+            Arg::Text(text) => args.add(text.as_deref()),
+            Arg::Int(n) => args.add(*n),
+            Arg::Bool(b) => args.add(*b),
+            Arg::Timestamp(at) => args.add(*at),
+        };
+        added.map_err(StoreError::Other)?;
+    }
+    Ok(args)
+}
+
+fn read<T: FromRow>(row: &PgRow) -> Result<T, StoreError> {
+    T::from_row(&mut Columns::new(&PgValues(row)))
+}
+
+async fn fetch_all<'c, T: FromRow>(
+    executor: impl sqlx::PgExecutor<'c>,
+    sql: &Sql,
+) -> Result<Vec<T>, StoreError> {
+    sql.trace();
+    let rows = sqlx::query_with(sql.text(), arguments(sql)?)
+        .fetch_all(executor)
+        .await?;
+    rows.iter().map(read).collect()
+}
+
+async fn fetch_optional<'c, T: FromRow>(
+    executor: impl sqlx::PgExecutor<'c>,
+    sql: &Sql,
+) -> Result<Option<T>, StoreError> {
+    sql.trace();
+    let row = sqlx::query_with(sql.text(), arguments(sql)?)
+        .fetch_optional(executor)
+        .await?;
+    row.as_ref().map(read).transpose()
+}
+
+async fn execute<'c>(executor: impl sqlx::PgExecutor<'c>, sql: &Sql) -> Result<u64, StoreError> {
+    sql.trace();
+    let done = sqlx::query_with(sql.text(), arguments(sql)?)
+        .execute(executor)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// A connection held by a transaction or a group of reads.
+pub struct PgConn<C>(C);
+
+impl<C: DerefMut<Target = PgConnection> + Send> Executor for PgConn<C> {
+    async fn fetch_all<T: FromRow + Send>(&mut self, sql: Sql) -> Result<Vec<T>, StoreError> {
+        fetch_all(&mut *self.0, &sql).await
     }
 
-    /// A connection for a group of reads. Postgres needs no transaction around them to
-    /// do it in one go (a `BEGIN` would cost a round trip of its own).
-    async fn begin_read(&self) -> Result<sqlx::pool::PoolConnection<Postgres>, StoreError> {
-        Ok(self.pool.acquire().await?)
+    async fn fetch_optional<T: FromRow + Send>(
+        &mut self,
+        sql: Sql,
+    ) -> Result<Option<T>, StoreError> {
+        fetch_optional(&mut *self.0, &sql).await
     }
 
-    /// A read-only transaction that sees one snapshot for all its statements.
-    async fn begin_snapshot(&self) -> Result<sqlx::Transaction<'static, Postgres>, StoreError> {
-        Ok(self
-            .pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .await?)
+    async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
+        execute(&mut *self.0, &sql).await
+    }
+}
+
+type PgTransaction = sqlx::Transaction<'static, sqlx::Postgres>;
+
+impl Transaction for PgConn<PgTransaction> {
+    async fn commit(self) -> Result<(), StoreError> {
+        trace_control("commit");
+        Ok(self.0.commit().await?)
+    }
+}
+
+impl Database for Postgres {
+    /// Postgres needs no transaction around a group of reads (a `BEGIN` would cost a
+    /// round trip of its own): one pooled connection.
+    type Read = PgConn<PoolConnection<sqlx::Postgres>>;
+    type Tx = PgConn<PgTransaction>;
+
+    const KIND: StoreKind = StoreKind::Postgres;
+    const FOR_UPDATE: &'static str = " for update";
+    const FOR_UPDATE_OF_VOLUME: &'static str = " for update of v";
+
+    async fn begin_read(&self) -> Result<Self::Read, StoreError> {
+        Ok(PgConn(self.pool.acquire().await?))
     }
 
-    fn pools_in_use(&self) -> Vec<PoolUse> {
+    async fn begin_write(&self) -> Result<Self::Tx, StoreError> {
+        trace_control("begin");
+        Ok(PgConn(self.pool.begin().await?))
+    }
+
+    async fn begin_snapshot(&self) -> Result<Self::Tx, StoreError> {
+        let begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+        trace_control(begin);
+        Ok(PgConn(self.pool.begin_with(begin).await?))
+    }
+
+    async fn fetch_all<T: FromRow + Send>(&self, sql: Sql) -> Result<Vec<T>, StoreError> {
+        fetch_all(&self.pool, &sql).await
+    }
+
+    async fn fetch_optional<T: FromRow + Send>(&self, sql: Sql) -> Result<Option<T>, StoreError> {
+        fetch_optional(&self.pool, &sql).await
+    }
+
+    async fn execute(&self, sql: Sql) -> Result<u64, StoreError> {
+        execute(&self.pool, &sql).await
+    }
+
+    fn pool_use(&self) -> Vec<PoolUse> {
         vec![PoolUse {
             pool: "main",
             open: self.pool.size(),
@@ -60,16 +165,37 @@ impl PgStore {
         }]
     }
 
-    /// Postgres takes concurrent writers; row locks order them.
-    fn writer(&self) -> &PgPool {
-        &self.pool
+    async fn close(&self) {
+        self.pool.close().await;
     }
 }
 
-super::sql::sql_store!(
-    PgStore,
-    Postgres,
-    sqlx::PgConnection,
-    for_update = " for update",
-    for_update_of_volume = " for update of v"
-);
+/// A PostgreSQL row through the store's `Row`.
+struct PgValues<'r>(&'r PgRow);
+
+impl PgValues<'_> {
+    fn get<T>(&self, at: usize) -> Result<Option<T>, StoreError>
+    where
+        T: for<'v> sqlx::Decode<'v, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+    {
+        Ok(self.0.try_get::<Option<T>, _>(at)?)
+    }
+}
+
+impl Row for PgValues<'_> {
+    fn uuid(&self, at: usize) -> Result<Option<Uuid>, StoreError> {
+        self.get(at)
+    }
+    fn text(&self, at: usize) -> Result<Option<String>, StoreError> {
+        self.get(at)
+    }
+    fn int(&self, at: usize) -> Result<Option<i64>, StoreError> {
+        self.get(at)
+    }
+    fn bool(&self, at: usize) -> Result<Option<bool>, StoreError> {
+        self.get(at)
+    }
+    fn timestamp(&self, at: usize) -> Result<Option<DateTime<Utc>>, StoreError> {
+        self.get(at)
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use cinder_attach::check::{self, CheckedBackend};
+use cinder_attach::commands::check::{self, CheckedBackend};
 use serde_json::{json, Value};
 use uuid::Uuid;
 

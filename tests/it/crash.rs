@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cinder_attach::bench::journal::{Entry, Outcome};
+use crate::support::journal::{Entry, Outcome};
 use uuid::Uuid;
 
 use crate::support::load::{

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use cinder_attach::bench::journal::Outcome;
+use crate::support::journal::Outcome;
 use uuid::Uuid;
 
 use crate::support::load::{journal_entries, run_checker, start_bench, wait_for_journal};

@@ -259,7 +259,7 @@ async fn one_shot_create_connects(app: TestApp) {
         .column(&format!("select host from volumes where id = '{v}'"))
         .await;
     assert_eq!(record.volume_host.as_deref(), Some(host[0].as_str()));
-    assert_eq!(record.connector["host"], "cmp-1");
+    assert_eq!(record.connector.host(), Some("cmp-1"));
 }
 
 async fn a_bad_connector_changes_nothing(app: TestApp) {

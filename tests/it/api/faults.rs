@@ -5,7 +5,7 @@ use std::time::Duration;
 use axum::http::Method;
 use axum::routing::get;
 use axum::Router;
-use cinder_attach::app::{with_process_layers, AppState, ServiceConfig};
+use cinder_attach::api::{with_process_layers, AppState, ServiceConfig};
 use tower::ServiceExt;
 
 use crate::support::{TestApp, TestResponse};

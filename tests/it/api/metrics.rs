@@ -12,7 +12,7 @@ use crate::support::helpers::{conn, str_of};
 use crate::support::{Backend, TestApp};
 
 async fn scrape(app: &TestApp) -> String {
-    let response = cinder_attach::app::metrics_router(app.state.clone())
+    let response = cinder_attach::api::metrics_router(app.state.clone())
         .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
         .await
         .expect("answers");

@@ -79,7 +79,7 @@ async fn latest_resolves_to_the_maximum(app: TestApp) {
 }
 
 async fn public_endpoint_sets_the_self_link(app: TestApp) {
-    let app = app.reconfigure(cinder_attach::app::ServiceConfig {
+    let app = app.reconfigure(cinder_attach::api::ServiceConfig {
         public_endpoint: Some("https://volume.example.com/".into()),
         ..Default::default()
     });

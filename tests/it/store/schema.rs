@@ -122,7 +122,7 @@ async fn listing_is_scoped_ordered_and_skips_deleted(app: TestApp) {
         .find(|a| a.id.to_string() == ATTACHMENT_1)
         .unwrap();
     assert_eq!(first.attach_status, AttachStatus::Attached);
-    assert_eq!(first.attach_mode.as_deref(), Some("rw"));
+    assert_eq!(first.attach_mode.map(|m| m.as_str()), Some("rw"));
     assert_eq!(first.instance_uuid.as_deref(), Some(INSTANCE_1));
     assert_eq!(
         first.attach_time.map(|t| t.to_rfc3339()),

@@ -1,15 +1,15 @@
 //! Backend registration: one stable uuid per host, however often a process starts.
 
 use chrono::Utc;
+use cinder_attach::domain::ids::ServiceId;
 use cinder_attach::store::ServiceRegistration;
 use serde_json::json;
-use uuid::Uuid;
 
 use crate::support::TestApp;
 
 fn registration(host: &str) -> ServiceRegistration {
     ServiceRegistration {
-        new_uuid: Uuid::new_v4(),
+        new_uuid: ServiceId::generate(),
         host: host.to_owned(),
         backend_name: "b".to_owned(),
         driver: "file".to_owned(),

@@ -7,12 +7,12 @@ use axum::http::{HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use std::path::PathBuf;
 
-use cinder_attach::app::{build_app, register_backends, AppState, ServiceConfig};
+use cinder_attach::api::{build_app, AppState, ServiceConfig};
 use cinder_attach::auth::Authenticator;
 use cinder_attach::backend::{BackendSpec, Backends};
 use cinder_attach::clock::SystemClock;
 use cinder_attach::policy::{Policy, PolicyEngine};
-use cinder_attach::service::{Service, Settings};
+use cinder_attach::service::{register_backends, Service, Settings};
 use cinder_attach::store::Store;
 use http_body_util::BodyExt;
 use serde_json::Value;

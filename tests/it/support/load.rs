@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cinder_attach::bench::journal::Entry;
+use super::journal::Entry;
 
 /// A port free on 127.0.0.1 right now (for a server that must come back on it).
 pub fn free_port() -> u16 {
@@ -15,10 +15,10 @@ pub fn free_port() -> u16 {
         .expect("a free port")
 }
 
-/// `cinder-attach bench` in `own` mode with 4 clients for `seconds`, journalling.
+/// `cinder-attach-bench` in `own` mode with 4 clients for `seconds`, journalling.
 pub fn start_bench(addr: &str, journal: &Path, seconds: f64) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
-        .args(["bench", "--mode", "own", "--clients", "4"])
+    Command::new(env!("CARGO_BIN_EXE_cinder-attach-bench"))
+        .args(["--mode", "own", "--clients", "4"])
         .args(["--endpoint", &format!("http://{addr}")])
         .args(["--duration", &seconds.to_string()])
         .arg("--journal")

@@ -5,6 +5,11 @@ pub mod db;
 pub mod fixtures;
 pub mod helpers;
 pub mod http;
+/// The load generator's journal (what the crash and outage tests read): the same source
+/// the `cinder-attach-bench` binary writes it with.
+#[allow(dead_code)]
+#[path = "../../../bench/loadgen/journal.rs"]
+pub mod journal;
 pub mod load;
 pub mod lock;
 pub mod pg_cluster;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::super::StoreError;
+use super::super::error::StoreError;
 use super::pool::Opener;
 use super::writer::{Writer, WriterSlot};
 

@@ -1,6 +1,5 @@
 //! The one write connection, and transactions on it or on a reader.
 
-use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
-use super::super::StoreError;
+use super::super::error::StoreError;
 use super::pool::PooledConnection;
-use super::query::control;
-use super::{closed, is_busy, CheckedOut, Home, Lite};
+use super::statement::control;
+use super::{closed, is_busy, CheckedOut, Home};
 /// The one write connection. A write transaction never waits inside (every statement
 /// has finished when its future is first polled), so the connection is only ever out
 /// for the ~100 µs a transaction runs, on another thread. A thread that finds it out
@@ -114,7 +113,7 @@ impl Writer {
 
     /// `BEGIN IMMEDIATE` on the write connection: the database's write lock is held from
     /// here to commit or drop, so what the transaction reads cannot change under it.
-    pub async fn begin(&self) -> Result<Transaction<'static, Lite>, StoreError> {
+    pub async fn begin(&self) -> Result<Transaction, StoreError> {
         let deadline = Instant::now() + self.lock_timeout;
         let mut pause = Duration::from_millis(1);
         loop {
@@ -163,27 +162,23 @@ pub(super) enum Held {
 }
 
 /// An open transaction; rolled back when dropped without `commit`.
-pub struct Transaction<'c, D> {
+pub struct Transaction {
     held: Option<Held>,
-    scope: PhantomData<(&'c (), D)>,
 }
 
-impl<D> Transaction<'_, D> {
+impl Transaction {
     pub(super) fn new(held: Held) -> Self {
-        Transaction {
-            held: Some(held),
-            scope: PhantomData,
-        }
+        Transaction { held: Some(held) }
     }
 
-    pub async fn commit(mut self) -> Result<(), StoreError> {
+    pub fn commit(mut self) -> Result<(), StoreError> {
         control(&self, "COMMIT")?;
         self.held = None;
         Ok(())
     }
 }
 
-impl<D> Deref for Transaction<'_, D> {
+impl Deref for Transaction {
     type Target = Connection;
     fn deref(&self) -> &Connection {
         match self.held.as_ref().expect("present until committed") {
@@ -193,7 +188,7 @@ impl<D> Deref for Transaction<'_, D> {
     }
 }
 
-impl<D> DerefMut for Transaction<'_, D> {
+impl DerefMut for Transaction {
     fn deref_mut(&mut self) -> &mut Connection {
         match self.held.as_mut().expect("present until committed") {
             Held::Writer(conn) => conn,
@@ -202,7 +197,7 @@ impl<D> DerefMut for Transaction<'_, D> {
     }
 }
 
-impl<D> Drop for Transaction<'_, D> {
+impl Drop for Transaction {
     fn drop(&mut self) {
         if self.held.is_some() && !self.is_autocommit() {
             if let Err(err) = control(self, "ROLLBACK") {

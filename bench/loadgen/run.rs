@@ -1,104 +1,19 @@
-//! `cinder-attach bench`: a load generator for any Cinder-compatible endpoint.
-//!
-//! N clients run attach cycles (create attachment with a connector → `os-complete` →
-//! delete) for a fixed time or count, each on its own volume (`own`) or all on one
-//! multiattach volume (`shared`, where Cinder's rules refuse overlapping attaches: those
-//! refusals are counted apart from errors), or a read mix (`reads`). It reports
-//! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
-
-mod client;
-pub mod journal;
-pub mod stats;
+//! The clients and their attach cycles.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::Method;
-use serde::Serialize;
 use serde_json::{json, Value};
 use uuid::Uuid;
 
-use client::{Answer, CinderClient};
-use journal::{Entry, Journal, Outcome};
-use stats::Samples;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BenchMode {
-    /// Every client attaches and detaches its own volume.
-    Own,
-    /// All clients race for one multiattach volume.
-    Shared,
-    /// Show volume, list attachments by volume, show attachment.
-    Reads,
-}
-
-#[derive(Debug, Clone, clap::Args)]
-pub struct BenchArgs {
-    /// The service's base URL (no `/v3`).
-    #[arg(long, default_value = "http://127.0.0.1:8776")]
-    pub endpoint: String,
-    /// Project id used in URLs and the noauth token (hex, for the reference Cinder).
-    #[arg(long, default_value = "b5e0c5a1d7f94c35a3c0d4e0b6f1a2c3")]
-    pub project: String,
-    /// `X-Auth-Token`; default `bench:<project>` (noauth admin).
-    #[arg(long)]
-    pub token: Option<String>,
-    /// Concurrent clients.
-    #[arg(long, default_value_t = 16)]
-    pub clients: usize,
-    /// Seconds to run (ignored with --cycles).
-    #[arg(long, default_value_t = 10.0)]
-    pub duration: f64,
-    /// Stop after this many cycles in total instead of after --duration.
-    #[arg(long)]
-    pub cycles: Option<u64>,
-    #[arg(long, value_enum, default_value_t = BenchMode::Own)]
-    pub mode: BenchMode,
-    /// The server's process id, to sample its resident memory.
-    #[arg(long)]
-    pub server_pid: Option<u32>,
-    /// Also write the report as JSON here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Send `X-Service-Roles: service` (the reference Cinder then skips its Nova check).
-    #[arg(long)]
-    pub service_role: bool,
-    /// Write every attachment request and its outcome here, one JSON line each (for
-    /// crash tests: what the server acknowledged).
-    #[arg(long)]
-    pub journal: Option<PathBuf>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct OpReport {
-    pub count: usize,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Report {
-    pub mode: BenchMode,
-    pub clients: usize,
-    pub seconds: f64,
-    pub cycles: u64,
-    pub cycles_per_s: f64,
-    pub requests: usize,
-    pub requests_per_s: f64,
-    pub refusals: u64,
-    pub errors: u64,
-    /// Errors that got no answer at all (connection refused or cut).
-    pub unanswered: u64,
-    pub error_samples: Vec<String>,
-    pub operations: BTreeMap<String, OpReport>,
-    pub peak_rss_mib: Option<f64>,
-}
+use crate::client::{Answer, CinderClient};
+use crate::journal::{Entry, Journal, Outcome};
+use crate::report::{OpReport, Report};
+use crate::stats::Samples;
+use crate::{BenchArgs, BenchMode};
 
 #[derive(Default)]
 struct ClientResult {
@@ -580,31 +495,6 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
 }
 
 /// A human-readable table of a report.
-pub fn render(report: &Report) -> String {
-    let mut out = format!(
-        "mode {:?}, {} clients, {:.1} s: {} cycles ({:.1}/s), {} requests ({:.1}/s), {} refusals, {} errors ({} unanswered)\n",
-        report.mode, report.clients, report.seconds, report.cycles, report.cycles_per_s, report.requests,
-        report.requests_per_s, report.refusals, report.errors, report.unanswered
-    );
-    out.push_str(&format!(
-        "{:<20} {:>8} {:>9} {:>9} {:>9} {:>9}\n",
-        "operation", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"
-    ));
-    for (op, r) in &report.operations {
-        out.push_str(&format!(
-            "{op:<20} {:>8} {:>9.2} {:>9.2} {:>9.2} {:>9.2}\n",
-            r.count, r.p50_ms, r.p95_ms, r.p99_ms, r.max_ms
-        ));
-    }
-    if let Some(rss) = report.peak_rss_mib {
-        out.push_str(&format!("server peak RSS: {rss:.1} MiB\n"));
-    }
-    for sample in &report.error_samples {
-        out.push_str(&format!("error: {sample}\n"));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

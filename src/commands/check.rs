@@ -6,9 +6,34 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::{connect_options, StartError};
 use crate::backend::{Backend, BackendSpec};
+use crate::cli::{CheckArgs, DatabaseArgs, ServeArgs};
 use crate::domain::consistency::{self, BackendObjects, Finding};
-use crate::store::Store;
+use crate::store::{self, Store};
+
+/// The subcommand: `Ok(true)` when nothing is broken.
+pub async fn check(
+    db: &DatabaseArgs,
+    serve: &ServeArgs,
+    args: &CheckArgs,
+) -> Result<bool, StartError> {
+    let backends =
+        backends_from_specs(&serve.backends, &serve.host_name()).map_err(StartError::Config)?;
+    let store = store::connect(&connect_options(db, false, false)).await?;
+    let report = run(store.as_ref(), &backends).await;
+    store.close().await;
+    let report = report.map_err(StartError::Config)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        );
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(report.findings.is_empty())
+}
 
 #[derive(Debug, Serialize)]
 pub struct CheckReport {

@@ -20,10 +20,6 @@ impl Samples {
         self.micros.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.micros.is_empty()
-    }
-
     /// `(p50, p95, p99, max)` in milliseconds.
     pub fn summary(&self) -> (f64, f64, f64, f64) {
         if self.micros.is_empty() {

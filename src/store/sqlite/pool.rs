@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-use super::super::StoreError;
-use super::query::control;
+use super::super::error::StoreError;
+use super::statement::control;
 use super::writer::{Held, Transaction};
-use super::{closed, CheckedOut, Home, Lite};
+use super::{closed, CheckedOut, Home};
 
 const STATEMENT_CACHE: usize = 256;
 /// How to open one more connection to the database.
@@ -97,7 +97,7 @@ impl ReadPool {
     }
 
     /// A read transaction: in WAL mode it sees one snapshot from its first read on.
-    pub async fn begin(&self) -> Result<Transaction<'static, Lite>, StoreError> {
+    pub async fn begin(&self) -> Result<Transaction, StoreError> {
         let conn = self.acquire().await?;
         control(&conn, "BEGIN")?;
         Ok(Transaction::new(Held::Pooled(conn)))

@@ -6,17 +6,20 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use super::values::parse_timestamp;
 use super::*;
-use crate::store::{DbId, StoreError};
+use crate::store::db::Executor;
 
-fn memory_store() -> (Writer, ReadPool) {
+fn memory_database() -> Sqlite {
     let opener = Opener {
         path: format!("/lite-test-{}", uuid::Uuid::new_v4()).into(),
         vfs: Some("memdb"),
         busy_timeout: Duration::from_millis(100),
     };
     let writer = Writer::new(opener.open().unwrap(), Duration::from_millis(300)).unwrap();
-    let pool = ReadPool::new(opener, 4);
-    (writer, pool)
+    Sqlite {
+        pool: ReadPool::new(opener, 4),
+        writer,
+        _checkpointer: None,
+    }
 }
 
 /// A database file in a fresh temporary directory (removed by the test).
@@ -31,55 +34,54 @@ fn file_database(name: &str) -> (std::path::PathBuf, Opener) {
     (dir, opener)
 }
 
-async fn with_table() -> (Writer, ReadPool) {
-    let (writer, pool) = memory_store();
-    query("create table t (id text primary key, n integer, at text, flag integer, note text)")
-        .execute(&writer)
-        .await
-        .unwrap();
-    (writer, pool)
+async fn with_table() -> Sqlite {
+    let db = memory_database();
+    db.execute(Sql::new(
+        "create table t (id text primary key, n integer, at text, flag integer, note text)",
+    ))
+    .await
+    .unwrap();
+    db
 }
 
 #[tokio::test]
 async fn parameters_bind_by_number_in_any_order_and_more_than_once() {
-    let (writer, pool) = with_table().await;
-    query("insert into t (n, id, note) values ($2, $1, $2 || '-' || $1)")
+    let db = with_table().await;
+    let insert = Sql::new("insert into t (n, id, note) values ($2, $1, $2 || '-' || $1)")
         .bind("a")
-        .bind(7_i64)
-        .execute(&writer)
+        .bind(7_i64);
+    db.execute(insert).await.unwrap();
+    let row: Option<(String, i64, Option<String>)> = db
+        .fetch_optional(Sql::new("select id, n, note from t"))
         .await
         .unwrap();
-    let row: (String, i64, Option<String>) = query_as("select id, n, note from t")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    assert_eq!(row, ("a".to_owned(), 7, Some("7-a".to_owned())));
+    assert_eq!(row, Some(("a".to_owned(), 7, Some("7-a".to_owned()))));
 }
 
 #[tokio::test]
 async fn values_come_back_as_written_and_null_as_none() {
-    let (writer, pool) = with_table().await;
-    let id = DbId(uuid::Uuid::new_v4());
+    let db = with_table().await;
+    let id = uuid::Uuid::new_v4();
     let at = Utc.with_ymd_and_hms(2026, 11, 22, 5, 6, 7).unwrap()
         + chrono::Duration::microseconds(123_456);
-    query("insert into t (id, n, at, flag, note) values ($1, $2, $3, $4, $5)")
+    let insert = Sql::new("insert into t (id, n, at, flag, note) values ($1, $2, $3, $4, $5)")
         .bind(id)
         .bind(-3_i64)
         .bind(at)
         .bind(true)
-        .bind(None::<String>)
-        .execute(&writer)
+        .bind(None::<String>);
+    db.execute(insert).await.unwrap();
+    let row: Option<(uuid::Uuid, DateTime<Utc>, bool, Option<String>)> = db
+        .fetch_optional(Sql::new("select id, at, flag, note from t"))
         .await
         .unwrap();
-    let row: (DbId, DateTime<Utc>, bool, Option<String>) =
-        query_as("select id, at, flag, note from t")
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-    assert_eq!(row, (id, at, true, None));
+    assert_eq!(row, Some((id, at, true, None)));
     // Stored the way sqlx's SQLite driver stores them, so old files read the same.
-    let (text,): (String,) = query_as("select at from t").fetch_one(&pool).await.unwrap();
-    assert_eq!(text, "2026-11-22T05:06:07.123456+00:00");
+    let text: Option<(String,)> = db
+        .fetch_optional(Sql::new("select at from t"))
+        .await
+        .unwrap();
+    assert_eq!(text.unwrap().0, "2026-11-22T05:06:07.123456+00:00");
 }
 
 #[test]
@@ -93,48 +95,43 @@ fn sqlite_own_timestamp_format_is_read_too() {
 
 #[tokio::test]
 async fn a_mismatched_value_is_corrupt_not_a_panic() {
-    let (writer, pool) = with_table().await;
-    query("insert into t (id, n) values ('not-a-uuid', 1)")
-        .execute(&writer)
+    let db = with_table().await;
+    db.execute(Sql::new("insert into t (id, n) values ('not-a-uuid', 1)"))
         .await
         .unwrap();
-    let found: Result<Option<(DbId,)>, _> =
-        query_as("select id from t").fetch_optional(&pool).await;
+    let found: Result<Option<(uuid::Uuid,)>, _> =
+        db.fetch_optional(Sql::new("select id from t")).await;
     assert!(matches!(found, Err(StoreError::Corrupt(_))), "{found:?}");
-    let found: Result<Vec<(i64, i64)>, _> = query_as("select n from t").fetch_all(&pool).await;
+    let found: Result<Vec<(i64, i64)>, _> = db.fetch_all(Sql::new("select n from t")).await;
+    assert!(found.is_err(), "a missing column: {found:?}");
+    let found: Result<Vec<(i64,)>, _> = db.fetch_all(Sql::new("select id from t")).await;
     assert!(matches!(found, Err(StoreError::Corrupt(_))), "{found:?}");
 }
 
 #[tokio::test]
 async fn a_dropped_transaction_rolls_back_and_frees_the_writer() {
-    let (writer, pool) = with_table().await;
+    let db = with_table().await;
     {
-        let mut tx = writer.begin().await.unwrap();
-        query("insert into t (id) values ('x')")
-            .execute(&mut *tx)
+        let mut tx = db.begin_write().await.unwrap();
+        tx.execute(Sql::new("insert into t (id) values ('x')"))
             .await
             .unwrap();
     }
-    let mut tx = writer.begin().await.unwrap();
-    query("insert into t (id) values ('y')")
-        .execute(&mut *tx)
+    let mut tx = db.begin_write().await.unwrap();
+    tx.execute(Sql::new("insert into t (id) values ('y')"))
         .await
         .unwrap();
-    tx.commit().await.unwrap();
-    let ids: Vec<(String,)> = query_as("select id from t").fetch_all(&pool).await.unwrap();
+    super::super::db::Transaction::commit(tx).await.unwrap();
+    let ids: Vec<(String,)> = db.fetch_all(Sql::new("select id from t")).await.unwrap();
     assert_eq!(ids, vec![("y".to_owned(),)]);
 }
 
 #[tokio::test]
 async fn a_duplicate_key_is_a_conflict() {
-    let (writer, _pool) = with_table().await;
-    query("insert into t (id) values ('x')")
-        .execute(&writer)
-        .await
-        .unwrap();
-    let again = query("insert into t (id) values ('x')")
-        .execute(&writer)
-        .await;
+    let db = with_table().await;
+    let insert = || Sql::new("insert into t (id) values ('x')");
+    db.execute(insert()).await.unwrap();
+    let again = db.execute(insert()).await;
     assert!(
         matches!(again, Err(StoreError::Conflict(_))),
         "{:?}",
@@ -143,36 +140,39 @@ async fn a_duplicate_key_is_a_conflict() {
 }
 
 #[tokio::test]
-async fn query_builder_numbers_its_binds() {
-    let (writer, pool) = with_table().await;
-    let mut q = QueryBuilder::<Lite>::new("insert into t (id, n) ");
-    q.push_values([("a", 1_i64), ("b", 2)], |mut row, (id, n)| {
-        row.push_bind(id).push_bind(n);
-    });
-    q.build().execute(&writer).await.unwrap();
-    let mut q = QueryBuilder::<Lite>::new("select id from t where n in (");
-    let mut list = q.separated(", ");
-    list.push_bind(2_i64);
-    list.push_bind(3_i64);
-    q.push(") order by id");
-    let found: Vec<(String,)> = q.build_query_as().fetch_all(&pool).await.unwrap();
+async fn built_statements_number_their_binds() {
+    let db = with_table().await;
+    let mut insert = Sql::new("insert into t (id, n) values (");
+    insert
+        .push_list(["a"])
+        .push(", ")
+        .push_list([1_i64])
+        .push("), (")
+        .push_list(["b"])
+        .push(", ")
+        .push_list([2_i64])
+        .push(")");
+    db.execute(insert).await.unwrap();
+    let mut select = Sql::new("select id from t where n in (");
+    select.push_list([2_i64, 3]).push(") order by id");
+    let found: Vec<(String,)> = db.fetch_all(select).await.unwrap();
     assert_eq!(found, vec![("b".to_owned(),)]);
 }
 
 #[tokio::test]
-async fn rows_affected_counts_changed_rows_only() {
-    let (writer, _pool) = with_table().await;
-    query("insert into t (id, n) values ('a', 1), ('b', 1), ('c', 2)")
-        .execute(&writer)
+async fn execute_counts_changed_rows_only() {
+    let db = with_table().await;
+    db.execute(Sql::new(
+        "insert into t (id, n) values ('a', 1), ('b', 1), ('c', 2)",
+    ))
+    .await
+    .unwrap();
+    let changed = db
+        .execute(Sql::new("update t set n = 5 where n = 1"))
         .await
         .unwrap();
-    let done = query("update t set n = 5 where n = 1")
-        .execute(&writer)
-        .await
-        .unwrap();
-    assert_eq!(done.rows_affected(), 2);
-    let done = query("select 1").execute(&writer).await.unwrap();
-    assert_eq!(done.rows_affected(), 0);
+    assert_eq!(changed, 2);
+    assert_eq!(db.execute(Sql::new("select 1")).await.unwrap(), 0);
 }
 
 #[tokio::test]
@@ -194,7 +194,7 @@ async fn another_process_holding_the_write_lock_makes_begin_wait_then_give_up() 
         std::thread::sleep(Duration::from_millis(50));
         other.execute_batch("COMMIT").unwrap();
     });
-    writer.begin().await.unwrap().commit().await.unwrap();
+    writer.begin().await.unwrap().commit().unwrap();
     release.join().unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -204,21 +204,26 @@ async fn another_process_holding_the_write_lock_makes_begin_wait_then_give_up() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
     let (dir, opener) = file_database("lite-wal");
-    let writer = Arc::new(Writer::new(opener.open().unwrap(), Duration::from_secs(5)).unwrap());
-    let pool = Arc::new(ReadPool::new(opener.clone(), 4));
-    let _checkpointer = Checkpointer::start(&opener, &writer).unwrap();
-    query("create table t (id integer primary key, body text)")
-        .execute(&*writer)
-        .await
-        .unwrap();
+    let writer = Writer::new(opener.open().unwrap(), Duration::from_secs(5)).unwrap();
+    let checkpointer = Checkpointer::start(&opener, &writer).unwrap();
+    let db = Arc::new(Sqlite {
+        pool: ReadPool::new(opener.clone(), 4),
+        writer,
+        _checkpointer: Some(checkpointer),
+    });
+    db.execute(Sql::new(
+        "create table t (id integer primary key, body text)",
+    ))
+    .await
+    .unwrap();
     let reading = Arc::new(AtomicBool::new(true));
     let reader = {
-        let (pool, reading) = (pool.clone(), reading.clone());
+        let (db, reading) = (db.clone(), reading.clone());
         tokio::spawn(async move {
             while reading.load(Ordering::Relaxed) {
-                let mut tx = pool.begin().await.unwrap();
-                let _: Vec<(i64,)> = query_as("select count(*) from t")
-                    .fetch_all(&mut *tx)
+                let mut reads = db.begin_read().await.unwrap();
+                let _: Vec<(i64,)> = reads
+                    .fetch_all(Sql::new("select count(*) from t"))
                     .await
                     .unwrap();
                 tokio::task::yield_now().await;
@@ -228,12 +233,10 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
     // 30,000 pages of WAL (~120 MB) if nothing ever started it over.
     let body = "x".repeat(3000);
     for i in 0..30_000_i64 {
-        query("insert or replace into t (id, body) values ($1, $2)")
+        let upsert = Sql::new("insert or replace into t (id, body) values ($1, $2)")
             .bind(i % 500)
-            .bind(body.as_str())
-            .execute(&*writer)
-            .await
-            .unwrap();
+            .bind(body.as_str());
+        db.execute(upsert).await.unwrap();
     }
     reading.store(false, Ordering::Relaxed);
     reader.await.unwrap();
@@ -244,13 +247,12 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
 
 #[tokio::test]
 async fn a_closed_store_is_unavailable() {
-    let (writer, pool) = with_table().await;
-    pool.close().await;
-    writer.close().await;
-    let read: Result<Vec<(String,)>, _> = query_as("select id from t").fetch_all(&pool).await;
+    let db = with_table().await;
+    db.close().await;
+    let read: Result<Vec<(String,)>, _> = db.fetch_all(Sql::new("select id from t")).await;
     assert!(matches!(read, Err(StoreError::Unavailable(_))), "{read:?}");
-    let write = query("insert into t (id) values ('x')")
-        .execute(&writer)
+    let write = db
+        .execute(Sql::new("insert into t (id) values ('x')"))
         .await;
     assert!(
         matches!(write, Err(StoreError::Unavailable(_))),

@@ -1,0 +1,344 @@
+//! What each domain error looks like on the wire: its status and Cinder's exact text.
+//! Every such text lives here; the layers below only say what went wrong.
+
+use super::error::ApiError;
+use crate::domain::attach::reserve_statuses;
+use crate::domain::volume::Unschedulable;
+use crate::domain::volume_rules::DELETABLE_STATUSES;
+use crate::domain::DomainError;
+
+/// Cinder's prefix for `InvalidInput` (400).
+fn invalid_input(reason: impl std::fmt::Display) -> ApiError {
+    ApiError::BadRequest(format!("Invalid input received: {reason}"))
+}
+
+/// Cinder's prefix for `InvalidVolume` (400).
+fn invalid_volume(reason: impl std::fmt::Display) -> ApiError {
+    ApiError::BadRequest(format!("Invalid volume: {reason}"))
+}
+
+fn error_state(
+    verb: &str,
+    volume: impl std::fmt::Display,
+    status: impl std::fmt::Display,
+) -> String {
+    format!(
+        "Volume attachments can not be {verb} if the volume is in an error state. \
+         The Volume {volume} currently has a status of: {status} "
+    )
+}
+
+/// Cinder's refusal text for a delete, with or without `force`.
+fn delete_refusal(force: bool) -> String {
+    // With force the status clause is empty, which leaves Cinder's double space.
+    let statuses = if force {
+        String::new()
+    } else {
+        let names: Vec<&str> = DELETABLE_STATUSES.iter().map(|s| s.as_str()).collect();
+        format!("status must be {} and", names.join(" or "))
+    };
+    format!(
+        "Volume {statuses} must not be migrating, attached, belong to a group, have snapshots, \
+         awaiting a transfer, or be disassociated from snapshots after volume transfer."
+    )
+}
+
+const RETYPE_REFUSAL: &str = "Retype needs volume to be in available or in-use state, not be \
+part of an active migration or a consistency group, requested type has to be different that \
+the one from the volume, and for in-use volumes front-end qos specs cannot change.";
+
+/// The message of a failure that is shown (500s with Cinder's own text).
+fn failure_text(err: &DomainError) -> String {
+    match err {
+        DomainError::ConnectFailed(message) => {
+            format!("Bad or unexpected response from the storage volume backend API: {message}")
+        }
+        DomainError::BackendNotConfigured { host, volume } => {
+            format!("The backend {host} of volume {volume} is not configured here.")
+        }
+        DomainError::AttachmentFailed { updating, cause } => {
+            let cause = failure_text(cause);
+            if *updating {
+                format!("Unable to update attachment ({cause}).")
+            } else {
+                format!("Unable to create attachment for volume ({cause}).")
+            }
+        }
+        DomainError::Interrupted { what, detail } => format!("{what} was interrupted: {detail}"),
+        other => other.to_string(),
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(err: DomainError) -> Self {
+        use DomainError as E;
+        match err {
+            E::VolumeNotFound(id) => ApiError::NotFound(format!("Volume {id} could not be found.")),
+            E::AttachmentNotFound(id) => ApiError::NotFound(format!(
+                "Volume attachment could not be found with filter: attachment_id = {id}."
+            )),
+            E::VolumeTypeNotFound(id) => {
+                ApiError::NotFound(format!("Volume type {id} could not be found."))
+            }
+            E::VolumeTypeNameNotFound(name) => {
+                ApiError::NotFound(format!("Volume type with name {name} could not be found."))
+            }
+            E::MessageNotFound(id) => {
+                ApiError::NotFound(format!("Message {id} could not be found."))
+            }
+            E::MarkerNotFound(id) => ApiError::NotFound(format!("Marker {id} could not be found.")),
+            E::MetadataKeyNotFound { volume, key } => {
+                ApiError::NotFound(format!("Volume {volume} has no metadata with key {key}."))
+            }
+            E::ExtraSpecNotFound { volume_type, key } => ApiError::NotFound(format!(
+                "Volume Type {volume_type} has no extra specs with key {key}."
+            )),
+            E::ReservationRefused {
+                volume,
+                status,
+                multiattach,
+            } => {
+                let allowed: Vec<&str> = reserve_statuses(multiattach)
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect();
+                invalid_volume(format!(
+                    "Volume {volume} status must be {} to reserve, but the current status is \
+                     {status}.",
+                    allowed.join(" or ")
+                ))
+            }
+            E::VolumeInError {
+                volume,
+                status,
+                updating: false,
+            } => invalid_volume(error_state("created", volume, status)),
+            E::VolumeInError {
+                volume,
+                status,
+                updating: true,
+            } => ApiError::Conflict(format!(
+                "Resource conflict: {}",
+                error_state("updated", volume, status)
+            )),
+            E::DuplicateConnector(volume) => ApiError::Conflict(format!(
+                "Resource conflict: duplicate connectors detected on volume {volume}"
+            )),
+            E::ConnectorMissing(key) => invalid_input(format!(
+                "Connector doesn't have required information: {key}"
+            )),
+            E::LegacyReserveRefused {
+                status,
+                multiattach,
+            } => {
+                let expected = if multiattach {
+                    "available or in-use"
+                } else {
+                    "available"
+                };
+                invalid_volume(format!(
+                    "Volume status must be {expected} to reserve, but the status is {status}."
+                ))
+            }
+            E::NotAttached => invalid_volume(
+                "Unable to detach volume. Volume status must be 'in-use' and attach_status must \
+                 be 'attached' to detach.",
+            ),
+            E::InvalidSize(size) => {
+                let shown = size.map_or_else(|| "None".to_owned(), |s| s.to_string());
+                invalid_input(format!(
+                    "Volume size '{shown}' must be an integer and greater than 0"
+                ))
+            }
+            E::InvalidAvailabilityZone(zone) => {
+                invalid_input(format!("Availability zone '{zone}' is invalid."))
+            }
+            E::Unschedulable(why) => ApiError::BadRequest(match why {
+                Unschedulable::NoBackend => "No storage backend is configured.".to_owned(),
+                Unschedulable::NoBackendInZone(zone) => {
+                    format!("No backend serves availability zone {zone}.")
+                }
+                Unschedulable::NoMultiattachBackend => {
+                    "No storage backend offers the multiattach capability that the volume type \
+                     requires (multiattach=\"<is> True\")."
+                        .to_owned()
+                }
+            }),
+            E::DeleteRefused { force } => invalid_volume(delete_refusal(force)),
+            E::ExtendRefused { volume, status } => invalid_volume(format!(
+                "Volume {volume} status must be 'available' to extend, currently {status}."
+            )),
+            E::ExtendNotLarger { current, requested } => invalid_input(format!(
+                "New size for extend must be greater than current size. (current: {current}, \
+                 extended: {requested})."
+            )),
+            E::ReadonlyRefused { volume, status } => invalid_volume(format!(
+                "Volume {volume} status must be available to update readonly flag, but current \
+                 status is: {status}."
+            )),
+            E::RetypeRefused => invalid_volume(RETYPE_REFUSAL),
+            E::MultiattachRetypeRefused(status) => invalid_input(format!(
+                "Invalid volume_type passed, retypes affecting multiattach are only allowed on \
+                 available volumes, the specified volume however currently has a status of: \
+                 {status}."
+            )),
+            E::UpdateDuringMaintenance => {
+                invalid_volume("The volume cannot be updated during maintenance.")
+            }
+            E::MetadataChangeRefused { removing, status } => {
+                let verb = if removing { "Deleting" } else { "Updating" };
+                invalid_volume(format!(
+                    "{verb} volume metadata is not allowed for volumes in {status} status."
+                ))
+            }
+            E::ResetToDeleting => ApiError::BadRequest("Cannot reset-state to deleting".to_owned()),
+            E::ResetToInUseWithoutAttachments => ApiError::BadRequest(
+                "Cannot reset-state to in-use because volume does not have any attachments."
+                    .to_owned(),
+            ),
+            E::TypeExists(name) => {
+                ApiError::Conflict(format!("Volume Type {name} already exists."))
+            }
+            E::TypeInUse => ApiError::BadRequest("Volume Type is currently in use.".to_owned()),
+            E::TypeStillInUse => {
+                ApiError::BadRequest("Target volume type is still in use.".to_owned())
+            }
+            E::TypeNameEmpty => {
+                ApiError::BadRequest("Volume type name can not be empty.".to_owned())
+            }
+            E::TypeUpdateEmpty => ApiError::BadRequest(
+                "Specify volume type name, description, is_public or a combination thereof."
+                    .to_owned(),
+            ),
+            E::DefaultTypeUndeletable(id) => ApiError::BadRequest(format!(
+                "The volume type {id} is a default volume type and cannot be deleted."
+            )),
+            E::CacheableWithMultiattach => {
+                ApiError::BadRequest("cacheable cannot be set with multiattach.".to_owned())
+            }
+            E::PolicyDenied(rule) => {
+                ApiError::Forbidden(format!("Policy doesn't allow {rule} to be performed."))
+            }
+            E::Unavailable(source) => {
+                tracing::warn!(error = %source, "database unavailable");
+                ApiError::ServiceUnavailable(
+                    "The database is unavailable; try again later.".to_owned(),
+                )
+            }
+            E::Internal(source) => ApiError::Internal(error_chain(source.as_ref())),
+            failure @ (E::ConnectFailed(_)
+            | E::BackendNotConfigured { .. }
+            | E::AttachmentFailed { .. }
+            | E::Interrupted { .. }) => ApiError::Failed(failure_text(&failure)),
+        }
+    }
+}
+
+/// The error and all its causes on one line, for logs.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::VolumeId;
+    use crate::domain::volume::VolumeStatus;
+
+    fn message(err: DomainError) -> (u16, String) {
+        let api = ApiError::from(err);
+        (api.status().as_u16(), api.to_string())
+    }
+
+    #[test]
+    fn reservation_refusals_name_the_allowed_statuses() {
+        let volume = VolumeId::generate();
+        let (code, text) = message(DomainError::ReservationRefused {
+            volume,
+            status: VolumeStatus::InUse,
+            multiattach: false,
+        });
+        assert_eq!(code, 400);
+        assert_eq!(
+            text,
+            format!(
+                "Invalid volume: Volume {volume} status must be available or downloading to \
+                 reserve, but the current status is in-use."
+            )
+        );
+        let (_, text) = message(DomainError::ReservationRefused {
+            volume,
+            status: VolumeStatus::Reserved,
+            multiattach: true,
+        });
+        assert!(text.contains("available or in-use or downloading"));
+    }
+
+    #[test]
+    fn delete_refusals() {
+        assert_eq!(
+            delete_refusal(false),
+            "Volume status must be available or error or error_restoring or error_extending or \
+             error_managing and must not be migrating, attached, belong to a group, have \
+             snapshots, awaiting a transfer, or be disassociated from snapshots after volume \
+             transfer."
+        );
+        assert!(delete_refusal(true).starts_with("Volume  must not be migrating, attached"));
+    }
+
+    #[test]
+    fn error_states_are_400_on_create_and_409_on_update() {
+        let volume = VolumeId::generate();
+        let err = |updating| DomainError::VolumeInError {
+            volume,
+            status: VolumeStatus::Error,
+            updating,
+        };
+        let (code, text) = message(err(false));
+        assert_eq!(code, 400);
+        assert!(text.starts_with("Invalid volume: Volume attachments can not be created"));
+        let (code, text) = message(err(true));
+        assert_eq!(code, 409);
+        assert!(text.starts_with("Resource conflict: Volume attachments can not be updated"));
+        assert!(text.ends_with("currently has a status of: error "));
+    }
+
+    #[test]
+    fn failures_on_the_way_are_wrapped_with_their_cause() {
+        let cause = DomainError::ConnectFailed("no target".into());
+        let (code, text) = message(DomainError::AttachmentFailed {
+            updating: false,
+            cause: Box::new(cause),
+        });
+        assert_eq!(code, 500);
+        assert_eq!(
+            text,
+            "Unable to create attachment for volume (Bad or unexpected response from the \
+             storage volume backend API: no target)."
+        );
+    }
+
+    #[test]
+    fn policy_denials_name_the_rule() {
+        assert_eq!(
+            message(DomainError::PolicyDenied("volume:multiattach")),
+            (
+                403,
+                "Policy doesn't allow volume:multiattach to be performed.".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn internal_details_stay_in_the_log() {
+        let (code, _) = message(DomainError::Internal("secret table".into()));
+        assert_eq!(code, 500);
+    }
+}

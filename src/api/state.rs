@@ -1,0 +1,46 @@
+//! What every handler can reach: the use cases, request-time settings, authentication
+//! and metrics.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::auth::Authenticator;
+use crate::metrics::Metrics;
+use crate::service::Service;
+
+/// Settings handlers need at request time.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    pub public_endpoint: Option<String>,
+    pub request_timeout: Duration,
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            public_endpoint: None,
+            request_timeout: Duration::from_secs(60),
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub service: Service,
+    pub config: Arc<ServiceConfig>,
+    pub auth: Arc<Authenticator>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    pub fn new(service: Service, config: ServiceConfig, auth: Authenticator) -> Self {
+        AppState {
+            service,
+            config: Arc::new(config),
+            auth: Arc::new(auth),
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The subcommands of the binary: `serve` (the default), `migrate`, `check` and `policy`.
+
+pub mod check;
+mod migrate;
+mod policy;
+mod serve;
+
+use std::net::SocketAddr;
+
+pub use migrate::migrate;
+pub use policy::print_policy;
+pub use serve::{run, serve};
+
+use crate::cli::DatabaseArgs;
+use crate::policy::file::PolicyFileError;
+use crate::service::RegisterError;
+use crate::store::{self, ConnectOptions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] store::ConnectError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve noauth on the non-loopback address {0}: anyone could act as admin. \
+         Use --listen 127.0.0.1:PORT, another --auth-strategy, or --allow-insecure-noauth"
+    )]
+    InsecureNoauth(SocketAddr),
+    #[error("server error: {0}")]
+    Serve(#[source] std::io::Error),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("policy file: {0}")]
+    Policy(#[source] PolicyFileError),
+    #[error(transparent)]
+    Register(#[from] RegisterError),
+}
+
+fn connect_options(db: &DatabaseArgs, migrate: bool, upkeep: bool) -> ConnectOptions {
+    ConnectOptions {
+        url: db.database_url.clone(),
+        max_connections: db.db_max_connections,
+        acquire_timeout: db.acquire_timeout(),
+        migrate,
+        upkeep,
+    }
+}

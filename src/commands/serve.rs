@@ -1,0 +1,233 @@
+//! `cinder-attach serve`: start-up (store, backends, policy, authentication), the
+//! listener, and a graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use super::{connect_options, StartError};
+use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
+use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
+use crate::auth::Authenticator;
+use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
+use crate::clock::{Clock, SystemClock};
+use crate::policy::PolicyEngine;
+use crate::service::{register_backends, Service, Settings};
+use crate::store;
+
+/// `cinder-attach serve`: runs until SIGINT or SIGTERM.
+pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
+    if args.auth_strategy == AuthStrategy::Noauth
+        && !args.listen.ip().is_loopback()
+        && !args.allow_insecure_noauth
+    {
+        return Err(StartError::InsecureNoauth(args.listen));
+    }
+    let policy =
+        Arc::new(PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?);
+    let store = store::connect(&connect_options(
+        db,
+        args.migrate == MigrateMode::Auto,
+        true,
+    ))
+    .await?;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let backends = register_backends(
+        store.as_ref(),
+        &args.backends,
+        &args.host_name(),
+        clock.as_ref(),
+    )
+    .await?;
+    for backend in backends.iter() {
+        tracing::info!(host = %backend.host, service_uuid = %backend.service_uuid, "backend ready");
+    }
+    let service = Service {
+        store: store.clone(),
+        policy: policy.clone(),
+        backends: Arc::new(backends),
+        clock,
+        settings: Arc::new(Settings {
+            default_volume_type: args.default_volume_type.clone(),
+        }),
+    };
+    let config = ServiceConfig {
+        public_endpoint: args.public_endpoint.clone(),
+        request_timeout: args.request_timeout(),
+        max_body_bytes: args.max_body_bytes,
+    };
+    let auth = authenticator(&args, &policy, config.request_timeout)?;
+    // Work that a previous run of this host left half-done is finished in the background.
+    let grace = chrono::Duration::from_std(config.request_timeout * 2)
+        .unwrap_or(chrono::Duration::minutes(2));
+    let recovering = service.clone();
+    tokio::spawn(async move {
+        match recovering.recover_interrupted_work(grace).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(volumes = n, "interrupted volume work finished"),
+            Err(err) => tracing::error!(error = %err, "could not finish interrupted volume work"),
+        }
+    });
+    let state = AppState::new(service, config, auth);
+    let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {
+        addr: args.listen,
+        source,
+    })?;
+    tokio::spawn(reload_policy_on_hangup(policy));
+    if let Some(addr) = args.metrics_listen {
+        let metrics = TcpListener::bind(addr)
+            .await
+            .map_err(|source| StartError::Bind { addr, source })?;
+        let local = metrics.local_addr().map_err(StartError::Serve)?;
+        tracing::info!(address = %local, "metrics listening");
+        let router = metrics_router(state.clone());
+        tokio::spawn(async move {
+            if let Err(err) = axum::serve(metrics, router).await {
+                tracing::error!(%err, "metrics listener stopped");
+            }
+        });
+    }
+    let local = listener.local_addr().map_err(StartError::Serve)?;
+    tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
+    serve(listener, state, shutdown_signal(), args.shutdown_grace()).await?;
+    // Requests cut off by the grace period may still hold connections; closing the pool
+    // waits for them, so it is bounded too. Their transactions roll back either way.
+    if tokio::time::timeout(Duration::from_secs(2), store.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("database connections still busy at exit; their transactions roll back");
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The listening socket. With `reuse_port` several processes can listen on one address
+/// and the kernel spreads connections over them (Linux `SO_REUSEPORT`).
+fn bind(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    #[cfg(unix)]
+    socket.set_reuseport(reuse_port)?;
+    #[cfg(not(unix))]
+    let _ = reuse_port;
+    socket.bind(addr)?;
+    socket.listen(1024)
+}
+
+/// Serves on an already bound listener until `shutdown` resolves; then stops accepting
+/// and lets in-flight requests finish, for at most `grace`.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> Result<(), StartError> {
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, build_app(state)).with_graceful_shutdown(async move {
+        shutdown.await;
+        let _ = stopping_tx.send(());
+    });
+    let deadline = async move {
+        if stopping_rx.await.is_ok() {
+            tokio::time::sleep(grace).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served.map_err(StartError::Serve),
+        () = deadline => {
+            tracing::warn!(seconds = grace.as_secs_f64(), "requests still running after the shutdown grace period are cut off");
+            Ok(())
+        }
+    }
+}
+
+/// SIGHUP re-reads the policy file; requests keep being served with the old rules until
+/// the new ones are in place, and a broken file leaves the old rules in force.
+async fn reload_policy_on_hangup(policy: Arc<PolicyEngine>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+            tracing::warn!("cannot listen for SIGHUP; policy reload is off");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            match policy.reload() {
+                Ok(()) => tracing::info!("policy reloaded"),
+                Err(err) => {
+                    tracing::error!(error = %err, "policy not reloaded; the previous rules stay")
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    drop(policy);
+}
+
+fn authenticator(
+    args: &ServeArgs,
+    policy: &Arc<PolicyEngine>,
+    timeout: Duration,
+) -> Result<Authenticator, StartError> {
+    Ok(match args.auth_strategy {
+        AuthStrategy::Noauth => Authenticator::Noauth,
+        AuthStrategy::TrustedHeaders => Authenticator::TrustedHeaders(policy.clone()),
+        AuthStrategy::Keystone => {
+            let k = &args.keystone;
+            let missing =
+                |flag: &str| StartError::Config(format!("--auth-strategy keystone needs {flag}"));
+            let config = KeystoneConfig {
+                url: k
+                    .keystone_url
+                    .clone()
+                    .ok_or_else(|| missing("--keystone-url"))?,
+                username: k.keystone_username.clone(),
+                password: k
+                    .keystone_password
+                    .clone()
+                    .ok_or_else(|| missing("--keystone-password"))?,
+                project_name: k.keystone_project.clone(),
+                user_domain: k.keystone_user_domain.clone(),
+                project_domain: k.keystone_project_domain.clone(),
+                cache_seconds: k.keystone_cache_seconds,
+                cache_size: k.keystone_cache_size,
+                timeout: timeout.min(Duration::from_secs(10)),
+            };
+            Authenticator::Keystone(Arc::new(KeystoneAuth::new(config, policy.clone())))
+        }
+    })
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down");
+}

@@ -1,0 +1,63 @@
+//! How a write ended. Every store write locks what it changes, asks the domain's rules,
+//! and applies what they decided; it answers with one `Outcome`, so a caller never has
+//! to read again to learn why nothing happened.
+
+use super::volume::VolumeStatus;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome<T> {
+    /// Written; what the write returns.
+    Done(T),
+    /// The object to change does not exist (or no longer does).
+    Gone,
+    /// The rules refused; nothing was written.
+    Refused(Refusal),
+}
+
+impl<T> Outcome<T> {
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
+        match self {
+            Outcome::Done(value) => Outcome::Done(f(value)),
+            Outcome::Gone => Outcome::Gone,
+            Outcome::Refused(refusal) => Outcome::Refused(refusal),
+        }
+    }
+}
+
+/// Why a rule refused a write, with what the answer to the caller needs to say so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The volume's status does not allow a new reservation (for the multiattach flag the
+    /// caller read).
+    Reservation {
+        status: VolumeStatus,
+        multiattach: bool,
+    },
+    /// Attachment updates are refused while the volume is in an error state.
+    VolumeInError(VolumeStatus),
+    /// A volume without multiattach already has a connected attachment.
+    DuplicateConnector,
+    /// `os-reserve`: the volume must be `available` (or `in-use` when multiattach).
+    LegacyReserve {
+        status: VolumeStatus,
+        multiattach: bool,
+    },
+    /// `os-begin_detaching`: the volume is not `in-use` and attached.
+    NotAttached,
+    /// The volume's status forbids this change.
+    VolumeStatus(VolumeStatus),
+    /// An extend to a size that is not larger than `current`.
+    NotLarger { current: i64 },
+    /// Cinder's delete conditions (status, migration, attachment, group) do not hold.
+    Undeletable,
+    /// A retype that would change multiattach needs an `available` volume.
+    MultiattachRetype(VolumeStatus),
+    /// Cinder's retype conditions (status, migration, group, a different type) do not hold.
+    Unretypable,
+    /// The key to remove does not exist.
+    NoSuchKey,
+    /// Volumes use the type.
+    TypeInUse,
+    /// `cacheable` and `multiattach` would both be on.
+    CacheableWithMultiattach,
+}

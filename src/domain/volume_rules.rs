@@ -1,0 +1,208 @@
+//! Cinder's rules for changing a volume, each a pure function of the volume as its write
+//! transaction holds it locked. The store applies what they allow.
+
+use super::attachment::AttachStatus;
+use super::ids::VolumeTypeId;
+use super::outcome::Refusal;
+use super::volume::{LockedVolume, VolumeStatus};
+
+/// Statuses from which a volume may be deleted without `force`.
+pub const DELETABLE_STATUSES: &[VolumeStatus] = &[
+    VolumeStatus::Available,
+    VolumeStatus::Error,
+    VolumeStatus::ErrorRestoring,
+    VolumeStatus::ErrorExtending,
+    VolumeStatus::ErrorManaging,
+];
+
+/// Statuses in which Cinder refuses to update a volume.
+pub const UPDATE_REFUSED: &[VolumeStatus] = &[VolumeStatus::Maintenance];
+
+/// Statuses in which Cinder refuses to change a volume's metadata.
+pub const METADATA_CHANGE_REFUSED: &[VolumeStatus] =
+    &[VolumeStatus::Maintenance, VolumeStatus::Uploading];
+
+/// Migration states that do not block a delete or a retype.
+fn migration_allows_change(migration_status: Option<&str>) -> bool {
+    matches!(
+        migration_status,
+        None | Some("deleting" | "error" | "success")
+    )
+}
+
+/// A delete may start (the volume becomes `deleting`): it is not attached, migrating or
+/// in a group, and, without `force`, its status is one of `DELETABLE_STATUSES`.
+pub fn delete(volume: &LockedVolume, force: bool) -> Result<(), Refusal> {
+    let allowed = volume.attach_status != AttachStatus::Attached
+        && migration_allows_change(volume.migration_status.as_deref())
+        && !volume.in_group
+        && (force || DELETABLE_STATUSES.contains(&volume.status));
+    allowed.then_some(()).ok_or(Refusal::Undeletable)
+}
+
+/// An extend may start (the volume becomes `extending`): the size grows, and the volume
+/// is `available`.
+pub fn extend(volume: &LockedVolume, new_size: i64) -> Result<(), Refusal> {
+    if new_size <= volume.size {
+        return Err(Refusal::NotLarger {
+            current: volume.size,
+        });
+    }
+    if volume.status != VolumeStatus::Available {
+        return Err(Refusal::VolumeStatus(volume.status));
+    }
+    Ok(())
+}
+
+/// A status change that must find the volume in `from` (provisioning, extending,
+/// deleting finishing or failing).
+pub fn transition(volume: &LockedVolume, from: VolumeStatus) -> Result<(), Refusal> {
+    if volume.status == from {
+        Ok(())
+    } else {
+        Err(Refusal::VolumeStatus(volume.status))
+    }
+}
+
+/// The readonly flag changes only while the volume is `available`.
+pub fn set_readonly(volume: &LockedVolume) -> Result<(), Refusal> {
+    transition(volume, VolumeStatus::Available)
+}
+
+/// Writes that a status in `refused` forbids (update, metadata changes).
+pub fn change_allowed(volume: &LockedVolume, refused: &[VolumeStatus]) -> Result<(), Refusal> {
+    if refused.contains(&volume.status) {
+        Err(Refusal::VolumeStatus(volume.status))
+    } else {
+        Ok(())
+    }
+}
+
+/// Cinder's retype conditions. A change of multiattach needs an `available` volume; any
+/// retype needs an `available` or `in-use` volume that is not migrating or in a group, a
+/// different type, and the multiattach flag the caller read.
+pub fn retype(
+    volume: &LockedVolume,
+    new_type: VolumeTypeId,
+    new_multiattach: bool,
+    expected_multiattach: bool,
+) -> Result<(), Refusal> {
+    if new_multiattach != volume.multiattach && volume.status != VolumeStatus::Available {
+        return Err(Refusal::MultiattachRetype(volume.status));
+    }
+    let allowed = volume.multiattach == expected_multiattach
+        && matches!(volume.status, VolumeStatus::Available | VolumeStatus::InUse)
+        && volume.volume_type_id != new_type
+        && migration_allows_change(volume.migration_status.as_deref())
+        && !volume.in_group;
+    allowed.then_some(()).ok_or(Refusal::Unretypable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::ids::VolumeId;
+
+    fn volume(status: VolumeStatus) -> LockedVolume {
+        LockedVolume {
+            id: VolumeId::generate(),
+            status,
+            attach_status: AttachStatus::Detached,
+            migration_status: None,
+            multiattach: false,
+            size: 1,
+            volume_type_id: VolumeTypeId::generate(),
+            encrypted: false,
+            in_group: false,
+            type_multiattach: false,
+            type_cacheable: false,
+        }
+    }
+
+    #[test]
+    fn delete_conditions() {
+        assert_eq!(delete(&volume(VolumeStatus::Available), false), Ok(()));
+        assert_eq!(
+            delete(&volume(VolumeStatus::InUse), false),
+            Err(Refusal::Undeletable)
+        );
+        assert_eq!(delete(&volume(VolumeStatus::InUse), true), Ok(()));
+        let attached = LockedVolume {
+            attach_status: AttachStatus::Attached,
+            ..volume(VolumeStatus::InUse)
+        };
+        assert_eq!(delete(&attached, true), Err(Refusal::Undeletable));
+        let migrating = LockedVolume {
+            migration_status: Some("migrating".into()),
+            ..volume(VolumeStatus::Available)
+        };
+        assert_eq!(delete(&migrating, true), Err(Refusal::Undeletable));
+        let grouped = LockedVolume {
+            in_group: true,
+            ..volume(VolumeStatus::Available)
+        };
+        assert_eq!(delete(&grouped, false), Err(Refusal::Undeletable));
+    }
+
+    #[test]
+    fn extend_conditions() {
+        let v = LockedVolume {
+            size: 2,
+            ..volume(VolumeStatus::InUse)
+        };
+        assert_eq!(extend(&v, 2), Err(Refusal::NotLarger { current: 2 }));
+        assert_eq!(
+            extend(&v, 3),
+            Err(Refusal::VolumeStatus(VolumeStatus::InUse))
+        );
+        let available = LockedVolume {
+            size: 2,
+            ..volume(VolumeStatus::Available)
+        };
+        assert_eq!(extend(&available, 3), Ok(()));
+    }
+
+    #[test]
+    fn retype_conditions() {
+        let v = volume(VolumeStatus::InUse);
+        let other = VolumeTypeId::generate();
+        assert_eq!(retype(&v, other, false, false), Ok(()));
+        assert_eq!(
+            retype(&v, other, true, false),
+            Err(Refusal::MultiattachRetype(VolumeStatus::InUse))
+        );
+        assert_eq!(
+            retype(&v, v.volume_type_id, false, false),
+            Err(Refusal::Unretypable)
+        );
+        assert_eq!(
+            retype(&v, other, false, true),
+            Err(Refusal::Unretypable),
+            "the flag changed since the caller read it"
+        );
+        let available = volume(VolumeStatus::Available);
+        assert_eq!(retype(&available, other, true, false), Ok(()));
+        assert_eq!(
+            retype(&volume(VolumeStatus::Error), other, false, false),
+            Err(Refusal::Unretypable)
+        );
+    }
+
+    #[test]
+    fn status_guards() {
+        let v = volume(VolumeStatus::Maintenance);
+        assert_eq!(
+            change_allowed(&v, UPDATE_REFUSED),
+            Err(Refusal::VolumeStatus(VolumeStatus::Maintenance))
+        );
+        assert_eq!(
+            change_allowed(&volume(VolumeStatus::Uploading), UPDATE_REFUSED),
+            Ok(())
+        );
+        assert_eq!(set_readonly(&volume(VolumeStatus::Available)), Ok(()));
+        assert_eq!(
+            transition(&volume(VolumeStatus::Creating), VolumeStatus::Extending),
+            Err(Refusal::VolumeStatus(VolumeStatus::Creating))
+        );
+    }
+}

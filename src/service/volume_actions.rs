@@ -1,0 +1,317 @@
+//! Changes to an existing volume: delete, extend, the legacy attach actions, flags,
+//! `os-reset_status` and retype. The rules are decided in the store's transaction, under
+//! the volume's lock; backend work happens outside it.
+
+use super::volumes::not_found;
+use super::Service;
+use crate::domain::ids::VolumeId;
+use crate::domain::legacy_attach::LegacyAction;
+use crate::domain::volume::{Retype, StatusReset, Volume, VolumeStatus};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::policy::{rules, Target};
+
+/// A refusal the store answered although the rule that could give it is not this one's.
+pub(super) fn unexpected(refusal: Refusal) -> DomainError {
+    DomainError::Internal(format!("unexpected refusal: {refusal:?}").into())
+}
+
+impl Service {
+    /// Deletes a volume and its data. With `force` (admins) any status but attached.
+    pub async fn delete_volume(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        force: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        let target = Target::project(&volume.project_id);
+        if force {
+            self.policy
+                .enforce(rules::VOLUME_FORCE_DELETE, caller, &target)?;
+        }
+        self.policy.enforce(rules::VOLUME_DELETE, caller, &target)?;
+        self.delete_checked(volume, force).await
+    }
+
+    /// `os-force_delete`: like `DELETE ?force=true`, under the admin-action rule.
+    pub async fn force_delete_volume(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::ADMIN_FORCE_DELETE,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        self.delete_checked(volume, true).await
+    }
+
+    async fn delete_checked(&self, volume: Volume, force: bool) -> Result<(), DomainError> {
+        let id = volume.id;
+        match self
+            .store
+            .begin_volume_delete(id, force, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => {}
+            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Refused(_) => return Err(DomainError::DeleteRefused { force }),
+        }
+        let service = self.clone();
+        tokio::spawn(async move { service.remove_from_backend(volume).await })
+            .await
+            .map_err(|e| DomainError::Interrupted {
+                what: "volume deletion",
+                detail: e.to_string(),
+            })?
+    }
+
+    pub(super) async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {
+        let result = match self.backend_of(&volume) {
+            Ok(backend) => backend
+                .driver
+                .delete_volume(volume.id)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let now = self.clock.now();
+        match result {
+            Ok(()) => {
+                // Gone already is fine: a concurrent delete finished first.
+                self.store.finish_volume_delete(volume.id, now).await?;
+            }
+            Err(reason) => {
+                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not delete the volume");
+                let (from, to) = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);
+                self.store
+                    .transition_volume(volume.id, from, to, now)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `os-extend`: grows an `available` volume through its backend. A backend failure
+    /// leaves the volume `error_extending`, as in Cinder.
+    pub async fn extend_volume(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        new_size: i64,
+    ) -> Result<(), DomainError> {
+        let volume = self.volume_under_rule(caller, id, rules::EXTEND).await?;
+        match self
+            .store
+            .begin_extend(id, new_size, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => {}
+            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Refused(Refusal::NotLarger { current }) => {
+                return Err(DomainError::ExtendNotLarger {
+                    current,
+                    requested: new_size,
+                })
+            }
+            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+                return Err(DomainError::ExtendRefused { volume: id, status })
+            }
+            Outcome::Refused(other) => return Err(unexpected(other)),
+        }
+        let service = self.clone();
+        tokio::spawn(async move { service.extend_on_backend(volume, new_size).await })
+            .await
+            .map_err(|e| DomainError::Interrupted {
+                what: "volume extend",
+                detail: e.to_string(),
+            })?
+    }
+
+    async fn extend_on_backend(&self, volume: Volume, new_size: i64) -> Result<(), DomainError> {
+        let result = match self.backend_of(&volume) {
+            Ok(backend) => backend
+                .driver
+                .extend_volume(volume.id, new_size as u64)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let now = self.clock.now();
+        match result {
+            Ok(()) => {
+                self.store.finish_extend(volume.id, new_size, now).await?;
+            }
+            Err(reason) => {
+                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not extend the volume");
+                let (from, to) = (VolumeStatus::Extending, VolumeStatus::ErrorExtending);
+                self.store
+                    .transition_volume(volume.id, from, to, now)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `os-reserve`, `os-unreserve`, `os-begin_detaching`, `os-roll_detaching`.
+    pub async fn legacy_attach(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        action: LegacyAction,
+    ) -> Result<(), DomainError> {
+        let rule = match action {
+            LegacyAction::Reserve => rules::LEGACY_RESERVE,
+            LegacyAction::Unreserve => rules::LEGACY_UNRESERVE,
+            LegacyAction::BeginDetaching => rules::LEGACY_BEGIN_DETACHING,
+            LegacyAction::RollDetaching => rules::LEGACY_ROLL_DETACHING,
+        };
+        self.volume_under_rule(caller, id, rule).await?;
+        match self
+            .store
+            .legacy_attach_action(id, action, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(Refusal::LegacyReserve {
+                status,
+                multiattach,
+            }) => Err(DomainError::LegacyReserveRefused {
+                status,
+                multiattach,
+            }),
+            Outcome::Refused(Refusal::NotAttached) => Err(DomainError::NotAttached),
+            Outcome::Refused(other) => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn set_bootable(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        bootable: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::VOLUME_UPDATE,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        match self
+            .store
+            .set_bootable(id, bootable, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(other) => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn update_readonly_flag(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        readonly: bool,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::UPDATE_READONLY,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        match self
+            .store
+            .set_readonly(id, readonly, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+                Err(DomainError::ReadonlyRefused { volume: id, status })
+            }
+            Outcome::Refused(other) => Err(unexpected(other)),
+        }
+    }
+
+    /// `os-reset_status`. With `attach_status = detached` every attachment is detached in
+    /// the same transaction, and the backend's exports for them are ended.
+    pub async fn reset_status(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        reset: StatusReset,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy.enforce(
+            rules::RESET_STATUS,
+            caller,
+            &Target::project(&volume.project_id),
+        )?;
+        if reset.status == Some(VolumeStatus::Deleting) {
+            return Err(DomainError::ResetToDeleting);
+        }
+        if reset.status == Some(VolumeStatus::InUse) && volume.attachments.is_empty() {
+            return Err(DomainError::ResetToInUseWithoutAttachments);
+        }
+        let detached = match self
+            .store
+            .reset_status(id, &reset, self.clock.now())
+            .await?
+        {
+            Outcome::Done(detached) => detached,
+            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Refused(other) => return Err(unexpected(other)),
+        };
+        for attachment in detached {
+            self.withdraw_export(
+                id,
+                volume.host.as_deref(),
+                attachment.attach_status,
+                &attachment.connector,
+            )
+            .await;
+        }
+        Ok(())
+    }
+
+    /// Changes a volume's type. A change of multiattach-ness needs an `available`
+    /// volume and, towards multiattach, the `volume:multiattach` rule.
+    pub async fn retype_volume(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        new_type: &str,
+    ) -> Result<(), DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        let target = Target::project(&volume.project_id);
+        self.policy.enforce(rules::RETYPE, caller, &target)?;
+        let new_type = self.resolve_volume_type(caller, new_type).await?;
+        let wanted = new_type.is_multiattach();
+        if wanted != volume.multiattach {
+            if volume.status != VolumeStatus::Available {
+                return Err(DomainError::MultiattachRetypeRefused(volume.status));
+            }
+            if wanted {
+                self.policy.enforce(rules::MULTIATTACH, caller, &target)?;
+            }
+        }
+        let retype = Retype {
+            volume_id: id,
+            new_type_id: new_type.id,
+            expected_multiattach: volume.multiattach,
+            new_multiattach: wanted,
+        };
+        match self.store.retype_volume(&retype, self.clock.now()).await? {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(Refusal::MultiattachRetype(status)) => {
+                Err(DomainError::MultiattachRetypeRefused(status))
+            }
+            Outcome::Refused(_) => Err(DomainError::RetypeRefused),
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Attachments: lookups, and the attach events, each lock → decide (`domain::attach`)
+//! → apply in one transaction.
+
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::connector_specs;
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::paging::push_page;
+use super::row::{Columns, FromRow};
+use super::side_tables::{left_joined, SideTable};
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::attach::{self, LiveAttachment};
+use crate::domain::attachment::{
+    AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, Connecting,
+    NewAttachment, NewConnection,
+};
+use crate::domain::ids::{AttachmentId, VolumeId};
+use crate::domain::paging::Page;
+use crate::domain::Outcome;
+
+#[async_trait]
+pub trait AttachmentStore: Send + Sync {
+    /// One page of live attachments matching `filters`.
+    async fn list_attachments(
+        &self,
+        filters: &AttachmentFilters,
+        page: &Page<AttachmentSortKey>,
+    ) -> Result<Vec<Attachment>, StoreError>;
+
+    /// A live attachment with its volume's project and host and its connector.
+    async fn get_attachment(
+        &self,
+        id: AttachmentId,
+    ) -> Result<Option<AttachmentRecord>, StoreError>;
+
+    /// Adds a reservation if the attach rules allow it (`Gone`: no such volume).
+    async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError>;
+
+    /// Records a connection; the attachment as stored afterwards.
+    async fn connect_attachment(
+        &self,
+        new: &NewConnection,
+    ) -> Result<Outcome<Attachment>, StoreError>;
+
+    /// The host finished attaching.
+    async fn complete_attachment(
+        &self,
+        id: AttachmentId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+
+    /// Removes the attachment (soft delete, with its connector); the volume follows the
+    /// attachments that remain. Returns those of them that are not detached.
+    async fn delete_attachment(
+        &self,
+        id: AttachmentId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<Vec<LiveAttachment>>, StoreError>;
+}
+
+/// Columns of `Attachment` (alias `a`).
+pub(super) const ATTACHMENT_COLUMNS: &str = "a.id, a.volume_id, a.instance_uuid, \
+    a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, \
+    a.detach_time, a.connection_info, a.created_at";
+
+/// The same, unqualified, for `returning` (SQLite refuses qualified names there).
+const ATTACHMENT_RETURNING: &str = "id, volume_id, instance_uuid, attached_host, mountpoint, \
+    attach_status, attach_mode, attach_time, detach_time, connection_info, created_at";
+
+impl FromRow for Attachment {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(Attachment {
+            id: c.get()?,
+            volume_id: c.get()?,
+            instance_uuid: c.get()?,
+            attached_host: c.get()?,
+            mountpoint: c.get()?,
+            attach_status: c.get()?,
+            attach_mode: c.get()?,
+            attach_time: c.get()?,
+            detach_time: c.get()?,
+            connection_info: c.get()?,
+            created_at: c.get()?,
+        })
+    }
+}
+
+/// One statement (one row per connector item), so one snapshot and one round trip.
+static ATTACHMENT_LOOKUP: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select {ATTACHMENT_COLUMNS}, v.project_id, v.host, s.key, s.value \
+           from volume_attachment a join volumes v on v.id = a.volume_id \
+           left join attachment_specs s on s.attachment_id = a.id and s.deleted = false \
+          where a.id = $1 and a.deleted = false"
+    )
+});
+
+/// A row of `ATTACHMENT_LOOKUP`.
+struct LookupRow {
+    attachment: Attachment,
+    project_id: String,
+    volume_host: Option<String>,
+    spec_key: Option<String>,
+    spec_value: Option<String>,
+}
+
+impl FromRow for LookupRow {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(LookupRow {
+            attachment: Attachment::from_row(c)?,
+            project_id: c.get()?,
+            volume_host: c.get()?,
+            spec_key: c.get()?,
+            spec_value: c.get()?,
+        })
+    }
+}
+
+const INSERT_RESERVATION: &str = "\
+    insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, \
+                                   connection_info, created_at, deleted) \
+    values ($1, $2, $3, $4, $5, '{}', $6, false)";
+
+static CONNECT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "update volume_attachment \
+            set attach_status = $2, attached_host = $3, mountpoint = $4, attach_time = $5, \
+                attach_mode = $6, connection_info = $7, updated_at = $5 \
+          where id = $1 and deleted = false \
+      returning {ATTACHMENT_RETURNING}"
+    )
+});
+
+const COMPLETE: &str = "update volume_attachment set attach_status = $2, updated_at = $3 \
+                         where id = $1 and deleted = false";
+
+const DETACH: &str = "\
+    update volume_attachment \
+       set deleted = true, deleted_at = $2, attach_status = $3, detach_time = $2, updated_at = $2 \
+     where id = $1 and deleted = false";
+
+const FORGET_ATTACHED_MODE: &str = "\
+    update volume_admin_metadata set deleted = true, deleted_at = $2 \
+     where volume_id = $1 and key = 'attached_mode' and deleted = false";
+
+impl<D: Database> SqlStore<D> {
+    /// Removes attachments of `volume` as a detach does: the attachment (soft-deleted,
+    /// `detached`), its connector, and the volume's `attached_mode`.
+    pub(super) async fn remove_attachments(
+        tx: &mut D::Tx,
+        volume: VolumeId,
+        ids: &[AttachmentId],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        for id in ids {
+            let sql = Sql::new(DETACH)
+                .bind(id)
+                .bind(now)
+                .bind(AttachStatus::Detached);
+            tx.execute(sql).await?;
+            Self::remove_items(tx, SideTable::AttachmentSpecs, id.uuid(), None, now).await?;
+        }
+        tx.execute(Sql::new(FORGET_ATTACHED_MODE).bind(volume).bind(now))
+            .await?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl<D: Database> AttachmentStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, err)]
+    async fn list_attachments(
+        &self,
+        filters: &AttachmentFilters,
+        page: &Page<AttachmentSortKey>,
+    ) -> Result<Vec<Attachment>, StoreError> {
+        let mut sql = Sql::new("select ");
+        sql.push(ATTACHMENT_COLUMNS).push(
+            " from volume_attachment a join volumes v on v.id = a.volume_id \
+              where a.deleted = false",
+        );
+        if let Some(project) = &filters.project_id {
+            sql.push(" and v.project_id = ").push_bind(project);
+        }
+        if let Some(volume) = filters.volume_id {
+            sql.push(" and a.volume_id = ").push_bind(volume);
+        }
+        if let Some(instance) = &filters.instance_uuid {
+            sql.push(" and a.instance_uuid = ").push_bind(instance);
+        }
+        if let Some(status) = &filters.attach_status {
+            sql.push(" and a.attach_status = ").push_bind(status);
+        }
+        push_page(&mut sql, page, "a", "volume_attachment");
+        self.db.fetch_all(sql).await
+    }
+
+    #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+    async fn get_attachment(
+        &self,
+        id: AttachmentId,
+    ) -> Result<Option<AttachmentRecord>, StoreError> {
+        let rows: Vec<LookupRow> = self
+            .db
+            .fetch_all(Sql::new(&ATTACHMENT_LOOKUP).bind(id))
+            .await?;
+        let joined = left_joined(
+            rows.into_iter()
+                .map(|r| {
+                    let head = (r.attachment, r.project_id, r.volume_host);
+                    (head, r.spec_key, r.spec_value)
+                })
+                .collect(),
+        );
+        let Some(((attachment, project_id, volume_host), specs)) = joined else {
+            return Ok(None);
+        };
+        Ok(Some(AttachmentRecord {
+            attachment,
+            project_id,
+            volume_host,
+            connector: connector_specs::decode(specs)?,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %new.volume_id), err)]
+    async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let decided = attach::reserve(
+            &locked.volume,
+            &locked.live,
+            new.instance_uuid.as_deref(),
+            new.expected_multiattach,
+        );
+        let transition = match decided {
+            Ok(transition) => transition,
+            Err(refusal) => return Ok(Outcome::Refused(refusal)),
+        };
+        Self::write_volume_state(&mut tx, new.volume_id, transition.volume, new.now).await?;
+        let insert = Sql::new(INSERT_RESERVATION)
+            .bind(new.id)
+            .bind(new.volume_id)
+            .bind(&new.instance_uuid)
+            .bind(AttachStatus::Reserved)
+            .bind(new.attach_mode)
+            .bind(new.now);
+        tx.execute(insert).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(attachment_id = %new.attachment_id), err)]
+    async fn connect_attachment(
+        &self,
+        new: &NewConnection,
+    ) -> Result<Outcome<Attachment>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_attachment_volume(&mut tx, new.attachment_id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let Some(target) = locked.attachment(new.attachment_id) else {
+            return Ok(Outcome::Gone);
+        };
+        let decided = attach::connect(
+            &locked.volume,
+            &locked.live,
+            target,
+            new.by,
+            new.attach_mode,
+            &new.driver,
+            new.connector.enforce_multipath(),
+        );
+        let connection = match decided {
+            Ok(connection) => connection,
+            Err(refusal) => return Ok(Outcome::Refused(refusal)),
+        };
+        let update = Sql::new(&CONNECT)
+            .bind(new.attachment_id)
+            .bind(AttachStatus::Attaching)
+            .bind(new.connector.host().unwrap_or_default())
+            .bind(new.connector.mountpoint())
+            .bind(new.now)
+            .bind(new.attach_mode)
+            .bind(connection.info.to_string());
+        let Some(stored) = tx.fetch_optional::<Attachment>(update).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let owner = new.attachment_id.uuid();
+        if new.by == Connecting::Update {
+            Self::remove_items(&mut tx, SideTable::AttachmentSpecs, owner, None, new.now).await?;
+        }
+        let items = connector_specs::encode(&new.connector);
+        Self::insert_items(&mut tx, SideTable::AttachmentSpecs, owner, items, new.now).await?;
+        Self::write_volume_state(&mut tx, locked.volume.id, Some(connection.volume), new.now)
+            .await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(stored))
+    }
+
+    #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+    async fn complete_attachment(
+        &self,
+        id: AttachmentId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_attachment_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let Some(target) = locked.attachment(id) else {
+            return Ok(Outcome::Gone);
+        };
+        let transition = attach::complete(&locked.volume, target);
+        let done = Sql::new(COMPLETE)
+            .bind(id)
+            .bind(AttachStatus::Attached)
+            .bind(now);
+        tx.execute(done).await?;
+        Self::write_volume_state(&mut tx, locked.volume.id, transition.volume, now).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(attachment_id = %id), err)]
+    async fn delete_attachment(
+        &self,
+        id: AttachmentId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<Vec<LiveAttachment>>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_attachment_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let Some(target) = locked.attachment(id) else {
+            return Ok(Outcome::Gone);
+        };
+        let transition = attach::detach(&locked.volume, &locked.live, target);
+        let volume = locked.volume.id;
+        Self::remove_attachments(&mut tx, volume, &transition.detached, now).await?;
+        Self::write_volume_state(&mut tx, volume, transition.volume, now).await?;
+        tx.commit().await?;
+        let remaining = locked
+            .live
+            .into_iter()
+            .filter(|a| !transition.detached.contains(&a.id))
+            .filter(|a| a.attach_status != AttachStatus::Detached)
+            .collect();
+        Ok(Outcome::Done(remaining))
+    }
+}

@@ -1,0 +1,73 @@
+//! What the store needs from a database: transactions of three kinds and a way to run a
+//! statement in them. `postgres.rs` (sqlx) and `sqlite/` (rusqlite) implement it; the
+//! store's methods are written once, generic over it.
+
+use std::future::Future;
+
+use super::error::StoreError;
+use super::row::FromRow;
+use super::sql::Sql;
+use super::{PoolUse, StoreKind};
+
+/// Runs statements on one connection (inside a transaction, or a group of reads).
+pub trait Executor: Send {
+    fn fetch_all<T: FromRow + Send>(
+        &mut self,
+        sql: Sql,
+    ) -> impl Future<Output = Result<Vec<T>, StoreError>> + Send;
+
+    fn fetch_optional<T: FromRow + Send>(
+        &mut self,
+        sql: Sql,
+    ) -> impl Future<Output = Result<Option<T>, StoreError>> + Send;
+
+    /// Runs a statement; the number of rows it changed.
+    fn execute(&mut self, sql: Sql) -> impl Future<Output = Result<u64, StoreError>> + Send;
+}
+
+/// A transaction: rolled back when dropped without `commit`.
+pub trait Transaction: Executor {
+    fn commit(self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+pub trait Database: Send + Sync + 'static {
+    /// A group of reads.
+    type Read: Executor;
+    /// A write transaction, or a read-only snapshot.
+    type Tx: Transaction;
+
+    const KIND: StoreKind;
+    /// Appended to a `select` that locks the rows it reads for the rest of the write
+    /// transaction. PostgreSQL needs the lock; SQLite's write transactions start with
+    /// `BEGIN IMMEDIATE` and so already exclude every other writer.
+    const FOR_UPDATE: &'static str;
+    /// The same for a `select` joining `volumes v` that locks only the volume row.
+    const FOR_UPDATE_OF_VOLUME: &'static str;
+
+    /// Reads that belong together (one connection; one snapshot on SQLite).
+    fn begin_read(&self) -> impl Future<Output = Result<Self::Read, StoreError>> + Send;
+    /// A write transaction; on SQLite it holds the database's write lock from the start.
+    fn begin_write(&self) -> impl Future<Output = Result<Self::Tx, StoreError>> + Send;
+    /// A read-only transaction that sees one snapshot for all its statements.
+    fn begin_snapshot(&self) -> impl Future<Output = Result<Self::Tx, StoreError>> + Send;
+
+    /// One read statement on its own.
+    fn fetch_all<T: FromRow + Send>(
+        &self,
+        sql: Sql,
+    ) -> impl Future<Output = Result<Vec<T>, StoreError>> + Send;
+
+    fn fetch_optional<T: FromRow + Send>(
+        &self,
+        sql: Sql,
+    ) -> impl Future<Output = Result<Option<T>, StoreError>> + Send;
+
+    /// One write statement on its own (its own transaction); the rows it changed.
+    fn execute(&self, sql: Sql) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// How busy each connection pool is.
+    fn pool_use(&self) -> Vec<PoolUse>;
+
+    /// Waits for connections in use to come back and closes them.
+    fn close(&self) -> impl Future<Output = ()> + Send;
+}

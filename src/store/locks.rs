@@ -1,0 +1,170 @@
+//! How every write to a volume or its attachments starts and ends. It starts by locking
+//! the volume row (`LockedVolume`) and reading the volume's live attachments; the rules
+//! of `domain` decide from those two; it ends by writing the volume's new state. Every
+//! transaction takes the volume's lock before it touches an attachment, so the lock order
+//! is the same everywhere.
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+
+use super::db::{Database, Executor};
+use super::error::StoreError;
+use super::row::{Columns, FromRow};
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::attach::{is_connected, LiveAttachment};
+use crate::domain::ids::{AttachmentId, VolumeId};
+use crate::domain::volume::{LockedVolume, VolumeState};
+use crate::domain::volume_type::SPEC_TRUE;
+
+/// `LockedVolume`'s columns (volume alias `v`; `$2` is `SPEC_TRUE`). The type's specs
+/// are read in the same statement: they cannot change while a volume uses the type.
+const LOCKED_VOLUME_COLUMNS: &str = "\
+    v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.size, \
+    v.volume_type_id, v.encryption_key_id is not null, \
+    v.group_id is not null or v.consistencygroup_id is not null, \
+    coalesce((select s.value = $2 from volume_type_extra_specs s \
+               where s.volume_type_id = v.volume_type_id and s.key = 'multiattach' \
+                 and s.deleted = false), false), \
+    coalesce((select s.value = $2 from volume_type_extra_specs s \
+               where s.volume_type_id = v.volume_type_id and s.key = 'cacheable' \
+                 and s.deleted = false), false)";
+
+static LOCK_VOLUME: LazyLock<String> = LazyLock::new(|| {
+    format!("select {LOCKED_VOLUME_COLUMNS} from volumes v where v.id = $1 and v.deleted = false")
+});
+
+/// The volume of a live attachment. Only the volume row is locked.
+static LOCK_ATTACHMENT_VOLUME: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "select {LOCKED_VOLUME_COLUMNS} \
+           from volume_attachment a join volumes v on v.id = a.volume_id \
+          where a.id = $1 and a.deleted = false and v.deleted = false"
+    )
+});
+
+/// Read after the lock is held: on PostgreSQL a statement sees the rows committed
+/// before it started, so reading them in the locking statement could miss an attachment
+/// committed while that statement waited for the lock.
+const LIVE_ATTACHMENTS: &str = "\
+    select id, volume_id, instance_uuid, attach_status, connection_info \
+      from volume_attachment where volume_id = $1 and deleted = false order by created_at, id";
+
+const WRITE_VOLUME_STATE: &str =
+    "update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1";
+
+impl FromRow for LockedVolume {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(LockedVolume {
+            id: c.get()?,
+            status: c.get()?,
+            attach_status: c.get()?,
+            migration_status: c.get()?,
+            multiattach: c.get()?,
+            size: c.get()?,
+            volume_type_id: c.get()?,
+            encrypted: c.get()?,
+            in_group: c.get()?,
+            type_multiattach: c.get()?,
+            type_cacheable: c.get()?,
+        })
+    }
+}
+
+impl FromRow for LiveAttachment {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        let (id, volume_id, instance_uuid, attach_status) =
+            (c.get()?, c.get()?, c.get()?, c.get()?);
+        let info: Option<serde_json::Value> = c.get()?;
+        Ok(LiveAttachment {
+            id,
+            volume_id,
+            instance_uuid,
+            attach_status,
+            connected: is_connected(info.as_ref()),
+        })
+    }
+}
+
+/// A locked volume with its live attachments and, for events on one attachment, which
+/// of them it is.
+pub(super) struct Locked {
+    pub volume: LockedVolume,
+    pub live: Vec<LiveAttachment>,
+}
+
+impl Locked {
+    pub fn attachment(&self, id: AttachmentId) -> Option<&LiveAttachment> {
+        self.live.iter().find(|a| a.id == id)
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    /// Locks a live volume for the rest of the transaction; `None` when it does not
+    /// exist (or is deleted).
+    pub(super) async fn lock_volume(
+        tx: &mut D::Tx,
+        id: VolumeId,
+    ) -> Result<Option<LockedVolume>, StoreError> {
+        let sql = Sql::locking(&LOCK_VOLUME, D::FOR_UPDATE)
+            .bind(id)
+            .bind(SPEC_TRUE);
+        tx.fetch_optional(sql).await
+    }
+
+    /// `lock_volume`, and the volume's live attachments.
+    pub(super) async fn lock_volume_with_attachments(
+        tx: &mut D::Tx,
+        id: VolumeId,
+    ) -> Result<Option<Locked>, StoreError> {
+        let sql = Sql::locking(&LOCK_VOLUME, D::FOR_UPDATE)
+            .bind(id)
+            .bind(SPEC_TRUE);
+        Self::with_attachments(tx, sql).await
+    }
+
+    /// Locks the volume of a live attachment and reads the volume's attachments; `None`
+    /// when the attachment (or its volume) is gone.
+    pub(super) async fn lock_attachment_volume(
+        tx: &mut D::Tx,
+        id: AttachmentId,
+    ) -> Result<Option<Locked>, StoreError> {
+        let sql = Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME)
+            .bind(id)
+            .bind(SPEC_TRUE);
+        let locked = Self::with_attachments(tx, sql).await?;
+        // Every writer holds the volume's lock, so an attachment seen by the locking
+        // statement is still live; checked all the same.
+        Ok(locked.filter(|l| l.attachment(id).is_some()))
+    }
+
+    async fn with_attachments(tx: &mut D::Tx, lock: Sql) -> Result<Option<Locked>, StoreError> {
+        let Some(volume) = tx.fetch_optional::<LockedVolume>(lock).await? else {
+            return Ok(None);
+        };
+        let live = tx
+            .fetch_all(Sql::new(LIVE_ATTACHMENTS).bind(volume.id))
+            .await?;
+        Ok(Some(Locked { volume, live }))
+    }
+
+    /// Writes the volume's state as a rule decided it (nothing for `None`).
+    pub(super) async fn write_volume_state(
+        tx: &mut D::Tx,
+        id: VolumeId,
+        state: Option<VolumeState>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let Some(state) = state else {
+            return Ok(());
+        };
+        let sql = Sql::new(WRITE_VOLUME_STATE)
+            .bind(id)
+            .bind(state.status)
+            .bind(state.attach_status)
+            .bind(now);
+        tx.execute(sql).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,177 @@
+//! What the process itself asks of the database: health, metrics, the consistency
+//! checker's snapshot, and the registration of configured backends.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::sql::Sql;
+use super::{PoolUse, SqlStore, StoreKind};
+use crate::domain::attachment::AttachStatus;
+use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
+use crate::domain::ids::{AttachmentId, ServiceId, VolumeId};
+use crate::domain::volume::VolumeStatus;
+
+#[async_trait]
+pub trait Operations: Send + Sync {
+    fn kind(&self) -> StoreKind;
+    /// One round trip to the database.
+    async fn ping(&self) -> Result<(), StoreError>;
+    /// Live attachments and volumes counted by status (for metrics).
+    async fn status_counts(&self) -> Result<StatusCounts, StoreError>;
+    /// How busy each connection pool is.
+    fn pool_use(&self) -> Vec<PoolUse>;
+    /// Volumes, live attachments and stray connector rows, read in one snapshot for the
+    /// consistency checker.
+    async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError>;
+    /// Records a configured backend (idempotent by host) and returns its stable uuid.
+    async fn register_service(
+        &self,
+        service: &ServiceRegistration,
+    ) -> Result<ServiceId, StoreError>;
+    /// Waits for pooled connections to be returned and closes them.
+    async fn close(&self);
+}
+
+/// Live rows per status: `(status, count)`, ordered by status.
+#[derive(Debug, Clone, Default)]
+pub struct StatusCounts {
+    pub attachments: Vec<(String, i64)>,
+    pub volumes: Vec<(String, i64)>,
+}
+
+/// A configured backend as the `services` table records it.
+#[derive(Debug, Clone)]
+pub struct ServiceRegistration {
+    pub new_uuid: ServiceId,
+    pub host: String,
+    pub backend_name: String,
+    pub driver: String,
+    pub availability_zone: String,
+    pub capabilities: serde_json::Value,
+    pub now: DateTime<Utc>,
+}
+
+const ATTACHMENT_COUNTS: &str = "select attach_status, count(*) from volume_attachment \
+     where deleted = false group by attach_status order by attach_status";
+
+const VOLUME_COUNTS: &str =
+    "select status, count(*) from volumes where deleted = false group by status order by status";
+
+const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host from volumes v \
+     where v.deleted = false order by v.id";
+
+const SNAPSHOT_ATTACHMENTS: &str = "select a.id, a.volume_id, a.instance_uuid, a.attach_status \
+     from volume_attachment a where a.deleted = false order by a.volume_id, a.created_at, a.id";
+
+const SNAPSHOT_STRAY_SPECS: &str = "select s.attachment_id, s.key from attachment_specs s \
+     join volume_attachment a on a.id = s.attachment_id \
+     where s.deleted = false and a.deleted = true order by s.attachment_id, s.key";
+
+const REGISTER_SERVICE: &str = "\
+    insert into services (uuid, host, binary_name, backend_name, driver, availability_zone, \
+                          capabilities, created_at, deleted) \
+    values ($1, $2, 'cinder-volume', $3, $4, $5, $6, $7, false) \
+    on conflict (host) where deleted = false do nothing";
+
+const REFRESH_SERVICE: &str = "\
+    update services set driver = $2, availability_zone = $3, capabilities = $4, updated_at = $5 \
+     where host = $1 and deleted = false returning uuid";
+
+#[async_trait]
+impl<D: Database> Operations for SqlStore<D> {
+    fn kind(&self) -> StoreKind {
+        D::KIND
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn ping(&self) -> Result<(), StoreError> {
+        let _: Option<()> = self.db.fetch_optional(Sql::new("select 1")).await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn status_counts(&self) -> Result<StatusCounts, StoreError> {
+        let mut reads = self.db.begin_read().await?;
+        let attachments = reads.fetch_all(Sql::new(ATTACHMENT_COUNTS)).await?;
+        let volumes = reads.fetch_all(Sql::new(VOLUME_COUNTS)).await?;
+        Ok(StatusCounts {
+            attachments,
+            volumes,
+        })
+    }
+
+    fn pool_use(&self) -> Vec<PoolUse> {
+        self.db.pool_use()
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError> {
+        let mut tx = self.db.begin_snapshot().await?;
+        let volumes: Vec<(VolumeId, VolumeStatus, bool, Option<String>)> =
+            tx.fetch_all(Sql::new(SNAPSHOT_VOLUMES)).await?;
+        let attachments: Vec<(AttachmentId, VolumeId, Option<String>, AttachStatus)> =
+            tx.fetch_all(Sql::new(SNAPSHOT_ATTACHMENTS)).await?;
+        let specs: Vec<(AttachmentId, String)> =
+            tx.fetch_all(Sql::new(SNAPSHOT_STRAY_SPECS)).await?;
+        tx.commit().await?;
+        Ok(Snapshot {
+            volumes: volumes
+                .into_iter()
+                .map(|(id, status, multiattach, host)| VolumeFacts {
+                    id,
+                    status,
+                    multiattach,
+                    host,
+                })
+                .collect(),
+            attachments: attachments
+                .into_iter()
+                .map(
+                    |(id, volume_id, instance_uuid, attach_status)| AttachmentFacts {
+                        id,
+                        volume_id,
+                        instance_uuid,
+                        attach_status,
+                    },
+                )
+                .collect(),
+            specs_of_deleted_attachments: specs,
+        })
+    }
+
+    #[tracing::instrument(skip_all, fields(host = %service.host), err)]
+    async fn register_service(
+        &self,
+        service: &ServiceRegistration,
+    ) -> Result<ServiceId, StoreError> {
+        let capabilities = service.capabilities.to_string();
+        let mut tx = self.db.begin_write().await?;
+        let insert = Sql::new(REGISTER_SERVICE)
+            .bind(service.new_uuid)
+            .bind(&service.host)
+            .bind(&service.backend_name)
+            .bind(&service.driver)
+            .bind(&service.availability_zone)
+            .bind(&capabilities)
+            .bind(service.now);
+        tx.execute(insert).await?;
+        let refresh = Sql::new(REFRESH_SERVICE)
+            .bind(&service.host)
+            .bind(&service.driver)
+            .bind(&service.availability_zone)
+            .bind(&capabilities)
+            .bind(service.now);
+        let (uuid,): (ServiceId,) = tx
+            .fetch_optional(refresh)
+            .await?
+            .ok_or_else(|| StoreError::corrupt(format!("service {} vanished", service.host)))?;
+        tx.commit().await?;
+        Ok(uuid)
+    }
+
+    async fn close(&self) {
+        self.db.close().await;
+    }
+}

@@ -1,0 +1,137 @@
+//! Key/value side tables (volume metadata and admin metadata, type extra specs, an
+//! attachment's connector): writing them, and reading them joined to their owner.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::db::{Database, Executor};
+use super::error::StoreError;
+use super::row::{Columns, FromRow};
+use super::sql::Sql;
+use super::SqlStore;
+
+/// The side tables. Table and column names come from here, never from input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SideTable {
+    VolumeMetadata,
+    VolumeAdminMetadata,
+    TypeExtraSpecs,
+    AttachmentSpecs,
+}
+
+impl SideTable {
+    pub fn table(self) -> &'static str {
+        match self {
+            SideTable::VolumeMetadata => "volume_metadata",
+            SideTable::VolumeAdminMetadata => "volume_admin_metadata",
+            SideTable::TypeExtraSpecs => "volume_type_extra_specs",
+            SideTable::AttachmentSpecs => "attachment_specs",
+        }
+    }
+
+    pub fn owner_column(self) -> &'static str {
+        match self {
+            SideTable::VolumeMetadata | SideTable::VolumeAdminMetadata => "volume_id",
+            SideTable::TypeExtraSpecs => "volume_type_id",
+            SideTable::AttachmentSpecs => "attachment_id",
+        }
+    }
+}
+
+/// One `(key, value)` item of a side table.
+pub(super) type Item = (String, Option<String>);
+
+/// A `(owner id, key, value)` row of a side table.
+pub(super) struct KeyValue {
+    pub owner: Uuid,
+    pub key: String,
+    pub value: Option<String>,
+}
+
+impl FromRow for KeyValue {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(KeyValue {
+            owner: c.get()?,
+            key: c.get()?,
+            value: c.get()?,
+        })
+    }
+}
+
+/// The rows of a lookup that left-joins a side table (one row per item, one row with no
+/// item when there are none): the owner, taken from the first row, and every item.
+/// `None` when there are no rows at all.
+pub(super) fn left_joined<H>(
+    rows: Vec<(H, Option<String>, Option<String>)>,
+) -> Option<(H, Vec<Item>)> {
+    let mut head = None;
+    let mut items = Vec::with_capacity(rows.len());
+    for (this, key, value) in rows {
+        if let Some(key) = key {
+            items.push((key, value));
+        }
+        head.get_or_insert(this);
+    }
+    head.map(|head| (head, items))
+}
+
+impl<D: Database> SqlStore<D> {
+    /// Inserts items owned by `owner` into `table`, in one statement.
+    pub(super) async fn insert_items(
+        tx: &mut D::Tx,
+        table: SideTable,
+        owner: Uuid,
+        items: impl IntoIterator<Item = Item>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut sql = Sql::new("insert into ");
+        sql.push(table.table())
+            .push(" (")
+            .push(table.owner_column())
+            .push(", key, value, created_at, deleted) values ");
+        let mut any = false;
+        for (i, (key, value)) in items.into_iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.push("(")
+                .push_list([owner])
+                .push(", ")
+                .push_list([key])
+                .push(", ")
+                .push_list([value])
+                .push(", ")
+                .push_list([now])
+                .push(", false)");
+            any = true;
+        }
+        if any {
+            tx.execute(sql).await?;
+        }
+        Ok(())
+    }
+
+    /// Soft-deletes the live items of `owner` in `table` (only `key`, when given); the
+    /// number removed.
+    pub(super) async fn remove_items(
+        tx: &mut D::Tx,
+        table: SideTable,
+        owner: Uuid,
+        key: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<u64, StoreError> {
+        let mut sql = Sql::new("update ");
+        sql.push(table.table())
+            .push(" set deleted = true, deleted_at = ")
+            .push_bind(now)
+            .push(" where ")
+            .push(table.owner_column())
+            .push(" = ")
+            .push_bind(owner)
+            .push(" and deleted = false");
+        if let Some(key) = key {
+            sql.push(" and key = ").push_bind(key);
+        }
+        tx.execute(sql).await
+    }
+}

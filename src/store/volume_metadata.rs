@@ -1,0 +1,170 @@
+//! A volume's name, description and user metadata. Cinder refuses these changes in some
+//! statuses (`domain::volume_rules`), so each write locks the volume first.
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::side_tables::SideTable;
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::ids::VolumeId;
+use crate::domain::volume::{MetadataChange, VolumeUpdate};
+use crate::domain::volume_rules::{self, METADATA_CHANGE_REFUSED, UPDATE_REFUSED};
+use crate::domain::{Outcome, Refusal};
+
+#[async_trait]
+pub trait VolumeMetadataStore: Send + Sync {
+    /// Replaces name, description and (if given) all user metadata.
+    async fn update_volume(
+        &self,
+        id: VolumeId,
+        update: &VolumeUpdate,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// A live volume's user metadata, or `None` when the volume is gone.
+    async fn volume_metadata(
+        &self,
+        id: VolumeId,
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError>;
+    /// Changes user metadata; returns the metadata as it is afterwards.
+    async fn change_volume_metadata(
+        &self,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError>;
+}
+
+const LIVE_VOLUME: &str = "select id from volumes where id = $1 and deleted = false";
+
+const METADATA: &str = "select key, value from volume_metadata \
+                         where volume_id = $1 and deleted = false order by key";
+
+const UPSERT_ITEM: &str = "\
+    insert into volume_metadata (volume_id, key, value, created_at, deleted) \
+    values ($1, $2, $3, $4, false) \
+    on conflict (volume_id, key) where deleted = false \
+    do update set value = excluded.value, updated_at = excluded.created_at";
+
+impl<D: Database> SqlStore<D> {
+    async fn read_metadata(
+        reads: &mut impl Executor,
+        id: VolumeId,
+    ) -> Result<BTreeMap<String, String>, StoreError> {
+        let items: Vec<(String, Option<String>)> =
+            reads.fetch_all(Sql::new(METADATA).bind(id)).await?;
+        Ok(items
+            .into_iter()
+            .map(|(k, v)| (k, v.unwrap_or_default()))
+            .collect())
+    }
+
+    /// Applies a change; `false` when the key to remove is not there.
+    async fn write_metadata(
+        tx: &mut D::Tx,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let owner = id.uuid();
+        match change {
+            MetadataChange::Remove(key) => {
+                let removed =
+                    Self::remove_items(tx, SideTable::VolumeMetadata, owner, Some(key), now)
+                        .await?;
+                return Ok(removed > 0);
+            }
+            MetadataChange::Replace(metadata) => {
+                Self::remove_items(tx, SideTable::VolumeMetadata, owner, None, now).await?;
+                let items = metadata.iter().map(|(k, v)| (k.clone(), Some(v.clone())));
+                Self::insert_items(tx, SideTable::VolumeMetadata, owner, items, now).await?;
+            }
+            MetadataChange::Merge(metadata) => {
+                for (key, value) in metadata {
+                    let sql = Sql::new(UPSERT_ITEM)
+                        .bind(id)
+                        .bind(key)
+                        .bind(value)
+                        .bind(now);
+                    tx.execute(sql).await?;
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[async_trait]
+impl<D: Database> VolumeMetadataStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn update_volume(
+        &self,
+        id: VolumeId,
+        update: &VolumeUpdate,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if let Err(refusal) = volume_rules::change_allowed(&locked, UPDATE_REFUSED) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        let mut sql = Sql::new("update volumes set updated_at = ");
+        sql.push_bind(now);
+        if let Some(name) = &update.name {
+            sql.push(", display_name = ").push_bind(name);
+        }
+        if let Some(description) = &update.description {
+            sql.push(", display_description = ").push_bind(description);
+        }
+        sql.push(" where id = ").push_bind(id);
+        tx.execute(sql).await?;
+        if let Some(metadata) = &update.metadata {
+            let change = MetadataChange::Replace(metadata.clone());
+            Self::write_metadata(&mut tx, id, &change, now).await?;
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn volume_metadata(
+        &self,
+        id: VolumeId,
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError> {
+        let mut reads = self.db.begin_read().await?;
+        let live: Option<(VolumeId,)> =
+            reads.fetch_optional(Sql::new(LIVE_VOLUME).bind(id)).await?;
+        if live.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Self::read_metadata(&mut reads, id).await?))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn change_volume_metadata(
+        &self,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        if !Self::write_metadata(&mut tx, id, change, now).await? {
+            return Ok(Outcome::Refused(Refusal::NoSuchKey));
+        }
+        let metadata = Self::read_metadata(&mut tx, id).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(metadata))
+    }
+}

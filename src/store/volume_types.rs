@@ -1,0 +1,312 @@
+//! Volume types, their extra specs and access lists. Specs of a type that volumes use
+//! are frozen; the rules are `domain::volume_type`'s.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::row::{Columns, FromRow};
+use super::side_tables::{KeyValue, SideTable};
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::ids::VolumeTypeId;
+use crate::domain::volume_type::{
+    check_cacheable, ExtraSpecs, NewVolumeType, VolumeType, VolumeTypeUpdate,
+};
+use crate::domain::{Outcome, Refusal};
+
+#[async_trait]
+pub trait VolumeTypeStore: Send + Sync {
+    /// Inserts a type with its specs; a live type of the same name is `Conflict`.
+    async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError>;
+    async fn get_volume_type(&self, id: VolumeTypeId) -> Result<Option<VolumeType>, StoreError>;
+    async fn get_volume_type_by_name(&self, name: &str) -> Result<Option<VolumeType>, StoreError>;
+    /// Every live type, oldest first.
+    async fn list_volume_types(&self) -> Result<Vec<VolumeType>, StoreError>;
+    /// A name taken by another live type is `Conflict`.
+    async fn update_volume_type(
+        &self,
+        id: VolumeTypeId,
+        update: &VolumeTypeUpdate,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Soft-deletes a type no live volume uses.
+    async fn delete_volume_type(
+        &self,
+        id: VolumeTypeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Adds or replaces specs of a type no live volume uses.
+    async fn set_extra_specs(
+        &self,
+        id: VolumeTypeId,
+        specs: &ExtraSpecs,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Removes one spec of a type no live volume uses.
+    async fn delete_extra_spec(
+        &self,
+        id: VolumeTypeId,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+}
+
+const TYPE_COLUMNS: &str =
+    "select id, name, description, is_public, qos_specs_id, created_at, updated_at from volume_types";
+
+static TYPE_BY_ID: LazyLock<String> =
+    LazyLock::new(|| format!("{TYPE_COLUMNS} where id = $1 and deleted = false"));
+static TYPE_BY_NAME: LazyLock<String> =
+    LazyLock::new(|| format!("{TYPE_COLUMNS} where name = $1 and deleted = false"));
+static ALL_TYPES: LazyLock<String> =
+    LazyLock::new(|| format!("{TYPE_COLUMNS} where deleted = false order by created_at, id"));
+
+const ALL_SPECS: &str = "select volume_type_id, key, value from volume_type_extra_specs \
+                          where deleted = false order by key";
+const ALL_ACCESS: &str = "select volume_type_id, project_id from volume_type_projects \
+                           where deleted = false order by project_id";
+
+const INSERT_TYPE: &str =
+    "insert into volume_types (id, name, description, is_public, created_at, deleted) \
+                           values ($1, $2, $3, $4, $5, false)";
+
+const UPDATE_TYPE: &str = "\
+    update volume_types \
+       set name = coalesce($2, name), description = coalesce($3, description), \
+           is_public = coalesce($4, is_public), updated_at = $5 \
+     where id = $1 and deleted = false";
+
+const LOCK_TYPE: &str = "select id from volume_types where id = $1 and deleted = false";
+
+const TYPE_IN_USE: &str =
+    "select id from volumes where volume_type_id = $1 and deleted = false limit 1";
+
+const TYPE_SPECS: &str = "select volume_type_id, key, value from volume_type_extra_specs \
+                           where volume_type_id = $1 and deleted = false";
+
+const UPSERT_SPEC: &str = "\
+    insert into volume_type_extra_specs (volume_type_id, key, value, created_at, deleted) \
+    values ($1, $2, $3, $4, false) \
+    on conflict (volume_type_id, key) where deleted = false \
+    do update set value = excluded.value, updated_at = excluded.created_at";
+
+const TOUCH_TYPE: &str = "update volume_types set updated_at = $2 where id = $1";
+
+const DELETE_ACCESS: &str = "update volume_type_projects set deleted = true, deleted_at = $2 \
+                              where volume_type_id = $1 and deleted = false";
+
+const DELETE_TYPE: &str =
+    "update volume_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false";
+
+impl FromRow for VolumeType {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(VolumeType {
+            id: c.get()?,
+            name: c.get()?,
+            description: c.get()?,
+            is_public: c.get()?,
+            qos_specs_id: c.get()?,
+            extra_specs: BTreeMap::new(),
+            projects: Vec::new(),
+            created_at: c.get()?,
+            updated_at: c.get()?,
+        })
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    /// Specs and access lists of `types`, filled in.
+    async fn load_type_details(&self, types: &mut [VolumeType]) -> Result<(), StoreError> {
+        if types.is_empty() {
+            return Ok(());
+        }
+        let index: HashMap<uuid::Uuid, usize> = types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.id.uuid(), i))
+            .collect();
+        let mut reads = self.db.begin_read().await?;
+        let specs: Vec<KeyValue> = reads.fetch_all(Sql::new(ALL_SPECS)).await?;
+        let access: Vec<(uuid::Uuid, String)> = reads.fetch_all(Sql::new(ALL_ACCESS)).await?;
+        for spec in specs {
+            if let Some(&i) = index.get(&spec.owner) {
+                types[i].extra_specs.insert(spec.key, spec.value);
+            }
+        }
+        for (owner, project) in access {
+            if let Some(&i) = index.get(&owner) {
+                types[i].projects.push(project);
+            }
+        }
+        Ok(())
+    }
+
+    async fn one_type(&self, sql: Sql) -> Result<Option<VolumeType>, StoreError> {
+        let Some(found) = self.db.fetch_optional::<VolumeType>(sql).await? else {
+            return Ok(None);
+        };
+        let mut types = [found];
+        self.load_type_details(&mut types).await?;
+        let [found] = types;
+        Ok(Some(found))
+    }
+
+    /// Starts a write to the specs of type `id`: locks it and checks that no live volume
+    /// uses it. The transaction, or the answer that ends the write.
+    async fn begin_spec_write(
+        &self,
+        id: VolumeTypeId,
+    ) -> Result<Result<D::Tx, Outcome<()>>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let lock = Sql::locking(LOCK_TYPE, D::FOR_UPDATE).bind(id);
+        let locked: Option<(VolumeTypeId,)> = tx.fetch_optional(lock).await?;
+        if locked.is_none() {
+            return Ok(Err(Outcome::Gone));
+        }
+        let used: Option<(uuid::Uuid,)> = tx.fetch_optional(Sql::new(TYPE_IN_USE).bind(id)).await?;
+        if used.is_some() {
+            return Ok(Err(Outcome::Refused(Refusal::TypeInUse)));
+        }
+        Ok(Ok(tx))
+    }
+}
+
+#[async_trait]
+impl<D: Database> VolumeTypeStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, fields(name = %new.name), err)]
+    async fn create_volume_type(&self, new: &NewVolumeType) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let insert = Sql::new(INSERT_TYPE)
+            .bind(new.id)
+            .bind(&new.name)
+            .bind(&new.description)
+            .bind(new.is_public)
+            .bind(new.created_at);
+        tx.execute(insert).await?;
+        let items = new.extra_specs.iter().map(|(k, v)| (k.clone(), v.clone()));
+        Self::insert_items(
+            &mut tx,
+            SideTable::TypeExtraSpecs,
+            new.id.uuid(),
+            items,
+            new.created_at,
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn get_volume_type(&self, id: VolumeTypeId) -> Result<Option<VolumeType>, StoreError> {
+        self.one_type(Sql::new(&TYPE_BY_ID).bind(id)).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn get_volume_type_by_name(&self, name: &str) -> Result<Option<VolumeType>, StoreError> {
+        self.one_type(Sql::new(&TYPE_BY_NAME).bind(name)).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn list_volume_types(&self) -> Result<Vec<VolumeType>, StoreError> {
+        let mut types: Vec<VolumeType> = self.db.fetch_all(Sql::new(&ALL_TYPES)).await?;
+        self.load_type_details(&mut types).await?;
+        Ok(types)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn update_volume_type(
+        &self,
+        id: VolumeTypeId,
+        update: &VolumeTypeUpdate,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(UPDATE_TYPE)
+            .bind(id)
+            .bind(&update.name)
+            .bind(&update.description)
+            .bind(update.is_public)
+            .bind(now);
+        Ok(match self.db.execute(sql).await? {
+            0 => Outcome::Gone,
+            _ => Outcome::Done(()),
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn delete_volume_type(
+        &self,
+        id: VolumeTypeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = match self.begin_spec_write(id).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        Self::remove_items(&mut tx, SideTable::TypeExtraSpecs, id.uuid(), None, now).await?;
+        for statement in [DELETE_ACCESS, DELETE_TYPE] {
+            tx.execute(Sql::new(statement).bind(id).bind(now)).await?;
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn set_extra_specs(
+        &self,
+        id: VolumeTypeId,
+        specs: &ExtraSpecs,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = match self.begin_spec_write(id).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        let stored: Vec<KeyValue> = tx.fetch_all(Sql::new(TYPE_SPECS).bind(id)).await?;
+        let existing: ExtraSpecs = stored.into_iter().map(|s| (s.key, s.value)).collect();
+        if let Err(refusal) = check_cacheable(&existing, specs) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        for (key, value) in specs {
+            let sql = Sql::new(UPSERT_SPEC)
+                .bind(id)
+                .bind(key)
+                .bind(value)
+                .bind(now);
+            tx.execute(sql).await?;
+        }
+        tx.execute(Sql::new(TOUCH_TYPE).bind(id).bind(now)).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn delete_extra_spec(
+        &self,
+        id: VolumeTypeId,
+        key: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = match self.begin_spec_write(id).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        let removed = Self::remove_items(
+            &mut tx,
+            SideTable::TypeExtraSpecs,
+            id.uuid(),
+            Some(key),
+            now,
+        )
+        .await?;
+        if removed == 0 {
+            return Ok(Outcome::Refused(Refusal::NoSuchKey));
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+}

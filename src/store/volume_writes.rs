@@ -1,0 +1,395 @@
+//! Changes to a volume that Cinder's rules govern. Each locks the volume, asks its rule
+//! (`domain::volume_rules`, `domain::attach`, `domain::legacy_attach`) and applies what
+//! the rule allows, in one transaction.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::connector_specs;
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::locks::Locked;
+use super::side_tables::{KeyValue, SideTable};
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::attach;
+use crate::domain::attachment::{AttachStatus, Detached};
+use crate::domain::ids::VolumeId;
+use crate::domain::legacy_attach::{self, LegacyAction};
+use crate::domain::volume::{
+    LockedVolume, MigrationStatus, Retype, StatusReset, VolumeStatus, SOFT_DELETED_STATUS,
+};
+use crate::domain::volume_rules;
+use crate::domain::{Outcome, Refusal};
+
+#[async_trait]
+pub trait VolumeWriteStore: Send + Sync {
+    /// Moves a volume from `from` to `to` (refused in any other status).
+    async fn transition_volume(
+        &self,
+        id: VolumeId,
+        from: VolumeStatus,
+        to: VolumeStatus,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Starts a delete under Cinder's conditions: the volume becomes `deleting`.
+    async fn begin_volume_delete(
+        &self,
+        id: VolumeId,
+        force: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Soft-deletes a volume with its attachments, their connectors and its metadata.
+    async fn finish_volume_delete(
+        &self,
+        id: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Starts an extend: an `available` volume becomes `extending`.
+    async fn begin_extend(
+        &self,
+        id: VolumeId,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Records the new size and returns an `extending` volume to `available`.
+    async fn finish_extend(
+        &self,
+        id: VolumeId,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    async fn set_bootable(
+        &self,
+        id: VolumeId,
+        bootable: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Sets admin metadata `readonly` while the volume is `available`.
+    async fn set_readonly(
+        &self,
+        id: VolumeId,
+        readonly: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Writes the fields given; with `attach_status = detached` every attachment is
+    /// detached first (returned, with the connectors their exports were made for).
+    async fn reset_status(
+        &self,
+        id: VolumeId,
+        reset: &StatusReset,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<Vec<Detached>>, StoreError>;
+    /// Changes the type (and the multiattach flag) under Cinder's retype conditions.
+    async fn retype_volume(
+        &self,
+        retype: &Retype,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// `os-reserve` and friends.
+    async fn legacy_attach_action(
+        &self,
+        id: VolumeId,
+        action: LegacyAction,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+}
+
+const SET_STATUS: &str = "update volumes set status = $2, updated_at = $3 where id = $1";
+
+const SET_STATUS_KEEPING_PREVIOUS: &str =
+    "update volumes set previous_status = status, status = $2, updated_at = $3 where id = $1";
+
+const SET_SIZE: &str = "update volumes set size = $2, status = $3, updated_at = $4 where id = $1";
+
+const SET_BOOTABLE: &str =
+    "update volumes set bootable = $2, updated_at = $3 where id = $1 and deleted = false";
+
+const SET_READONLY: &str = "\
+    insert into volume_admin_metadata (volume_id, key, value, created_at, deleted) \
+    values ($1, 'readonly', $2, $3, false) \
+    on conflict (volume_id, key) where deleted = false \
+    do update set value = excluded.value, updated_at = excluded.created_at";
+
+const RESET: &str = "\
+    update volumes \
+       set status = coalesce($2, status), attach_status = coalesce($3, attach_status), \
+           migration_status = case when $4 then $5 else migration_status end, updated_at = $6 \
+     where id = $1";
+
+const RETYPE: &str =
+    "update volumes set volume_type_id = $2, multiattach = $3, updated_at = $4 where id = $1";
+
+const CONNECTORS_OF_VOLUME: &str = "\
+    select s.attachment_id, s.key, s.value \
+      from attachment_specs s join volume_attachment a on a.id = s.attachment_id \
+     where a.volume_id = $1 and a.deleted = false and s.deleted = false \
+     order by s.attachment_id, s.key";
+
+const DELETE_CONNECTORS_OF_VOLUME: &str = "\
+    update attachment_specs set deleted = true, deleted_at = $2 \
+     where deleted = false \
+       and attachment_id in (select id from volume_attachment where volume_id = $1)";
+
+const DELETE_ATTACHMENTS_OF_VOLUME: &str = "\
+    update volume_attachment set deleted = true, deleted_at = $2, attach_status = $3 \
+     where volume_id = $1 and deleted = false";
+
+const DELETE_VOLUME: &str = "\
+    update volumes set deleted = true, deleted_at = $2, status = $3, migration_status = null \
+     where id = $1 and deleted = false";
+
+type Begun<Tx, T> = Result<(Tx, LockedVolume), Outcome<T>>;
+
+impl<D: Database> SqlStore<D> {
+    /// Starts a write to volume `id`: locks it and asks `rule`. The transaction and the
+    /// locked volume, or the answer that ends the write.
+    async fn write_volume_if<T>(
+        &self,
+        id: VolumeId,
+        rule: impl FnOnce(&LockedVolume) -> Result<(), Refusal> + Send,
+    ) -> Result<Begun<D::Tx, T>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
+            return Ok(Err(Outcome::Gone));
+        };
+        match rule(&locked) {
+            Ok(()) => Ok(Ok((tx, locked))),
+            Err(refusal) => Ok(Err(Outcome::Refused(refusal))),
+        }
+    }
+
+    /// Runs `sql` in a write to volume `id` that `rule` allows.
+    async fn apply_if(
+        &self,
+        id: VolumeId,
+        rule: impl FnOnce(&LockedVolume) -> Result<(), Refusal> + Send,
+        sql: Sql,
+    ) -> Result<Outcome<()>, StoreError> {
+        let (mut tx, _) = match self.write_volume_if(id, rule).await? {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    /// The connectors of the volume's live attachments, by attachment.
+    async fn connectors_of(tx: &mut D::Tx, locked: &Locked) -> Result<Vec<Detached>, StoreError> {
+        let items: Vec<KeyValue> = tx
+            .fetch_all(Sql::new(CONNECTORS_OF_VOLUME).bind(locked.volume.id))
+            .await?;
+        locked
+            .live
+            .iter()
+            .map(|a| {
+                let own = items
+                    .iter()
+                    .filter(|item| item.owner == a.id.uuid())
+                    .map(|item| (item.key.clone(), item.value.clone()));
+                Ok(Detached {
+                    id: a.id,
+                    attach_status: a.attach_status,
+                    connector: connector_specs::decode(own)?,
+                })
+            })
+            .collect()
+    }
+}
+
+#[async_trait]
+impl<D: Database> VolumeWriteStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, fields(volume_id = %id, %from, %to), err)]
+    async fn transition_volume(
+        &self,
+        id: VolumeId,
+        from: VolumeStatus,
+        to: VolumeStatus,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(SET_STATUS).bind(id).bind(to).bind(now);
+        self.apply_if(id, |v| volume_rules::transition(v, from), sql)
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id, force), err)]
+    async fn begin_volume_delete(
+        &self,
+        id: VolumeId,
+        force: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
+            .bind(id)
+            .bind(VolumeStatus::Deleting)
+            .bind(now);
+        self.apply_if(id, |v| volume_rules::delete(v, force), sql)
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn finish_volume_delete(
+        &self,
+        id: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let (mut tx, _) = match self.write_volume_if(id, |_| Ok(())).await? {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        // Children first.
+        tx.execute(Sql::new(DELETE_CONNECTORS_OF_VOLUME).bind(id).bind(now))
+            .await?;
+        let attachments = Sql::new(DELETE_ATTACHMENTS_OF_VOLUME)
+            .bind(id)
+            .bind(now)
+            .bind(AttachStatus::Deleted);
+        tx.execute(attachments).await?;
+        for table in [SideTable::VolumeMetadata, SideTable::VolumeAdminMetadata] {
+            Self::remove_items(&mut tx, table, id.uuid(), None, now).await?;
+        }
+        let volume = Sql::new(DELETE_VOLUME)
+            .bind(id)
+            .bind(now)
+            .bind(SOFT_DELETED_STATUS);
+        tx.execute(volume).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn begin_extend(
+        &self,
+        id: VolumeId,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
+            .bind(id)
+            .bind(VolumeStatus::Extending)
+            .bind(now);
+        self.apply_if(id, |v| volume_rules::extend(v, new_size), sql)
+            .await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn finish_extend(
+        &self,
+        id: VolumeId,
+        new_size: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(SET_SIZE)
+            .bind(id)
+            .bind(new_size)
+            .bind(VolumeStatus::Available)
+            .bind(now);
+        let rule = |v: &LockedVolume| volume_rules::transition(v, VolumeStatus::Extending);
+        self.apply_if(id, rule, sql).await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn set_bootable(
+        &self,
+        id: VolumeId,
+        bootable: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        // No rule: any live volume.
+        let sql = Sql::new(SET_BOOTABLE).bind(id).bind(bootable).bind(now);
+        Ok(match self.db.execute(sql).await? {
+            0 => Outcome::Gone,
+            _ => Outcome::Done(()),
+        })
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn set_readonly(
+        &self,
+        id: VolumeId,
+        readonly: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let value = if readonly { "True" } else { "False" };
+        let sql = Sql::new(SET_READONLY).bind(id).bind(value).bind(now);
+        self.apply_if(id, volume_rules::set_readonly, sql).await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn reset_status(
+        &self,
+        id: VolumeId,
+        reset: &StatusReset,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<Vec<Detached>>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let mut detached = Vec::new();
+        if reset.attach_status == Some(AttachStatus::Detached) {
+            detached = Self::connectors_of(&mut tx, &locked).await?;
+            let transition = attach::detach_all(&locked.volume, &locked.live);
+            Self::remove_attachments(&mut tx, id, &transition.detached, now).await?;
+            Self::write_volume_state(&mut tx, id, transition.volume, now).await?;
+        }
+        let migration = reset
+            .migration_status
+            .filter(|m| *m != MigrationStatus::None);
+        let sql = Sql::new(RESET)
+            .bind(id)
+            .bind(reset.status)
+            .bind(reset.attach_status)
+            .bind(reset.migration_status.is_some())
+            .bind(migration)
+            .bind(now);
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(detached))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %retype.volume_id), err)]
+    async fn retype_volume(
+        &self,
+        retype: &Retype,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let sql = Sql::new(RETYPE)
+            .bind(retype.volume_id)
+            .bind(retype.new_type_id)
+            .bind(retype.new_multiattach)
+            .bind(now);
+        let rule = |v: &LockedVolume| {
+            volume_rules::retype(
+                v,
+                retype.new_type_id,
+                retype.new_multiattach,
+                retype.expected_multiattach,
+            )
+        };
+        self.apply_if(retype.volume_id, rule, sql).await
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn legacy_attach_action(
+        &self,
+        id: VolumeId,
+        action: LegacyAction,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let transition = match legacy_attach::decide(action, &locked.volume, &locked.live) {
+            Ok(transition) => transition,
+            Err(refusal) => return Ok(Outcome::Refused(refusal)),
+        };
+        if transition.volume.is_some() {
+            Self::write_volume_state(&mut tx, id, transition.volume, now).await?;
+            tx.commit().await?;
+        }
+        Ok(Outcome::Done(()))
+    }
+}
