@@ -11,6 +11,7 @@ cargo build --release --quiet
 out="bench/results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"
 bin="$PWD/target/release/cinder-attach"
+load="$PWD/target/release/cinder-attach-bench"
 port=18777
 server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
 
@@ -33,14 +34,14 @@ for store in sqlite postgres; do
   for mode in own shared; do
     for clients in 1 4 16 64; do
       start "$store"
-      "$bin" bench --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode "$mode" \
+      "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode "$mode" \
         --server-pid "$pid" --json "$out/$store-$mode-$clients.json" | head -1 | sed "s/^/$store: /"
       stop
     done
   done
 done
 start sqlite
-"$bin" bench --endpoint "http://127.0.0.1:$port" --clients 16 --duration "$seconds" --mode reads \
+"$load" --endpoint "http://127.0.0.1:$port" --clients 16 --duration "$seconds" --mode reads \
   --server-pid "$pid" --json "$out/sqlite-reads-16.json" | head -1 | sed "s/^/sqlite: /"
 stop
 for clients in 1 4 16 64; do

@@ -164,12 +164,13 @@ impl Sql {
     }
 
     /// Logs the statement at trace level (target `cinder_attach::sql`), with its
-    /// arguments as SQL literals.
+    /// arguments as a JSON list of SQL literals (`RUST_LOG=cinder_attach::sql=trace`
+    /// shows every statement; `bench/cycle.sql` is made from these).
     pub fn trace(&self) {
         tracing::trace!(
             target: "cinder_attach::sql",
             sql = %self.text,
-            args = %self.args.iter().map(Arg::literal).collect::<Vec<_>>().join(", "),
+            args = %serde_json::Value::from(self.args.iter().map(Arg::literal).collect::<Vec<_>>()),
             "statement"
         );
     }
@@ -177,7 +178,7 @@ impl Sql {
 
 /// Logs a transaction boundary (`begin`, `commit`) the way `Sql::trace` logs statements.
 pub fn trace_control(statement: &str) {
-    tracing::trace!(target: "cinder_attach::sql", sql = statement, args = "", "statement");
+    tracing::trace!(target: "cinder_attach::sql", sql = statement, args = "[]", "statement");
 }
 
 #[cfg(test)]
