@@ -42,3 +42,6 @@ impl Default for Settings {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

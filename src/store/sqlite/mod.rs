@@ -67,8 +67,8 @@ impl Sqlite {
             .create_if_missing(true)
             .foreign_keys(true)
             .busy_timeout(options.acquire_timeout);
-        let in_memory =
-            sqlite.get_filename().as_os_str() == ":memory:" || options.url.contains("mode=memory");
+        // sqlx names `sqlite::memory:` `file:sqlx-in-memory-N`: the URL tells.
+        let in_memory = options.url.contains(":memory:") || options.url.contains("mode=memory");
         let opener = if in_memory {
             // Every connection of this store must see the same database: SQLite's
             // `memdb` VFS shares one by name within the process.

@@ -163,6 +163,23 @@ async fn reset_to_detached_detaches_everything(app: TestApp) {
     assert_eq!(app.live_attachments(&v).await, 0);
     assert_eq!(app.volume_status(&v).await, "available");
     app.assert_consistent(&v).await;
+    // One transaction: one clock reading for both, and their connectors went with them.
+    let stamps = app
+        .db
+        .column(&format!(
+            "select distinct cast(deleted_at as text) from volume_attachment \
+              where volume_id = '{v}'"
+        ))
+        .await;
+    assert_eq!(stamps.len(), 1, "{stamps:?}");
+    let connectors = app
+        .db
+        .column(&format!(
+            "select s.key from attachment_specs s join volume_attachment a \
+               on a.id = s.attachment_id where a.volume_id = '{v}' and s.deleted = false"
+        ))
+        .await;
+    assert!(connectors.is_empty(), "{connectors:?}");
 }
 
 backend_tests!(
