@@ -250,7 +250,7 @@ fn attachment_filters(ctx: &Ctx, pairs: &[(String, String)]) -> Result<ListAttac
             "instance_id" | "instance_uuid" if key == "instance_id" || admin => {
                 request.filters.instance_uuid = Some(value.clone())
             }
-            // Part A: `status` is the attachment's status (Cinder matches nothing).
+            // `status` is the attachment's status (Cinder matches nothing; api-ref D23).
             "attach_status" | "status" => request.filters.attach_status = Some(value.clone()),
             "project_id" if admin => request.filters.project_id = Some(value.clone()),
             _ if admin => request.matches_nothing = true,

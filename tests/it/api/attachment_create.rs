@@ -1,4 +1,4 @@
-//! `POST /attachments`: validation (scenarios 17–27) and reservation rules (28–40).
+//! `POST /attachments`: validation and reservation rules.
 
 use axum::http::Method;
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! `DELETE /attachments/{id}` and the status recompute (scenarios 72–82).
+//! `DELETE /attachments/{id}` and the status recompute.
 
 use axum::http::Method;
 use serde_json::json;

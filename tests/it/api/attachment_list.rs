@@ -1,4 +1,4 @@
-//! Show and list: views, filters, paging, scoping (scenarios 57–71).
+//! Show and list: views, filters, paging, scoping.
 
 use serde_json::{json, Value};
 
@@ -158,7 +158,7 @@ async fn tenants_and_filters(app: TestApp) {
         .send()
         .await;
     assert_eq!(ids(&reserved.json), std::slice::from_ref(&a3));
-    // Part A: `status` filters on the attachment status too.
+    // `status` filters on the attachment status too (api-ref/differences-from-cinder.md D23).
     let by_status = app
         .get("/v3/p1/attachments?status=attached")
         .version("3.44")

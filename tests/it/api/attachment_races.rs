@@ -1,4 +1,4 @@
-//! Concurrent requests on one volume (scenarios 94–98a): exactly the right number win,
+//! Concurrent requests on one volume: exactly the right number win,
 //! and afterwards the volume's status stands with its attachments.
 
 use axum::http::Method;

@@ -1,4 +1,4 @@
-//! `PUT /attachments/{id}` (scenarios 41–51) and `os-complete` (52–56).
+//! `PUT /attachments/{id}` and `os-complete`.
 
 use axum::http::Method;
 use serde_json::{json, Value};
@@ -118,7 +118,7 @@ async fn modes_at_update(app: TestApp) {
     assert_eq!(shown["attach_mode"], "ro");
     assert_eq!(
         shown["connection_info"]["access_mode"], "ro",
-        "access mode follows the attachment (Q5)"
+        "access mode follows the attachment (api-ref D25)"
     );
     // Mode given at create wins over the connector's.
     let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");

@@ -1,5 +1,4 @@
-//! Attachment listings as far as the foundation serves them: scoping and the two views
-//! (scenarios 57–58 shapes, 123 timestamps).
+//! Attachment listings: scoping, the two views and their timestamps.
 
 use serde_json::Value;
 
@@ -91,7 +90,7 @@ async fn admins_see_other_projects_only_with_all_tenants(app: TestApp) {
         ids(&all.json),
         [ATTACHMENT_P2, ATTACHMENT_3, ATTACHMENT_2, ATTACHMENT_1]
     );
-    // Presence counts, not the value (Cinder quirk Q3).
+    // Presence counts, not the value, as in Cinder.
     let zero = app
         .get("/v3/attachments?all_tenants=0")
         .version("3.27")

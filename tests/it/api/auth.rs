@@ -1,4 +1,5 @@
-//! noauth as SPEC Part A decides it (scenarios 11, 12, 14).
+//! noauth: Cinder's `user:project` token, with the differences D1–D3 of
+//! api-ref/differences-from-cinder.md.
 
 use crate::support::fixtures::{self, *};
 use crate::support::TestApp;

@@ -1,4 +1,4 @@
-//! Every failure answers in Cinder's fault shape, with a request id (scenarios 16, 122, 124).
+//! Every failure answers in Cinder's fault shape, with a request id.
 
 use std::time::Duration;
 

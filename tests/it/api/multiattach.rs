@@ -1,4 +1,4 @@
-//! Multi-attach (scenarios 85–93): several consumers, `rw` and `ro` side by side.
+//! Multi-attach: several consumers, `rw` and `ro` side by side.
 
 use axum::http::Method;
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! Paths with and without a project, unknown paths and methods (scenarios 13, 15).
+//! Paths with and without a project, unknown paths and methods.
 
 use axum::http::Method;
 

@@ -1,5 +1,5 @@
 //! The `trusted-headers` strategy: identity from an auth proxy's headers, project
-//! isolation, and roles deciding policy (scenarios 40, 51, 63, 71, 81, 103, 107 as users).
+//! isolation, and roles deciding policy for non-admin users.
 
 use axum::http::Method;
 use serde_json::json;

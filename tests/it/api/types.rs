@@ -1,4 +1,4 @@
-//! Volume types and extra specs (SPEC B §8; scenarios 114–118).
+//! Volume types and extra specs.
 
 use axum::http::Method;
 use serde_json::json;

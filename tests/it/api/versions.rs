@@ -1,4 +1,4 @@
-//! Version discovery and microversion negotiation (SPEC B §1.3–§1.4, scenarios 1–10a).
+//! Version discovery and microversion negotiation.
 
 use serde_json::Value;
 

@@ -1,4 +1,4 @@
-//! `POST /volumes/{id}/action` (SPEC B §9–§10; scenarios 108–113).
+//! `POST /volumes/{id}/action`.
 
 use serde_json::json;
 

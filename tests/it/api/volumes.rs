@@ -1,4 +1,4 @@
-//! Volumes (SPEC B §7): create through a backend, views per microversion, listing,
+//! Volumes: create through a backend, views per microversion, listing,
 //! delete rules.
 
 use axum::http::Method;

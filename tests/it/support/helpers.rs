@@ -118,7 +118,7 @@ pub fn str_of(value: &Value, key: &str) -> String {
         .to_owned()
 }
 
-/// The connector of SPEC B §14 (an iSCSI host `cmp-1`).
+/// An iSCSI host connector (`cmp-1`), as Nova sends it.
 pub fn conn() -> Value {
     json!({"host": "cmp-1", "initiator": "iqn.2004-10.com.ubuntu:01:abc", "ip": "10.0.0.5",
            "platform": "x86_64", "os_type": "linux", "multipath": false, "mountpoint": "/dev/vdb"})
