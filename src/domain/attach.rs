@@ -74,10 +74,11 @@ pub fn in_error_state(status: VolumeStatus) -> bool {
     status.as_str().contains("error")
 }
 
-/// A new attachment for `instance_uuid`. Cinder's rule: the volume's status must allow a
-/// reservation for the multiattach flag the caller read (and the flag must not have
-/// changed since); failing that, an instance that already holds an attachment of an
-/// `in-use` or `reserved` volume may add another without reserving it again.
+/// A new attachment for `instance_uuid`. Cinder's rule: nothing is attached to a volume
+/// in an error state; the volume's status must allow a reservation for the multiattach
+/// flag the caller read (and the flag must not have changed since); failing that, an
+/// instance that already holds an attachment of an `in-use` or `reserved` volume may add
+/// another without reserving it again.
 pub fn reserve(
     volume: &LockedVolume,
     live: &[LiveAttachment],
@@ -102,7 +103,8 @@ pub fn reserve(
 
 /// Whether a volume in `status` refuses every reservation, even one for an instance that
 /// already holds it: such a request is answered from a read without the volume's lock
-/// (the rule of `reserve`, assuming the most it could).
+/// (the rule of `reserve`, assuming the most it could). The lock's decision stays the
+/// one that counts: this only spares a refused request its turn at the lock.
 pub fn refuses_any_reservation(status: VolumeStatus, multiattach: bool) -> Option<Refusal> {
     let state = VolumeState {
         status,
@@ -117,6 +119,9 @@ fn reservation(
     expected_multiattach: bool,
     same_instance: bool,
 ) -> Result<Transition, Refusal> {
+    if in_error_state(volume.status) {
+        return Err(Refusal::VolumeInError(volume.status));
+    }
     if multiattach == expected_multiattach
         && reserve_statuses(expected_multiattach).contains(&volume.status)
     {

@@ -56,8 +56,9 @@ fn connector_error(err: BackendError) -> DomainError {
     }
 }
 
-/// What a refused attach event means for the caller.
-fn refused(volume: VolumeId, refusal: Refusal) -> DomainError {
+/// What a refused attach event means for the caller (`updating`: the refusal answers an
+/// update, not the create that reserves).
+fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
     match refusal {
         Refusal::Reservation {
             status,
@@ -70,7 +71,7 @@ fn refused(volume: VolumeId, refusal: Refusal) -> DomainError {
         Refusal::VolumeInError(status) => DomainError::VolumeInError {
             volume,
             status,
-            updating: true,
+            updating,
         },
         Refusal::DuplicateConnector => DomainError::DuplicateConnector(volume),
         other => DomainError::Internal(format!("unexpected refusal {other:?}").into()),
@@ -152,12 +153,14 @@ impl Service {
         let target = Target::project(&volume.project_id);
         self.policy
             .enforce(rules::ATTACHMENT_CREATE, caller, &target)?;
+        // Cinder refuses a volume in an error state before anything else (the rule of
+        // `attach::reserve`, answered from the volume just read).
         if attach::in_error_state(volume.status) {
-            return Err(DomainError::VolumeInError {
-                volume: volume.id,
-                status: volume.status,
-                updating: false,
-            });
+            return Err(refused(
+                volume.id,
+                Refusal::VolumeInError(volume.status),
+                false,
+            ));
         }
         if volume.multiattach && volume.status == VolumeStatus::InUse && volume.bootable {
             self.policy
@@ -180,7 +183,7 @@ impl Service {
         // without the volume's lock: under a crowd of attaches to one busy volume a
         // refusal then costs a read instead of a turn at the lock the winner needs.
         if let Some(refusal) = attach::refuses_any_reservation(volume.status, volume.multiattach) {
-            return Err(refused(volume.id, refusal));
+            return Err(refused(volume.id, refusal, false));
         }
         let reservation = NewAttachment {
             id: AttachmentId::generate(),
@@ -193,7 +196,7 @@ impl Service {
         match self.store.reserve_attachment(&reservation).await? {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(DomainError::VolumeNotFound(volume.id.to_string())),
-            Outcome::Refused(refusal) => return Err(refused(volume.id, refusal)),
+            Outcome::Refused(refusal) => return Err(refused(volume.id, refusal, false)),
         }
         let id = reservation.id;
         let Some(connector) = connector else {
@@ -245,8 +248,13 @@ impl Service {
             .get_volume_brief(volume_id)
             .await?
             .ok_or_else(|| DomainError::VolumeNotFound(volume_id.to_string()))?;
+        // The rule of `attach::connect`, answered before the backend exports the volume.
         if attach::in_error_state(volume.status) {
-            return Err(refused(volume.id, Refusal::VolumeInError(volume.status)));
+            return Err(refused(
+                volume.id,
+                Refusal::VolumeInError(volume.status),
+                true,
+            ));
         }
         self.backend_of(&volume)?
             .driver
@@ -300,7 +308,7 @@ impl Service {
         match outcome? {
             Outcome::Done(attachment) => Ok(attachment),
             Outcome::Gone => Err(not_found(attachment_id)),
-            Outcome::Refused(refusal) => Err(refused(volume.id, refusal)),
+            Outcome::Refused(refusal) => Err(refused(volume.id, refusal, by == Connecting::Update)),
         }
     }
 
@@ -321,7 +329,7 @@ impl Service {
         match self.store.complete_attachment(id, self.clock.now()).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(record.attachment.volume_id, refusal)),
+            Outcome::Refused(refusal) => Err(refused(record.attachment.volume_id, refusal, true)),
         }
     }
 
@@ -349,7 +357,7 @@ impl Service {
         match self.store.delete_attachment(id, self.clock.now()).await? {
             Outcome::Done(remaining) => Ok(remaining),
             Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(volume_id, refusal)),
+            Outcome::Refused(refusal) => Err(refused(volume_id, refusal, true)),
         }
     }
 

@@ -61,6 +61,7 @@ fn reservation_table() {
         (Attaching, true, true, false, Err(())),
         (Available, true, false, false, Err(())),
         (Error, false, false, true, Err(())),
+        (ErrorDeleting, true, true, false, Err(())),
     ];
     for (status, multiattach, expected, same, wanted) in cases {
         let v = volume(status, Detached, multiattach);
@@ -89,6 +90,19 @@ fn a_refused_reservation_names_the_status_and_the_flag_read() {
         ..attachment(&v, Attached, "")
     }];
     assert!(reserve(&v, &live, None, false).is_err());
+}
+
+#[test]
+fn nothing_is_reserved_on_a_volume_in_an_error_state() {
+    let v = volume(VolumeStatus::Error, Detached, false);
+    assert_eq!(
+        reserve(&v, &[], Some("i"), false),
+        Err(Refusal::VolumeInError(VolumeStatus::Error))
+    );
+    assert_eq!(
+        refuses_any_reservation(VolumeStatus::ErrorExtending, true),
+        Some(Refusal::VolumeInError(VolumeStatus::ErrorExtending))
+    );
 }
 
 #[test]

@@ -85,20 +85,25 @@ impl Values {
     /// One argument, as pgbench SQL.
     fn render(&self, literal: &str) -> String {
         let quoted = |id: &str| format!("'{id}'");
+        // Variables cast to text, so the file also runs as prepared statements
+        // (`pgbench -M prepared`, as the store runs them).
+        let (client, n) = ("cast(:client_id as text)", "cast(:n as text)");
         if literal == quoted(&self.volume) {
-            "md5('bench' || :client_id)::uuid".to_owned()
+            format!("md5('bench' || {client})::uuid")
         } else if literal == quoted(&self.attachment) {
-            "md5('attachment' || :client_id || '-' || :n)::uuid".to_owned()
+            format!("md5('attachment' || {client} || '-' || {n})::uuid")
         } else if literal == quoted(&self.instance) {
-            "md5('instance' || :client_id || '-' || :n)".to_owned()
+            format!("md5('instance' || {client} || '-' || {n})")
         } else if literal.starts_with("'20") && literal.ends_with("Z'") {
             "now()".to_owned()
         } else {
-            // Inside other text (connection info): fixed stand-ins.
+            // Inside other text (connection info): fixed stand-ins. A space after each
+            // JSON colon, because pgbench -M prepared takes `:false` for a variable.
             literal
                 .replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
                 .replace(&self.volume, "00000000-0000-4000-8000-0000000000a1")
                 .replace(&self.attachment, "00000000-0000-4000-8000-0000000000b2")
+                .replace("\":", "\": ")
         }
     }
 

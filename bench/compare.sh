@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Two builds of the service side by side, in alternating runs (A, B, A, B, ...), so that
+# the machine's drift hits both alike: SQLite and PostgreSQL own-volume mode at CLIENTS
+# clients, and each build's PostgreSQL ceiling (pgbench running that build's cycle file).
+# The same load generator drives both. One line per run: build, store, cycles/s.
+#
+# Usage: bench/compare.sh BIN_A CYCLE_A BIN_B CYCLE_B [PAIRS] [SECONDS] [CLIENTS]
+#   BIN_x    a cinder-attach release binary
+#   CYCLE_x  its bench/cycle.sql (e.g. `git show REV:bench/cycle.sql > /tmp/a.sql`)
+# Needs target/release/cinder-attach-bench (cargo build --release) and PostgreSQL at PGURL
+# (default postgres://postgres@127.0.0.1:5432).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin_a="$1" cycle_a="$2" bin_b="$3" cycle_b="$4"
+pairs="${5:-3}" seconds="${6:-10}" clients="${7:-16}"
+load="$PWD/target/release/cinder-attach-bench"
+server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
+port=18779
+
+run() { # name bin store
+  local name="$1" bin="$2" store="$3" work url pid
+  work="$(mktemp -d)"
+  if [ "$store" = postgres ]; then
+    psql "$server/postgres" -qc "drop database if exists bench_compare with (force)" -c "create database bench_compare"
+    url="$server/bench_compare"
+  else
+    url="sqlite://$work/bench.db"
+  fi
+  (cd "$work" && RUST_LOG=warn "$bin" --listen "127.0.0.1:$port" --database-url "$url" \
+     --db-max-connections 32 --backend "file=file,dir=$work/volumes" >"$work/server.log" 2>&1 &)
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
+  pid="$(pgrep -f -- "--listen 127.0.0.1:$port")"
+  "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode own \
+    --server-pid "$pid" --json "$work/report.json" >/dev/null
+  python3 - "$work/report.json" "$name" "$store" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+create = report["operations"]["attachment_create"]
+print("%s %s %.1f cycles/s, p99 create %.1f ms, errors %d"
+      % (sys.argv[2], sys.argv[3], report["cycles_per_s"], create["p99_ms"], report["errors"]))
+PY
+  kill "$pid"; sleep 0.5; rm -rf "$work"
+}
+
+ceiling() { # name bin cycle
+  local tps
+  tps="$(BIN="$2" CYCLE="$3" bench/pg-ceiling.sh "$clients" "$seconds" | awk '/^tps/ {print $3}')"
+  echo "$1 ceiling $tps cycles/s ($(grep -vc '^\(--\|\\\)' "$3") statements per cycle)"
+}
+
+for _ in $(seq 1 "$pairs"); do
+  for store in sqlite postgres; do
+    run A "$bin_a" "$store"
+    run B "$bin_b" "$store"
+  done
+  ceiling A "$bin_a" "$cycle_a"
+  ceiling B "$bin_b" "$cycle_b"
+done
