@@ -14,32 +14,22 @@ cd "$(dirname "$0")/.."
 bin_a="$1" cycle_a="$2" bin_b="$3" cycle_b="$4"
 pairs="${5:-3}" seconds="${6:-10}" clients="${7:-16}"
 load="$PWD/target/release/cinder-attach-bench"
-server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
 port=18779
+. bench/lib.sh
 
 run() { # name bin store
-  local name="$1" bin="$2" store="$3" work url pid
-  work="$(mktemp -d)"
-  if [ "$store" = postgres ]; then
-    psql "$server/postgres" -qc "drop database if exists bench_compare with (force)" -c "create database bench_compare"
-    url="$server/bench_compare"
-  else
-    url="sqlite://$work/bench.db"
-  fi
-  (cd "$work" && RUST_LOG=warn "$bin" --listen "127.0.0.1:$port" --database-url "$url" \
-     --db-max-connections 32 --backend "file=file,dir=$work/volumes" >"$work/server.log" 2>&1 &)
-  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
-  pid="$(pgrep -f -- "--listen 127.0.0.1:$port")"
+  local name="$1" bin="$2" store="$3"
+  start_server "$bin" "$store" "$port"
   "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode own \
-    --server-pid "$pid" --json "$work/report.json" >/dev/null
-  python3 - "$work/report.json" "$name" "$store" <<'PY'
+    --server-pid "$server_pid" --json "$server_work/report.json" >/dev/null
+  python3 - "$server_work/report.json" "$name" "$store" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 create = report["operations"]["attachment_create"]
 print("%s %s %.1f cycles/s, p99 create %.1f ms, errors %d"
       % (sys.argv[2], sys.argv[3], report["cycles_per_s"], create["p99_ms"], report["errors"]))
 PY
-  kill "$pid"; sleep 0.5; rm -rf "$work"
+  stop_server
 }
 
 ceiling() { # name bin cycle

@@ -85,27 +85,8 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::{AttachmentId, VolumeId, VolumeTypeId};
-
-    fn volume(
-        status: VolumeStatus,
-        attach_status: AttachStatus,
-        multiattach: bool,
-    ) -> LockedVolume {
-        LockedVolume {
-            id: VolumeId::generate(),
-            status,
-            attach_status,
-            migration_status: None,
-            multiattach,
-            size: 1,
-            volume_type_id: VolumeTypeId::generate(),
-            encrypted: false,
-            in_group: false,
-            type_multiattach: false,
-            type_cacheable: false,
-        }
-    }
+    use crate::domain::ids::AttachmentId;
+    use crate::domain::volume::locked as volume;
 
     fn attached(volume: &LockedVolume) -> Vec<LiveAttachment> {
         vec![LiveAttachment {

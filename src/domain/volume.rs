@@ -281,6 +281,28 @@ pub struct VolumeFilters {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// A locked volume for the rules' tests.
+#[cfg(test)]
+pub(crate) fn locked(
+    status: VolumeStatus,
+    attach_status: AttachStatus,
+    multiattach: bool,
+) -> LockedVolume {
+    LockedVolume {
+        id: VolumeId::generate(),
+        status,
+        attach_status,
+        migration_status: None,
+        multiattach,
+        size: 1,
+        volume_type_id: VolumeTypeId::generate(),
+        encrypted: false,
+        in_group: false,
+        type_multiattach: false,
+        type_cacheable: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,22 +101,9 @@ pub fn retype(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::ids::VolumeId;
 
     fn volume(status: VolumeStatus) -> LockedVolume {
-        LockedVolume {
-            id: VolumeId::generate(),
-            status,
-            attach_status: AttachStatus::Detached,
-            migration_status: None,
-            multiattach: false,
-            size: 1,
-            volume_type_id: VolumeTypeId::generate(),
-            encrypted: false,
-            in_group: false,
-            type_multiattach: false,
-            type_cacheable: false,
-        }
+        crate::domain::volume::locked(status, AttachStatus::Detached, false)
     }
 
     #[test]

@@ -39,12 +39,9 @@ impl Service {
         caller: &RequestContext,
         id: VolumeId,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume(caller, id).await?;
-        self.policy.enforce(
-            rules::ADMIN_FORCE_DELETE,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        let volume = self
+            .volume_with_rule(caller, id, rules::ADMIN_FORCE_DELETE)
+            .await?;
         self.delete_checked(volume, true).await
     }
 
@@ -194,12 +191,8 @@ impl Service {
         id: VolumeId,
         bootable: bool,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume(caller, id).await?;
-        self.policy.enforce(
-            rules::VOLUME_UPDATE,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        self.volume_with_rule(caller, id, rules::VOLUME_UPDATE)
+            .await?;
         match self
             .store
             .set_bootable(id, bootable, self.clock.now())
@@ -217,12 +210,8 @@ impl Service {
         id: VolumeId,
         readonly: bool,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume(caller, id).await?;
-        self.policy.enforce(
-            rules::UPDATE_READONLY,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        self.volume_with_rule(caller, id, rules::UPDATE_READONLY)
+            .await?;
         match self
             .store
             .set_readonly(id, readonly, self.clock.now())
@@ -245,12 +234,9 @@ impl Service {
         id: VolumeId,
         reset: StatusReset,
     ) -> Result<(), DomainError> {
-        let volume = self.get_volume(caller, id).await?;
-        self.policy.enforce(
-            rules::RESET_STATUS,
-            caller,
-            &Target::project(&volume.project_id),
-        )?;
+        let volume = self
+            .volume_with_rule(caller, id, rules::RESET_STATUS)
+            .await?;
         if reset.status == Some(VolumeStatus::Deleting) {
             return Err(DomainError::ResetToDeleting);
         }

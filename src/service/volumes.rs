@@ -115,6 +115,20 @@ impl Service {
         Ok(volume)
     }
 
+    /// A volume the caller may see (with its side tables), once `rule` allows the caller
+    /// to act on it.
+    pub(super) async fn volume_with_rule(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        rule: &'static str,
+    ) -> Result<Volume, DomainError> {
+        let volume = self.get_volume(caller, id).await?;
+        self.policy
+            .enforce(rule, caller, &Target::project(&volume.project_id))?;
+        Ok(volume)
+    }
+
     /// A volume the caller may see: other projects' volumes do not exist for non-admins.
     pub async fn get_volume(
         &self,

@@ -1,22 +1,6 @@
 use super::*;
-use crate::domain::ids::{VolumeId, VolumeTypeId};
+use crate::domain::volume::locked as volume;
 use AttachStatus::*;
-
-fn volume(status: VolumeStatus, attach_status: AttachStatus, multiattach: bool) -> LockedVolume {
-    LockedVolume {
-        id: VolumeId::generate(),
-        status,
-        attach_status,
-        migration_status: None,
-        multiattach,
-        size: 1,
-        volume_type_id: VolumeTypeId::generate(),
-        encrypted: false,
-        in_group: false,
-        type_multiattach: false,
-        type_cacheable: false,
-    }
-}
 
 fn attachment(volume: &LockedVolume, status: AttachStatus, instance: &str) -> LiveAttachment {
     LiveAttachment {

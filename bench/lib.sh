@@ -1,0 +1,28 @@
+# Sourced by the bench scripts: a release server on a fresh database of either store.
+# PGURL: the PostgreSQL server (default postgres://postgres@127.0.0.1:5432).
+pg_server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
+
+# start_server BIN STORE PORT: starts BIN on 127.0.0.1:PORT with a fresh SQLite file or a
+# fresh PostgreSQL database (bench_<port>), a file backend in a temporary directory; sets
+# server_pid and server_work.
+start_server() {
+  local bin="$1" store="$2" port="$3" url
+  server_work="$(mktemp -d)"
+  if [ "$store" = postgres ]; then
+    psql "$pg_server/postgres" -qc "drop database if exists bench_$port with (force)" \
+      -c "create database bench_$port" 2>/dev/null
+    url="$pg_server/bench_$port"
+  else
+    url="sqlite://$server_work/bench.db"
+  fi
+  (cd "$server_work" && RUST_LOG=warn "$bin" --listen "127.0.0.1:$port" --database-url "$url" \
+     --db-max-connections 32 --backend "file=file,dir=$server_work/volumes" >"$server_work/server.log" 2>&1 &)
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
+  server_pid="$(pgrep -f -- "--listen 127.0.0.1:$port")"
+}
+
+stop_server() {
+  kill "$server_pid"
+  sleep 0.5
+  rm -rf "$server_work"
+}
