@@ -4,6 +4,8 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY migrations ./migrations
+# The manifest names the load generator's sources too (it is not built here).
+COPY bench/loadgen ./bench/loadgen
 RUN cargo build --release --locked --bin cinder-attach
 
 FROM debian:bookworm-slim
