@@ -53,7 +53,7 @@ fn resources() -> Router<AppState> {
 }
 
 /// Every route of the service, with the `/v3` protocol layers (auth, body checks,
-/// microversions) but not the process-wide ones (`app::build_app` adds those).
+/// microversions) but not the process-wide ones (`build_app` adds those).
 pub fn routes(state: AppState) -> Router<AppState> {
     let v3 = Router::new()
         .route("/v3", get(versions::show_v3))
