@@ -89,12 +89,8 @@ pub fn reserve(
         live.iter()
             .any(|a| a.instance_uuid.as_deref() == Some(instance))
     });
-    let state = VolumeState {
-        status: volume.status,
-        attach_status: volume.attach_status,
-    };
     reservation(
-        state,
+        volume.state(),
         volume.multiattach,
         expected_multiattach,
         same_instance,

@@ -14,16 +14,6 @@ pub enum Outcome<T> {
     Refused(Refusal),
 }
 
-impl<T> Outcome<T> {
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Outcome<U> {
-        match self {
-            Outcome::Done(value) => Outcome::Done(f(value)),
-            Outcome::Gone => Outcome::Gone,
-            Outcome::Refused(refusal) => Outcome::Refused(refusal),
-        }
-    }
-}
-
 /// Why a rule refused a write, with what the answer to the caller needs to say so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {

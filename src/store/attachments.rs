@@ -263,16 +263,15 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         new: &NewConnection,
     ) -> Result<Outcome<Attachment>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_attachment_volume(&mut tx, new.attachment_id).await? else {
-            return Ok(Outcome::Gone);
-        };
-        let Some(target) = locked.attachment(new.attachment_id) else {
+        let Some((locked, target)) =
+            Self::lock_attachment_volume(&mut tx, new.attachment_id).await?
+        else {
             return Ok(Outcome::Gone);
         };
         let decided = attach::connect(
             &locked.volume,
             &locked.live,
-            target,
+            &target,
             new.by,
             new.attach_mode,
             &new.driver,
@@ -312,13 +311,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_attachment_volume(&mut tx, id).await? else {
+        let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
-        let Some(target) = locked.attachment(id) else {
-            return Ok(Outcome::Gone);
-        };
-        let transition = attach::complete(&locked.volume, target);
+        let transition = attach::complete(&locked.volume, &target);
         let done = Sql::new(COMPLETE)
             .bind(id)
             .bind(AttachStatus::Attached)
@@ -336,13 +332,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<Vec<LiveAttachment>>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_attachment_volume(&mut tx, id).await? else {
+        let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
-        let Some(target) = locked.attachment(id) else {
-            return Ok(Outcome::Gone);
-        };
-        let transition = attach::detach(&locked.volume, &locked.live, target);
+        let transition = attach::detach(&locked.volume, &locked.live, &target);
         let volume = locked.volume.id;
         Self::remove_attachments(&mut tx, volume, &transition.detached, now).await?;
         Self::write_volume_state(&mut tx, volume, transition.volume, now).await?;

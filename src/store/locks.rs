@@ -87,17 +87,10 @@ impl FromRow for LiveAttachment {
     }
 }
 
-/// A locked volume with its live attachments and, for events on one attachment, which
-/// of them it is.
+/// A locked volume with its live attachments.
 pub(super) struct Locked {
     pub volume: LockedVolume,
     pub live: Vec<LiveAttachment>,
-}
-
-impl Locked {
-    pub fn attachment(&self, id: AttachmentId) -> Option<&LiveAttachment> {
-        self.live.iter().find(|a| a.id == id)
-    }
 }
 
 impl<D: Database> SqlStore<D> {
@@ -118,35 +111,36 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: VolumeId,
     ) -> Result<Option<Locked>, StoreError> {
-        let sql = Sql::locking(&LOCK_VOLUME, D::FOR_UPDATE)
-            .bind(id)
-            .bind(SPEC_TRUE);
-        Self::with_attachments(tx, sql).await
+        let Some(volume) = Self::lock_volume(tx, id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(Self::with_attachments(tx, volume).await?))
     }
 
-    /// Locks the volume of a live attachment and reads the volume's attachments; `None`
-    /// when the attachment (or its volume) is gone.
+    /// Locks the volume of a live attachment and reads the volume's attachments: the
+    /// locked volume and the attachment among them, or `None` when it is gone.
     pub(super) async fn lock_attachment_volume(
         tx: &mut D::Tx,
         id: AttachmentId,
-    ) -> Result<Option<Locked>, StoreError> {
+    ) -> Result<Option<(Locked, LiveAttachment)>, StoreError> {
         let sql = Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME)
             .bind(id)
             .bind(SPEC_TRUE);
-        let locked = Self::with_attachments(tx, sql).await?;
-        // Every writer holds the volume's lock, so an attachment seen by the locking
-        // statement is still live; checked all the same.
-        Ok(locked.filter(|l| l.attachment(id).is_some()))
-    }
-
-    async fn with_attachments(tx: &mut D::Tx, lock: Sql) -> Result<Option<Locked>, StoreError> {
-        let Some(volume) = tx.fetch_optional::<LockedVolume>(lock).await? else {
+        let Some(volume) = tx.fetch_optional::<LockedVolume>(sql).await? else {
             return Ok(None);
         };
+        let locked = Self::with_attachments(tx, volume).await?;
+        // The locking statement saw the attachment in its snapshot; on PostgreSQL a delete
+        // committed while it waited for the lock shows only in the read after it.
+        let target = locked.live.iter().find(|a| a.id == id).cloned();
+        Ok(target.map(|target| (locked, target)))
+    }
+
+    async fn with_attachments(tx: &mut D::Tx, volume: LockedVolume) -> Result<Locked, StoreError> {
         let live = tx
             .fetch_all(Sql::new(LIVE_ATTACHMENTS).bind(volume.id))
             .await?;
-        Ok(Some(Locked { volume, live }))
+        Ok(Locked { volume, live })
     }
 
     /// Writes the volume's state as a rule decided it (nothing for `None`).
