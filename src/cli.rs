@@ -167,6 +167,16 @@ pub struct ServeArgs {
     )]
     pub default_volume_type: String,
 
+    /// Most live attachments a volume may have when its type sets no
+    /// `attach:max_attachments` (0: no cap).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_MAX_ATTACHMENTS_PER_VOLUME",
+        default_value_t = crate::service::DEFAULT_MAX_ATTACHMENTS,
+        global = true
+    )]
+    pub max_attachments_per_volume: u32,
+
     /// An oslo.policy file (YAML or JSON) overriding Cinder's default rules; SIGHUP reloads it.
     #[arg(long, env = "CINDER_ATTACH_POLICY_FILE", global = true)]
     pub policy_file: Option<std::path::PathBuf>,

@@ -124,6 +124,23 @@ impl From<DomainError> for ApiError {
             E::DuplicateConnector(volume) => ApiError::Conflict(format!(
                 "Resource conflict: duplicate connectors detected on volume {volume}"
             )),
+            E::AttachmentLimitReached {
+                volume,
+                limit,
+                from_type,
+            } => invalid_volume(format!(
+                "Volume {volume} already has {limit} attachments, the most {}.",
+                if from_type {
+                    "its volume type allows (attach:max_attachments)"
+                } else {
+                    "this service allows per volume (max_attachments_per_volume)"
+                }
+            )),
+            E::WriterHeld { volume, holder } => invalid_volume(format!(
+                "Volume {volume} is single-writer (attach:single_writer) and attachment \
+                 {holder} holds write access; attach it read-only (mode ro) or detach that \
+                 attachment first."
+            )),
             E::ConnectorMissing(key) => invalid_input(format!(
                 "Connector doesn't have required information: {key}"
             )),
@@ -182,6 +199,11 @@ impl From<DomainError> for ApiError {
                  available volumes, the specified volume however currently has a status of: \
                  {status}."
             )),
+            E::SingleWriterRetypeRefused(status) => invalid_input(format!(
+                "Invalid volume_type passed, retypes affecting single-writer \
+                 (attach:single_writer) are only allowed on available volumes, the specified \
+                 volume however currently has a status of: {status}."
+            )),
             E::UpdateDuringMaintenance => {
                 invalid_volume("The volume cannot be updated during maintenance.")
             }
@@ -212,6 +234,14 @@ impl From<DomainError> for ApiError {
             ),
             E::DefaultTypeUndeletable(id) => ApiError::BadRequest(format!(
                 "The volume type {id} is a default volume type and cannot be deleted."
+            )),
+            E::InvalidExtraSpec {
+                key,
+                value,
+                expected,
+            } => invalid_input(format!(
+                "extra spec {key} must be {expected}, not {}.",
+                value.map_or("null".to_owned(), |v| format!("'{v}'"))
             )),
             E::CacheableWithMultiattach => {
                 ApiError::BadRequest("cacheable cannot be set with multiattach.".to_owned())

@@ -25,6 +25,8 @@ pub struct AttachmentDetail {
     pub detached_at: String,
     pub attach_mode: Option<&'static str>,
     pub connection_info: Option<serde_json::Value>,
+    /// Not in Cinder: the other attachments of the volume connected from the same host.
+    pub shared_connections: Vec<String>,
 }
 
 impl From<&Attachment> for AttachmentSummary {
@@ -61,6 +63,11 @@ impl From<&Attachment> for AttachmentDetail {
             detached_at: time(&a.detach_time),
             attach_mode: a.attach_mode.map(|m| m.as_str()),
             connection_info: a.connection_info.clone(),
+            shared_connections: a
+                .shared_connections
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         }
     }
 }

@@ -51,6 +51,7 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         clock,
         settings: Arc::new(Settings {
             default_volume_type: args.default_volume_type.clone(),
+            max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
         }),
     };
     let config = ServiceConfig {

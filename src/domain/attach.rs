@@ -5,7 +5,11 @@
 
 use serde_json::{Map, Value};
 
-use super::attachment::{AttachMode, AttachStatus, Connecting, DriverConnection};
+mod aggregate;
+
+pub use aggregate::{aggregate, status_consistent, status_of, Hold, AGGREGATED_STATUSES};
+
+use super::attachment::{AttachMode, AttachStatus, Connecting, DriverConnection, HostConnection};
 use super::ids::AttachmentId;
 use super::outcome::Refusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
@@ -17,8 +21,27 @@ pub struct LiveAttachment {
     pub volume_id: super::ids::VolumeId,
     pub instance_uuid: Option<String>,
     pub attach_status: AttachStatus,
+    /// `None` for rows written before modes were recorded.
+    pub attach_mode: Option<AttachMode>,
+    /// The connected host.
+    pub attached_host: Option<String>,
     /// It holds connection info (Cinder's test: a non-empty object).
     pub connected: bool,
+}
+
+impl LiveAttachment {
+    fn writes(&self) -> bool {
+        self.attach_mode == Some(AttachMode::ReadWrite)
+    }
+
+    /// Its connection, once it is connected to a host.
+    pub fn host_connection(&self) -> Option<HostConnection> {
+        Some(HostConnection {
+            id: self.id,
+            volume_id: self.volume_id,
+            host: self.attached_host.clone()?,
+        })
+    }
 }
 
 /// What an attachment event writes besides its own attachment row.
@@ -31,16 +54,10 @@ pub struct Transition {
 }
 
 impl Transition {
-    fn volume(state: VolumeState) -> Self {
+    /// The volume moves to `state`; nothing is written when it is already there.
+    fn towards(volume: &LockedVolume, state: VolumeState) -> Self {
         Transition {
-            volume: Some(state),
-            detached: Vec::new(),
-        }
-    }
-
-    fn unchanged() -> Self {
-        Transition {
-            volume: None,
+            volume: (state != volume.state()).then_some(state),
             detached: Vec::new(),
         }
     }
@@ -53,13 +70,18 @@ pub struct Connection {
     pub info: Value,
 }
 
-/// Statuses from which a new attachment may reserve the volume.
+/// Statuses from which a new attachment may reserve the volume. A multiattach volume
+/// also takes one while others are reserved or attaching: every attachment write holds
+/// the volume's lock, so the guard Cinder needed against concurrent attaches is not
+/// needed here (Cinder refuses those).
 pub fn reserve_statuses(multiattach: bool) -> &'static [VolumeStatus] {
     if multiattach {
         &[
             VolumeStatus::Available,
             VolumeStatus::InUse,
             VolumeStatus::Downloading,
+            VolumeStatus::Reserved,
+            VolumeStatus::Attaching,
         ]
     } else {
         &[VolumeStatus::Available, VolumeStatus::Downloading]
@@ -74,27 +96,101 @@ pub fn in_error_state(status: VolumeStatus) -> bool {
     status.as_str().contains("error")
 }
 
-/// A new attachment for `instance_uuid`. Cinder's rule: nothing is attached to a volume
-/// in an error state; the volume's status must allow a reservation for the multiattach
-/// flag the caller read (and the flag must not have changed since); failing that, an
-/// instance that already holds an attachment of an `in-use` or `reserved` volume may add
-/// another without reserving it again.
+/// What a reservation asks for, besides the volume.
+#[derive(Debug, Clone, Copy)]
+pub struct Reservation<'a> {
+    pub instance_uuid: Option<&'a str>,
+    /// The multiattach flag the caller read; a changed flag refuses the reservation.
+    pub expected_multiattach: bool,
+    pub mode: AttachMode,
+    /// The service-wide cap on live attachments of a volume whose type sets none.
+    pub default_max_attachments: Option<u32>,
+}
+
+/// A new attachment. Cinder's rule first: nothing is attached to a volume in an error
+/// state; the volume's status must allow a reservation for the multiattach flag the
+/// caller read (and the flag must not have changed since); failing that, an instance
+/// that already holds an attachment of an `in-use` or `reserved` volume may add another
+/// without reserving it again. Then the sharing limits: the volume's attachment cap, and
+/// on a single-writer type at most one `rw` attachment.
 pub fn reserve(
     volume: &LockedVolume,
     live: &[LiveAttachment],
-    instance_uuid: Option<&str>,
-    expected_multiattach: bool,
+    request: &Reservation<'_>,
 ) -> Result<Transition, Refusal> {
-    let same_instance = instance_uuid.is_some_and(|instance| {
+    let same_instance = request.instance_uuid.is_some_and(|instance| {
         live.iter()
             .any(|a| a.instance_uuid.as_deref() == Some(instance))
     });
     reservation(
         volume.state(),
         volume.multiattach,
-        expected_multiattach,
+        request.expected_multiattach,
         same_instance,
-    )
+    )?;
+    let limit = volume
+        .type_max_attachments
+        .map(|limit| AttachmentLimit {
+            limit,
+            from_type: true,
+        })
+        .or(request
+            .default_max_attachments
+            .map(|limit| AttachmentLimit {
+                limit,
+                from_type: false,
+            }));
+    if let Some(limit) = limit.filter(|l| live.len() >= l.limit as usize) {
+        return Err(Refusal::AttachmentLimit {
+            limit: limit.limit,
+            from_type: limit.from_type,
+        });
+    }
+    single_writer(volume, live, None, request.mode)?;
+    let hold = Hold::of(volume.status, statuses(live));
+    let after = statuses(live).chain([AttachStatus::Reserved]);
+    Ok(Transition::towards(volume, aggregate(volume, hold, after)))
+}
+
+/// A cap on a volume's live attachments, and where it comes from.
+#[derive(Debug, Clone, Copy)]
+struct AttachmentLimit {
+    limit: u32,
+    from_type: bool,
+}
+
+/// On a single-writer type, `mode` may be `rw` only while no other live attachment
+/// (other than `target`, which is being reconnected) holds write access.
+fn single_writer(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    target: Option<AttachmentId>,
+    mode: AttachMode,
+) -> Result<(), Refusal> {
+    if !volume.type_single_writer || mode != AttachMode::ReadWrite {
+        return Ok(());
+    }
+    match live
+        .iter()
+        .find(|a| Some(a.id) != target && a.writes())
+    {
+        Some(holder) => Err(Refusal::WriterHeld { holder: holder.id }),
+        None => Ok(()),
+    }
+}
+
+fn statuses(live: &[LiveAttachment]) -> impl Iterator<Item = AttachStatus> + '_ {
+    live.iter().map(|a| a.attach_status)
+}
+
+/// `live` with `target`'s status replaced.
+fn with_status(
+    live: &[LiveAttachment],
+    target: AttachmentId,
+    status: AttachStatus,
+) -> impl Iterator<Item = AttachStatus> + '_ {
+    live.iter()
+        .map(move |a| if a.id == target { status } else { a.attach_status })
 }
 
 /// Whether a volume in `status` refuses every reservation, even one for an instance that
@@ -114,20 +210,14 @@ fn reservation(
     multiattach: bool,
     expected_multiattach: bool,
     same_instance: bool,
-) -> Result<Transition, Refusal> {
+) -> Result<(), Refusal> {
     if in_error_state(volume.status) {
         return Err(Refusal::VolumeInError(volume.status));
     }
-    if multiattach == expected_multiattach
-        && reserve_statuses(expected_multiattach).contains(&volume.status)
-    {
-        return Ok(Transition::volume(VolumeState {
-            status: VolumeStatus::Reserved,
-            attach_status: volume.attach_status,
-        }));
-    }
-    if same_instance && SAME_INSTANCE_STATUSES.contains(&volume.status) {
-        return Ok(Transition::unchanged());
+    let status_allows = multiattach == expected_multiattach
+        && reserve_statuses(expected_multiattach).contains(&volume.status);
+    if status_allows || (same_instance && SAME_INSTANCE_STATUSES.contains(&volume.status)) {
+        return Ok(());
     }
     Err(Refusal::Reservation {
         status: volume.status,
@@ -135,9 +225,11 @@ fn reservation(
     })
 }
 
-/// Connects `target` to a host: the attachment and the volume become `attaching`. An
-/// update (not the create that reserved it) is refused on a volume in an error state, and
-/// on a volume without multiattach while another of its attachments is connected.
+/// Connects `target` to a host: the attachment becomes `attaching`, and the volume what
+/// its attachments make it (`in-use` stays `in-use` while another host attaches). An
+/// update (not the create that reserved it) is refused on a volume in an error state,
+/// and on a volume without multiattach while another of its attachments is connected. On
+/// a single-writer type an `rw` connection needs no other writer.
 pub fn connect(
     volume: &LockedVolume,
     live: &[LiveAttachment],
@@ -158,6 +250,7 @@ pub fn connect(
             return Err(Refusal::DuplicateConnector);
         }
     }
+    single_writer(volume, live, Some(target.id), mode)?;
     let extras = ConnectionExtras {
         attachment_id: target.id,
         access_mode: mode,
@@ -165,22 +258,23 @@ pub fn connect(
         cacheable: volume.type_cacheable,
         enforce_multipath,
     };
+    let hold = Hold::of(volume.status, statuses(live));
+    let after = with_status(live, target.id, AttachStatus::Attaching);
     Ok(Connection {
-        volume: VolumeState {
-            status: VolumeStatus::Attaching,
-            attach_status: AttachStatus::Attaching,
-        },
+        volume: aggregate(volume, hold, after),
         info: connection_info(driver, &extras),
     })
 }
 
-/// The host finished attaching `target`: the volume is `in-use`, whatever its other
-/// attachments are doing, as in Cinder.
-pub fn complete(_volume: &LockedVolume, _target: &LiveAttachment) -> Transition {
-    Transition::volume(VolumeState {
-        status: VolumeStatus::InUse,
-        attach_status: AttachStatus::Attached,
-    })
+/// The host finished attaching `target`: it is `attached`, so the volume is `in-use`.
+pub fn complete(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    target: &LiveAttachment,
+) -> Transition {
+    let hold = Hold::of(volume.status, statuses(live));
+    let after = with_status(live, target.id, AttachStatus::Attached);
+    Transition::towards(volume, aggregate(volume, hold, after))
 }
 
 /// Removes `target`; the volume follows the attachments that remain.
@@ -194,7 +288,7 @@ pub fn detach(
         .filter(|a| a.id != target.id)
         .map(|a| a.attach_status);
     Transition {
-        volume: Some(after_detach(volume, remaining)),
+        volume: Some(aggregate(volume, Hold::None, remaining)),
         detached: vec![target.id],
     }
 }
@@ -202,56 +296,8 @@ pub fn detach(
 /// Removes every attachment (`os-reset_status` with `attach_status=detached`).
 pub fn detach_all(volume: &LockedVolume, live: &[LiveAttachment]) -> Transition {
     Transition {
-        volume: Some(after_detach(volume, std::iter::empty())),
+        volume: Some(aggregate(volume, Hold::None, [])),
         detached: live.iter().map(|a| a.id).collect(),
-    }
-}
-
-/// The volume's state after a detach, from the statuses of the attachments that remain:
-/// among those not in an error state the alphabetically first status wins (`attached` >
-/// `attaching` > `detached` > `reserved`), none left means `detached`. A migrating or
-/// uploading volume keeps its status when it ends up detached (Cinder's
-/// `volume_detached`).
-pub fn after_detach(
-    volume: &LockedVolume,
-    remaining: impl Iterator<Item = AttachStatus>,
-) -> VolumeState {
-    let attach_status = remaining
-        .filter(|s| !s.is_error())
-        .min_by_key(|s| s.as_str())
-        .unwrap_or(AttachStatus::Detached);
-    let status = match attach_status {
-        AttachStatus::Attached => VolumeStatus::InUse,
-        AttachStatus::Attaching => VolumeStatus::Attaching,
-        AttachStatus::Reserved => VolumeStatus::Reserved,
-        // Detached, and (never live) deleted.
-        _ => VolumeStatus::Available,
-    };
-    let keep = attach_status == AttachStatus::Detached
-        && (volume.migrating() || volume.status == VolumeStatus::Uploading);
-    VolumeState {
-        status: if keep { volume.status } else { status },
-        attach_status,
-    }
-}
-
-/// Whether a volume status can stand with these live attachments: the invariant every
-/// write path keeps (used by tests and the consistency checker).
-pub fn status_consistent(status: VolumeStatus, attachments: &[AttachStatus]) -> bool {
-    let live: Vec<AttachStatus> = attachments
-        .iter()
-        .copied()
-        .filter(|s| !s.is_error() && *s != AttachStatus::Deleted && *s != AttachStatus::Detached)
-        .collect();
-    let has = |wanted: AttachStatus| live.contains(&wanted);
-    match status {
-        VolumeStatus::Available => live.is_empty(),
-        VolumeStatus::Reserved => has(AttachStatus::Reserved),
-        // Also the status of a legacy `os-reserve`, which creates no attachment.
-        VolumeStatus::Attaching => true,
-        VolumeStatus::InUse => has(AttachStatus::Attached),
-        // Other statuses are not the attach machine's to judge.
-        _ => true,
     }
 }
 

@@ -163,6 +163,31 @@ pub struct Attachment {
     pub detach_time: Option<DateTime<Utc>>,
     pub connection_info: Option<Value>,
     pub created_at: DateTime<Utc>,
+    /// The other live attachments of the volume connected from the same host: the host
+    /// keeps its session to the volume's target until the last of them is detached.
+    pub shared_connections: Vec<AttachmentId>,
+}
+
+/// A live attachment's connection: which host has the volume.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostConnection {
+    pub id: AttachmentId,
+    pub volume_id: VolumeId,
+    pub host: String,
+}
+
+impl Attachment {
+    /// Fills `shared_connections` from the connections of the attachment's volume.
+    pub fn share_with(&mut self, connections: &[HostConnection]) {
+        let Some(host) = self.attached_host.as_deref() else {
+            return;
+        };
+        self.shared_connections = connections
+            .iter()
+            .filter(|c| c.volume_id == self.volume_id && c.id != self.id && c.host == host)
+            .map(|c| c.id)
+            .collect();
+    }
 }
 
 /// An attachment with what its lookups need: the owning project, the volume's host
@@ -230,6 +255,8 @@ pub struct NewAttachment {
     /// The multiattach flag the caller read; a changed flag refuses the reservation.
     pub expected_multiattach: bool,
     pub attach_mode: AttachMode,
+    /// The service's cap for volumes whose type sets none (`None`: no cap).
+    pub default_max_attachments: Option<u32>,
     pub now: DateTime<Utc>,
 }
 

@@ -2,7 +2,7 @@
 //! needs; how it looks on the wire (status, fault name, Cinder's exact text) is decided in
 //! one place, `api::faults`.
 
-use super::ids::{VolumeId, VolumeTypeId};
+use super::ids::{AttachmentId, VolumeId, VolumeTypeId};
 use super::volume::{Unschedulable, VolumeStatus};
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
@@ -45,6 +45,20 @@ pub enum DomainError {
     },
     #[error("duplicate connectors on volume {0}")]
     DuplicateConnector(VolumeId),
+    /// The volume holds as many live attachments as it may (`from_type`: the type's
+    /// `attach:max_attachments`, else the service's default).
+    #[error("volume {volume} has reached its limit of {limit} attachments")]
+    AttachmentLimitReached {
+        volume: VolumeId,
+        limit: u32,
+        from_type: bool,
+    },
+    /// A single-writer volume already has a writer.
+    #[error("attachment {holder} holds write access to volume {volume}")]
+    WriterHeld {
+        volume: VolumeId,
+        holder: AttachmentId,
+    },
     #[error("the connector lacks {0}")]
     ConnectorMissing(String),
     /// The backend could not export the volume; its text is safe to show.
@@ -91,6 +105,8 @@ pub enum DomainError {
     RetypeRefused,
     #[error("a multiattach retype needs an available volume, not {0}")]
     MultiattachRetypeRefused(VolumeStatus),
+    #[error("a single-writer retype needs an available volume, not {0}")]
+    SingleWriterRetypeRefused(VolumeStatus),
     #[error("the volume is in maintenance")]
     UpdateDuringMaintenance,
     #[error("metadata change refused in {status}")]
@@ -123,6 +139,12 @@ pub enum DomainError {
     DefaultTypeUndeletable(VolumeTypeId),
     #[error("cacheable with multiattach")]
     CacheableWithMultiattach,
+    #[error("extra spec {key} must be {expected}")]
+    InvalidExtraSpec {
+        key: &'static str,
+        value: Option<String>,
+        expected: &'static str,
+    },
 
     // --- access and infrastructure
     #[error("policy does not allow {0}")]

@@ -94,6 +94,8 @@ mod tests {
             volume_id: volume.id,
             instance_uuid: None,
             attach_status: AttachStatus::Attached,
+            attach_mode: None,
+            attached_host: None,
             connected: true,
         }]
     }

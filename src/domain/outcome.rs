@@ -2,6 +2,7 @@
 //! and applies what they decided; it answers with one `Outcome`, so a caller never has
 //! to read again to learn why nothing happened.
 
+use super::ids::AttachmentId;
 use super::volume::VolumeStatus;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +28,11 @@ pub enum Refusal {
     VolumeInError(VolumeStatus),
     /// A volume without multiattach already has a connected attachment.
     DuplicateConnector,
+    /// The volume already has `limit` live attachments (the cap of its type, or the
+    /// service's default).
+    AttachmentLimit { limit: u32, from_type: bool },
+    /// A single-writer volume: `holder` already has write access.
+    WriterHeld { holder: AttachmentId },
     /// `os-reserve`: the volume must be `available` (or `in-use` when multiattach).
     LegacyReserve {
         status: VolumeStatus,
@@ -42,6 +48,8 @@ pub enum Refusal {
     Undeletable,
     /// A retype that would change multiattach needs an `available` volume.
     MultiattachRetype(VolumeStatus),
+    /// A retype into or out of single-writer needs an `available` volume.
+    SingleWriterRetype(VolumeStatus),
     /// Cinder's retype conditions (status, migration, group, a different type) do not hold.
     Unretypable,
     /// The key to remove does not exist.

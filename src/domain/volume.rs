@@ -142,6 +142,10 @@ pub struct LockedVolume {
     pub type_multiattach: bool,
     /// The type's `cacheable` spec is `<is> True`.
     pub type_cacheable: bool,
+    /// The type's `attach:max_attachments` spec, when it is a valid cap.
+    pub type_max_attachments: Option<u32>,
+    /// The type's `attach:single_writer` spec is `<is> True`.
+    pub type_single_writer: bool,
 }
 
 impl LockedVolume {
@@ -235,6 +239,8 @@ pub struct Retype {
     /// The multiattach flag the caller read (and checked policy for).
     pub expected_multiattach: bool,
     pub new_multiattach: bool,
+    /// The new type's `attach:single_writer`.
+    pub new_single_writer: bool,
 }
 
 /// Keys a volume listing may be sorted by.
@@ -300,6 +306,8 @@ pub(crate) fn locked(
         in_group: false,
         type_multiattach: false,
         type_cacheable: false,
+        type_max_attachments: None,
+        type_single_writer: false,
     }
 }
 

@@ -2,9 +2,8 @@
 //! transaction holds it locked. The store applies what they allow.
 
 use super::attachment::AttachStatus;
-use super::ids::VolumeTypeId;
 use super::outcome::Refusal;
-use super::volume::{LockedVolume, VolumeStatus};
+use super::volume::{LockedVolume, Retype, VolumeStatus};
 
 /// Statuses from which a volume may be deleted without `force`.
 pub const DELETABLE_STATUSES: &[VolumeStatus] = &[
@@ -78,21 +77,21 @@ pub fn change_allowed(volume: &LockedVolume, refused: &[VolumeStatus]) -> Result
     }
 }
 
-/// Cinder's retype conditions. A change of multiattach needs an `available` volume; any
-/// retype needs an `available` or `in-use` volume that is not migrating or in a group, a
-/// different type, and the multiattach flag the caller read.
-pub fn retype(
-    volume: &LockedVolume,
-    new_type: VolumeTypeId,
-    new_multiattach: bool,
-    expected_multiattach: bool,
-) -> Result<(), Refusal> {
-    if new_multiattach != volume.multiattach && volume.status != VolumeStatus::Available {
+/// Cinder's retype conditions. A change of multiattach (or of single-writer) needs an
+/// `available` volume; any retype needs an `available` or `in-use` volume that is not
+/// migrating or in a group, a different type, and the multiattach flag the caller read.
+pub fn retype(volume: &LockedVolume, retype: &Retype) -> Result<(), Refusal> {
+    if retype.new_multiattach != volume.multiattach && volume.status != VolumeStatus::Available {
         return Err(Refusal::MultiattachRetype(volume.status));
     }
-    let allowed = volume.multiattach == expected_multiattach
+    if retype.new_single_writer != volume.type_single_writer
+        && volume.status != VolumeStatus::Available
+    {
+        return Err(Refusal::SingleWriterRetype(volume.status));
+    }
+    let allowed = volume.multiattach == retype.expected_multiattach
         && matches!(volume.status, VolumeStatus::Available | VolumeStatus::InUse)
-        && volume.volume_type_id != new_type
+        && volume.volume_type_id != retype.new_type_id
         && migration_allows_change(volume.migration_status.as_deref())
         && !volume.in_group;
     allowed.then_some(()).ok_or(Refusal::Unretypable)
@@ -101,6 +100,7 @@ pub fn retype(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::ids::VolumeTypeId;
 
     fn volume(status: VolumeStatus) -> LockedVolume {
         crate::domain::volume::locked(status, AttachStatus::Detached, false)
@@ -149,29 +149,74 @@ mod tests {
         assert_eq!(extend(&available, 3), Ok(()));
     }
 
+    fn retype_to(
+        v: &LockedVolume,
+        new_type_id: VolumeTypeId,
+        new_multiattach: bool,
+        expected_multiattach: bool,
+    ) -> Retype {
+        Retype {
+            volume_id: v.id,
+            new_type_id,
+            expected_multiattach,
+            new_multiattach,
+            new_single_writer: false,
+        }
+    }
+
     #[test]
     fn retype_conditions() {
         let v = volume(VolumeStatus::InUse);
         let other = VolumeTypeId::generate();
-        assert_eq!(retype(&v, other, false, false), Ok(()));
+        assert_eq!(retype(&v, &retype_to(&v, other, false, false)), Ok(()));
         assert_eq!(
-            retype(&v, other, true, false),
+            retype(&v, &retype_to(&v, other, true, false)),
             Err(Refusal::MultiattachRetype(VolumeStatus::InUse))
         );
         assert_eq!(
-            retype(&v, v.volume_type_id, false, false),
+            retype(&v, &retype_to(&v, v.volume_type_id, false, false)),
             Err(Refusal::Unretypable)
         );
         assert_eq!(
-            retype(&v, other, false, true),
+            retype(&v, &retype_to(&v, other, false, true)),
             Err(Refusal::Unretypable),
             "the flag changed since the caller read it"
         );
         let available = volume(VolumeStatus::Available);
-        assert_eq!(retype(&available, other, true, false), Ok(()));
         assert_eq!(
-            retype(&volume(VolumeStatus::Error), other, false, false),
+            retype(&available, &retype_to(&available, other, true, false)),
+            Ok(())
+        );
+        let error = volume(VolumeStatus::Error);
+        assert_eq!(
+            retype(&error, &retype_to(&error, other, false, false)),
             Err(Refusal::Unretypable)
+        );
+    }
+
+    #[test]
+    fn single_writer_changes_only_while_available() {
+        let other = VolumeTypeId::generate();
+        let into = |v: &LockedVolume| Retype {
+            new_single_writer: true,
+            ..retype_to(v, other, false, false)
+        };
+        let in_use = volume(VolumeStatus::InUse);
+        assert_eq!(
+            retype(&in_use, &into(&in_use)),
+            Err(Refusal::SingleWriterRetype(VolumeStatus::InUse))
+        );
+        let available = volume(VolumeStatus::Available);
+        assert_eq!(retype(&available, &into(&available)), Ok(()));
+        let single = LockedVolume {
+            type_single_writer: true,
+            ..in_use.clone()
+        };
+        assert_eq!(retype(&single, &into(&single)), Ok(()), "no change");
+        assert_eq!(
+            retype(&single, &retype_to(&single, other, false, false)),
+            Err(Refusal::SingleWriterRetype(VolumeStatus::InUse)),
+            "out of single-writer"
         );
     }
 

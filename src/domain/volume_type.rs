@@ -12,6 +12,12 @@ pub const DEFAULT_TYPE_NAME: &str = "__DEFAULT__";
 /// The only spelling Cinder's attach paths treat as "multiattach on".
 pub const SPEC_TRUE: &str = "<is> True";
 
+/// Caps the live attachments of each volume of the type (a positive integer).
+pub const MAX_ATTACHMENTS_SPEC: &str = "attach:max_attachments";
+
+/// `<is> True`: any number of `ro` attachments, at most one `rw`.
+pub const SINGLE_WRITER_SPEC: &str = "attach:single_writer";
+
 /// Spec keys a non-admin may see (cinder/policies/type_extra_specs.py).
 pub const USER_VISIBLE_EXTRA_SPECS: &[&str] = &[
     "RESKEY:availability_zones",
@@ -43,6 +49,11 @@ impl VolumeType {
     /// Volumes of this type are created multiattach (exact `"<is> True"`).
     pub fn is_multiattach(&self) -> bool {
         self.spec("multiattach") == Some(SPEC_TRUE)
+    }
+
+    /// Volumes of this type allow one writer at a time.
+    pub fn is_single_writer(&self) -> bool {
+        self.spec(SINGLE_WRITER_SPEC) == Some(SPEC_TRUE)
     }
 
     /// Whether `project_id` may use this type (public, or private with access).
@@ -85,6 +96,49 @@ pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(
     Ok(())
 }
 
+/// The cap an `attach:max_attachments` value sets: a positive integer, or nothing.
+pub fn parse_max_attachments(value: &str) -> Option<u32> {
+    value.trim().parse::<u32>().ok().filter(|n| *n > 0)
+}
+
+/// A spec value the attach rules could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidSpec {
+    pub key: &'static str,
+    pub value: Option<String>,
+    /// What the key takes, in words.
+    pub expected: &'static str,
+}
+
+/// The sharing specs of `incoming` are checked when they are set, so the attach rules
+/// never meet one they cannot read.
+pub fn check_sharing_specs(incoming: &ExtraSpecs) -> Result<(), InvalidSpec> {
+    for (key, value) in incoming {
+        let text = value.as_deref();
+        let (key, valid, expected) = match key.as_str() {
+            MAX_ATTACHMENTS_SPEC => (
+                MAX_ATTACHMENTS_SPEC,
+                text.and_then(parse_max_attachments).is_some(),
+                "a positive integer",
+            ),
+            SINGLE_WRITER_SPEC => (
+                SINGLE_WRITER_SPEC,
+                matches!(text, Some("<is> True" | "<is> False")),
+                "'<is> True' or '<is> False'",
+            ),
+            _ => continue,
+        };
+        if !valid {
+            return Err(InvalidSpec {
+                key,
+                value: value.clone(),
+                expected,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +168,23 @@ mod tests {
             t.extra_specs = specs(&[("multiattach", other)]);
             assert!(!t.is_multiattach(), "{other}");
         }
+    }
+
+    #[test]
+    fn sharing_specs_are_checked_when_set() {
+        assert_eq!(parse_max_attachments("3"), Some(3));
+        for bad in ["0", "-1", "x", "", "1.5", "99999999999"] {
+            assert_eq!(parse_max_attachments(bad), None, "{bad}");
+        }
+        assert!(check_sharing_specs(&specs(&[("attach:max_attachments", "5")])).is_ok());
+        let refused = check_sharing_specs(&specs(&[("attach:max_attachments", "many")]));
+        assert_eq!(refused.unwrap_err().key, MAX_ATTACHMENTS_SPEC);
+        assert!(check_sharing_specs(&specs(&[("attach:single_writer", "<is> True")])).is_ok());
+        assert!(check_sharing_specs(&specs(&[("attach:single_writer", "yes")])).is_err());
+        let mut null = ExtraSpecs::new();
+        null.insert(MAX_ATTACHMENTS_SPEC.into(), None);
+        assert!(check_sharing_specs(&null).is_err());
+        assert!(check_sharing_specs(&specs(&[("other", "x")])).is_ok());
     }
 
     #[test]

@@ -74,6 +74,12 @@ fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
             updating,
         },
         Refusal::DuplicateConnector => DomainError::DuplicateConnector(volume),
+        Refusal::AttachmentLimit { limit, from_type } => DomainError::AttachmentLimitReached {
+            volume,
+            limit,
+            from_type,
+        },
+        Refusal::WriterHeld { holder } => DomainError::WriterHeld { volume, holder },
         other => DomainError::Internal(format!("unexpected refusal {other:?}").into()),
     }
 }
@@ -102,7 +108,41 @@ impl Service {
         if request.matches_nothing {
             return Ok(Vec::new());
         }
-        Ok(self.store.list_attachments(&filters, page).await?)
+        let mut found = self.store.list_attachments(&filters, page).await?;
+        self.add_shared_connections(&mut found).await?;
+        Ok(found)
+    }
+
+    /// Fills each connected attachment's `shared_connections` (one read for all).
+    async fn add_shared_connections(
+        &self,
+        attachments: &mut [Attachment],
+    ) -> Result<(), DomainError> {
+        let mut volumes: Vec<VolumeId> = attachments
+            .iter()
+            .filter(|a| a.attached_host.is_some())
+            .map(|a| a.volume_id)
+            .collect();
+        volumes.sort_by_key(|v| v.uuid());
+        volumes.dedup();
+        if volumes.is_empty() {
+            return Ok(());
+        }
+        let connections = self.store.host_connections(&volumes).await?;
+        for attachment in attachments {
+            attachment.share_with(&connections);
+        }
+        Ok(())
+    }
+
+    /// `attachment` with its `shared_connections`.
+    async fn with_shared_connections(
+        &self,
+        mut attachment: Attachment,
+    ) -> Result<Attachment, DomainError> {
+        self.add_shared_connections(std::slice::from_mut(&mut attachment))
+            .await?;
+        Ok(attachment)
     }
 
     /// An attachment the caller may see: other projects' attachments do not exist for
@@ -139,7 +179,7 @@ impl Service {
                 info.insert("format".into(), serde_json::Value::String(format.clone()));
             }
         }
-        Ok(attachment)
+        self.with_shared_connections(attachment).await
     }
 
     /// Reserves a volume for a consumer, and connects it at once when a connector is
@@ -162,7 +202,14 @@ impl Service {
                 false,
             ));
         }
-        if volume.multiattach && volume.status == VolumeStatus::InUse && volume.bootable {
+        // Cinder asks when the volume is `in-use`; here a multiattach volume also takes a
+        // new attachment while others are reserved or attaching, so the rule is asked
+        // whenever another attachment exists.
+        let shared = matches!(
+            volume.status,
+            VolumeStatus::InUse | VolumeStatus::Reserved | VolumeStatus::Attaching
+        );
+        if volume.multiattach && shared && volume.bootable {
             self.policy
                 .enforce(rules::MULTIATTACH_BOOTABLE, caller, &target)?;
         }
@@ -191,6 +238,7 @@ impl Service {
             instance_uuid: request.instance_uuid,
             expected_multiattach: volume.multiattach,
             attach_mode,
+            default_max_attachments: self.settings.max_attachments_per_volume,
             now: self.clock.now(),
         };
         match self.store.reserve_attachment(&reservation).await? {
@@ -271,7 +319,8 @@ impl Service {
     }
 
     /// Exports the volume to the connector's host and records the connection; if the
-    /// record is refused, the export is withdrawn again. Returns the attachment as stored.
+    /// record is refused, the export is withdrawn again. Returns the attachment as stored
+    /// (with its shared connections, read under the volume's lock).
     async fn connect(
         &self,
         volume: &Volume,

@@ -33,12 +33,25 @@ pub struct Service {
 pub struct Settings {
     /// Name of the type used when a volume is created without one.
     pub default_volume_type: String,
+    /// Cap on a volume's live attachments when its type sets none (`None`: no cap).
+    pub max_attachments_per_volume: Option<u32>,
+}
+
+/// `--max-attachments-per-volume` when not given.
+pub const DEFAULT_MAX_ATTACHMENTS: u32 = 128;
+
+impl Settings {
+    /// The cap as the command line gives it: 0 means none.
+    pub fn attachment_cap(flag: u32) -> Option<u32> {
+        (flag > 0).then_some(flag)
+    }
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             default_volume_type: crate::domain::volume_type::DEFAULT_TYPE_NAME.to_owned(),
+            max_attachments_per_volume: Some(DEFAULT_MAX_ATTACHMENTS),
         }
     }
 }

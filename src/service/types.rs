@@ -4,7 +4,7 @@ use super::volume_actions::unexpected;
 use super::Service;
 use crate::domain::ids::VolumeTypeId;
 use crate::domain::volume_type::{
-    check_cacheable, ExtraSpecs, NewVolumeType, VolumeType, VolumeTypeUpdate,
+    check_cacheable, check_sharing_specs, ExtraSpecs, InvalidSpec, NewVolumeType, VolumeType, VolumeTypeUpdate,
     USER_VISIBLE_EXTRA_SPECS,
 };
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
@@ -13,6 +13,14 @@ use crate::store::StoreError;
 
 fn type_not_found(id: impl std::fmt::Display) -> DomainError {
     DomainError::VolumeTypeNotFound(id.to_string())
+}
+
+fn invalid_spec(spec: InvalidSpec) -> DomainError {
+    DomainError::InvalidExtraSpec {
+        key: spec.key,
+        value: spec.value,
+        expected: spec.expected,
+    }
 }
 
 fn type_name_not_found(name: &str) -> DomainError {
@@ -175,6 +183,7 @@ impl Service {
             .enforce(rules::TYPE_CREATE, caller, &Target::caller(caller))?;
         check_cacheable(&ExtraSpecs::new(), &new.extra_specs)
             .map_err(|_| DomainError::CacheableWithMultiattach)?;
+        check_sharing_specs(&new.extra_specs).map_err(invalid_spec)?;
         let id = VolumeTypeId::generate();
         let record = NewVolumeType {
             id,
@@ -317,6 +326,7 @@ impl Service {
     ) -> Result<ExtraSpecs, DomainError> {
         self.policy.enforce(rule, caller, &Target::caller(caller))?;
         let uuid = VolumeTypeId::parse(type_id).ok_or_else(|| type_not_found(type_id))?;
+        check_sharing_specs(&specs).map_err(invalid_spec)?;
         match self
             .store
             .set_extra_specs(uuid, &specs, self.clock.now())

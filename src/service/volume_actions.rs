@@ -290,12 +290,16 @@ impl Service {
             new_type_id: new_type.id,
             expected_multiattach: volume.multiattach,
             new_multiattach: wanted,
+            new_single_writer: new_type.is_single_writer(),
         };
         match self.store.retype_volume(&retype, self.clock.now()).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(not_found(id)),
             Outcome::Refused(Refusal::MultiattachRetype(status)) => {
                 Err(DomainError::MultiattachRetypeRefused(status))
+            }
+            Outcome::Refused(Refusal::SingleWriterRetype(status)) => {
+                Err(DomainError::SingleWriterRetypeRefused(status))
             }
             Outcome::Refused(_) => Err(DomainError::RetypeRefused),
         }

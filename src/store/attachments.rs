@@ -14,10 +14,10 @@ use super::row::{Columns, FromRow};
 use super::side_tables::{left_joined, SideTable};
 use super::sql::Sql;
 use super::SqlStore;
-use crate::domain::attach::{self, LiveAttachment};
+use crate::domain::attach::{self, LiveAttachment, Reservation};
 use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, Connecting,
-    NewAttachment, NewConnection,
+    HostConnection, NewAttachment, NewConnection,
 };
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
@@ -37,6 +37,12 @@ pub trait AttachmentStore: Send + Sync {
         &self,
         id: AttachmentId,
     ) -> Result<Option<AttachmentRecord>, StoreError>;
+
+    /// The connected live attachments of `volumes`, with their hosts.
+    async fn host_connections(
+        &self,
+        volumes: &[VolumeId],
+    ) -> Result<Vec<HostConnection>, StoreError>;
 
     /// Adds a reservation if the attach rules allow it (`Gone`: no such volume).
     async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError>;
@@ -86,6 +92,17 @@ impl FromRow for Attachment {
             detach_time: c.get()?,
             connection_info: c.get()?,
             created_at: c.get()?,
+            shared_connections: Vec::new(),
+        })
+    }
+}
+
+impl FromRow for HostConnection {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(HostConnection {
+            id: c.get()?,
+            volume_id: c.get()?,
+            host: c.get()?,
         })
     }
 }
@@ -228,18 +245,35 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         }))
     }
 
+    #[tracing::instrument(skip_all, err)]
+    async fn host_connections(
+        &self,
+        volumes: &[VolumeId],
+    ) -> Result<Vec<HostConnection>, StoreError> {
+        if volumes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut sql = Sql::new(
+            "select id, volume_id, attached_host from volume_attachment \
+              where deleted = false and attached_host is not null and volume_id in (",
+        );
+        sql.push_list(volumes.iter().copied()).push(")");
+        self.db.fetch_all(sql).await
+    }
+
     #[tracing::instrument(skip_all, fields(volume_id = %new.volume_id), err)]
     async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await? else {
             return Ok(Outcome::Gone);
         };
-        let decided = attach::reserve(
-            &locked.volume,
-            &locked.live,
-            new.instance_uuid.as_deref(),
-            new.expected_multiattach,
-        );
+        let request = Reservation {
+            instance_uuid: new.instance_uuid.as_deref(),
+            expected_multiattach: new.expected_multiattach,
+            mode: new.attach_mode,
+            default_max_attachments: new.default_max_attachments,
+        };
+        let decided = attach::reserve(&locked.volume, &locked.live, &request);
         let transition = match decided {
             Ok(transition) => transition,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
@@ -289,9 +323,16 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(new.now)
             .bind(new.attach_mode)
             .bind(connection.info.to_string());
-        let Some(stored) = tx.fetch_optional::<Attachment>(update).await? else {
+        let Some(mut stored) = tx.fetch_optional::<Attachment>(update).await? else {
             return Ok(Outcome::Gone);
         };
+        // The other connections were read under the lock: no second read for them.
+        let others: Vec<HostConnection> = locked
+            .live
+            .iter()
+            .filter_map(LiveAttachment::host_connection)
+            .collect();
+        stored.share_with(&others);
         let owner = new.attachment_id.uuid();
         if new.by == Connecting::Update {
             Self::remove_items(&mut tx, SideTable::AttachmentSpecs, owner, None, new.now).await?;
@@ -314,7 +355,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
-        let transition = attach::complete(&locked.volume, &target);
+        let transition = attach::complete(&locked.volume, &locked.live, &target);
         let done = Sql::new(COMPLETE)
             .bind(id)
             .bind(AttachStatus::Attached)

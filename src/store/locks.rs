@@ -16,10 +16,11 @@ use super::SqlStore;
 use crate::domain::attach::{is_connected, LiveAttachment};
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::volume::{LockedVolume, VolumeState};
-use crate::domain::volume_type::SPEC_TRUE;
+use crate::domain::volume_type::{parse_max_attachments, SPEC_TRUE};
 
 /// `LockedVolume`'s columns (volume alias `v`; `$2` is `SPEC_TRUE`). The type's specs
 /// are read in the same statement: they cannot change while a volume uses the type.
+/// (The spec keys are written out: `attach:max_attachments`, `attach:single_writer`.)
 const LOCKED_VOLUME_COLUMNS: &str = "\
     v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.size, \
     v.volume_type_id, v.encryption_key_id is not null, \
@@ -29,6 +30,12 @@ const LOCKED_VOLUME_COLUMNS: &str = "\
                  and s.deleted = false), false), \
     coalesce((select s.value = $2 from volume_type_extra_specs s \
                where s.volume_type_id = v.volume_type_id and s.key = 'cacheable' \
+                 and s.deleted = false), false), \
+    (select s.value from volume_type_extra_specs s \
+      where s.volume_type_id = v.volume_type_id and s.key = 'attach:max_attachments' \
+        and s.deleted = false), \
+    coalesce((select s.value = $2 from volume_type_extra_specs s \
+               where s.volume_type_id = v.volume_type_id and s.key = 'attach:single_writer' \
                  and s.deleted = false), false)";
 
 static LOCK_VOLUME: LazyLock<String> = LazyLock::new(|| {
@@ -48,7 +55,8 @@ static LOCK_ATTACHMENT_VOLUME: LazyLock<String> = LazyLock::new(|| {
 /// before it started, so reading them in the locking statement could miss an attachment
 /// committed while that statement waited for the lock.
 const LIVE_ATTACHMENTS: &str = "\
-    select id, volume_id, instance_uuid, attach_status, connection_info \
+    select id, volume_id, instance_uuid, attach_status, attach_mode, attached_host, \
+           connection_info \
       from volume_attachment where volume_id = $1 and deleted = false order by created_at, id";
 
 const WRITE_VOLUME_STATE: &str =
@@ -68,20 +76,27 @@ impl FromRow for LockedVolume {
             in_group: c.get()?,
             type_multiattach: c.get()?,
             type_cacheable: c.get()?,
+            type_max_attachments: c
+                .get::<Option<String>>()?
+                .as_deref()
+                .and_then(parse_max_attachments),
+            type_single_writer: c.get()?,
         })
     }
 }
 
 impl FromRow for LiveAttachment {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        let (id, volume_id, instance_uuid, attach_status) =
-            (c.get()?, c.get()?, c.get()?, c.get()?);
+        let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
+            (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
         let info: Option<serde_json::Value> = c.get()?;
         Ok(LiveAttachment {
             id,
             volume_id,
             instance_uuid,
             attach_status,
+            attach_mode,
+            attached_host,
             connected: is_connected(info.as_ref()),
         })
     }

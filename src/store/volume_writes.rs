@@ -360,14 +360,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(retype.new_type_id)
             .bind(retype.new_multiattach)
             .bind(now);
-        let rule = |v: &LockedVolume| {
-            volume_rules::retype(
-                v,
-                retype.new_type_id,
-                retype.new_multiattach,
-                retype.expected_multiattach,
-            )
-        };
+        let rule = |v: &LockedVolume| volume_rules::retype(v, retype);
         self.apply_if(retype.volume_id, rule, sql).await
     }
 

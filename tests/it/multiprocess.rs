@@ -64,18 +64,66 @@ async fn reservations_across_processes(backend: Backend) {
             let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string()}});
             ("POST".into(), "/v3/p1/attachments".into(), Some(body))
         });
+        // One wins a single-attach volume; a multiattach volume takes them all.
+        let wanted = if multiattach { 20 } else { 1 };
         let won = responses.iter().filter(|(s, _)| *s == 200).count();
-        assert_eq!(won, 1, "{responses:?}");
+        assert_eq!(won, wanted, "{responses:?}");
         assert!(
             responses.iter().all(|(s, _)| *s == 200 || *s == 400),
             "{responses:?}"
         );
         let (_, shown) = b.send("GET", &format!("/v3/p1/volumes/{volume}"), None);
         assert_eq!(shown["volume"]["status"], "reserved");
-        let live = db
-            .column(&format!("select cast(id as text) from volume_attachment where volume_id = '{volume}' and deleted = false"))
-            .await;
-        assert_eq!(live.len(), 1);
+        assert_eq!(live_attachments(&db, &volume).await.len(), wanted);
+    }
+    drop((a, b));
+    let _ = std::fs::remove_dir_all(volumes);
+}
+
+async fn live_attachments(db: &TestDb, volume: &str) -> Vec<String> {
+    db.column(&format!(
+        "select attach_mode from volume_attachment where volume_id = '{volume}' and deleted = false"
+    ))
+    .await
+}
+
+/// The attachment cap and single-writer mode hold across processes: 20 creates for 5
+/// places, then 20 writers for one place.
+async fn sharing_limits_across_processes(backend: Backend) {
+    let Some((db, a, b, volumes)) = two_processes(backend).await else {
+        return;
+    };
+    for (name, spec, places) in [
+        ("five", json!({"attach:max_attachments": "5"}), 5),
+        ("sw", json!({"attach:single_writer": "<is> True"}), 1),
+    ] {
+        let mut specs = json!({"multiattach": "<is> True"});
+        specs.as_object_mut().unwrap().extend(spec.as_object().unwrap().clone());
+        let (status, _) = a.send(
+            "POST",
+            "/v3/p1/types",
+            Some(&json!({"volume_type": {"name": name, "extra_specs": specs}})),
+        );
+        assert_eq!(status, 200);
+        let (_, created) = a.send(
+            "POST",
+            "/v3/p1/volumes",
+            Some(&json!({"volume": {"size": 1, "volume_type": name}})),
+        );
+        let volume = created["volume"]["id"].as_str().unwrap().to_owned();
+        let responses = race([&a, &b], 20, |i| {
+            let body = json!({"attachment": {"volume_uuid": volume,
+                "instance_uuid": Uuid::new_v4().to_string(),
+                "connector": {"host": format!("cmp-{i}"), "mountpoint": "/dev/vdb"}}});
+            ("POST".into(), "/v3/p1/attachments".into(), Some(body))
+        });
+        let won = responses.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(won, places, "{name}: {responses:?}");
+        assert!(
+            responses.iter().all(|(s, _)| *s == 200 || *s == 400),
+            "{responses:?}"
+        );
+        assert_eq!(live_attachments(&db, &volume).await.len(), places);
     }
     drop((a, b));
     let _ = std::fs::remove_dir_all(volumes);
@@ -151,4 +199,8 @@ macro_rules! process_tests {
     };
 }
 
-process_tests!(reservations_across_processes, detaches_across_processes);
+process_tests!(
+    reservations_across_processes,
+    sharing_limits_across_processes,
+    detaches_across_processes
+);

@@ -8,7 +8,23 @@ fn attachment(volume: &LockedVolume, status: AttachStatus, instance: &str) -> Li
         volume_id: volume.id,
         instance_uuid: Some(instance.to_owned()),
         attach_status: status,
+        attach_mode: Some(AttachMode::ReadWrite),
+        attached_host: None,
         connected: matches!(status, Attaching | Attached),
+    }
+}
+
+fn with_mode(mut a: LiveAttachment, mode: AttachMode) -> LiveAttachment {
+    a.attach_mode = Some(mode);
+    a
+}
+
+fn ask(instance: Option<&str>, expected_multiattach: bool) -> Reservation<'_> {
+    Reservation {
+        instance_uuid: instance,
+        expected_multiattach,
+        mode: AttachMode::Unset,
+        default_max_attachments: None,
     }
 }
 
@@ -28,10 +44,31 @@ fn driver() -> DriverConnection {
     }
 }
 
+/// A volume in `status` with the one attachment (of `server-1`) that status implies.
+fn volume_with_its_attachment(
+    status: VolumeStatus,
+    multiattach: bool,
+) -> (LockedVolume, Vec<LiveAttachment>) {
+    let attach_status = match status {
+        VolumeStatus::Available | VolumeStatus::Downloading | VolumeStatus::Error => Detached,
+        VolumeStatus::Reserved => Reserved,
+        VolumeStatus::Attaching => Attaching,
+        _ => Attached,
+    };
+    let v = volume(status, attach_status, multiattach);
+    let live = if attach_status == Detached {
+        vec![]
+    } else {
+        vec![attachment(&v, attach_status, "server-1")]
+    };
+    (v, live)
+}
+
 #[test]
 fn reservation_table() {
     use VolumeStatus::*;
-    // (status, multiattach, expected, same instance) -> volume afterwards, or refused
+    // (status, multiattach, expected, same instance) -> volume status written (None:
+    // unchanged), or refused
     let cases = [
         (Available, false, false, false, Ok(Some(Reserved))),
         (Downloading, false, false, false, Ok(Some(Reserved))),
@@ -40,18 +77,22 @@ fn reservation_table() {
         (Reserved, false, false, true, Ok(None)),
         (Reserved, false, false, false, Err(())),
         (Attaching, false, false, true, Err(())),
-        (InUse, true, true, false, Ok(Some(Reserved))),
-        (Reserved, true, true, false, Err(())),
-        (Attaching, true, true, false, Err(())),
+        (InUse, true, true, false, Ok(None)),
+        // A multiattach volume takes attachments while others are pending.
+        (Reserved, true, true, false, Ok(None)),
+        (Attaching, true, true, false, Ok(None)),
+        (Available, true, true, false, Ok(Some(Reserved))),
+        (Detaching, true, true, false, Err(())),
+        (Maintenance, true, true, false, Err(())),
+        (Extending, true, true, false, Err(())),
         (Available, true, false, false, Err(())),
         (Error, false, false, true, Err(())),
         (ErrorDeleting, true, true, false, Err(())),
     ];
     for (status, multiattach, expected, same, wanted) in cases {
-        let v = volume(status, Detached, multiattach);
-        let live = [attachment(&v, Attached, "server-1")];
+        let (v, live) = volume_with_its_attachment(status, multiattach);
         let instance = if same { "server-1" } else { "server-2" };
-        let got = reserve(&v, &live, Some(instance), expected)
+        let got = reserve(&v, &live, &ask(Some(instance), expected))
             .map(|t| t.volume.map(|s| s.status))
             .map_err(|_| ());
         assert_eq!(got, wanted, "{status} {multiattach} {expected} {same}");
@@ -59,10 +100,90 @@ fn reservation_table() {
 }
 
 #[test]
+fn attachment_limits() {
+    let v = volume(VolumeStatus::InUse, Attached, true);
+    let live: Vec<_> = (0..3)
+        .map(|i| attachment(&v, Attached, &format!("s{i}")))
+        .collect();
+    let capped = |limit| Reservation {
+        default_max_attachments: limit,
+        ..ask(Some("new"), true)
+    };
+    assert!(reserve(&v, &live, &capped(Some(4))).is_ok());
+    assert_eq!(
+        reserve(&v, &live, &capped(Some(3))),
+        Err(Refusal::AttachmentLimit {
+            limit: 3,
+            from_type: false
+        })
+    );
+    assert!(reserve(&v, &live, &capped(None)).is_ok());
+    // The type's cap wins over the service's default, either way.
+    let typed = |limit| LockedVolume {
+        type_max_attachments: Some(limit),
+        ..v.clone()
+    };
+    assert_eq!(
+        reserve(&typed(3), &live, &capped(Some(100))),
+        Err(Refusal::AttachmentLimit {
+            limit: 3,
+            from_type: true
+        })
+    );
+    assert!(reserve(&typed(10), &live, &capped(Some(2))).is_ok());
+    // Even the same instance counts against the cap.
+    let single = volume(VolumeStatus::InUse, Attached, false);
+    let held = [attachment(&single, Attached, "s0")];
+    assert!(reserve(&single, &held, &capped(Some(1))).is_err());
+}
+
+#[test]
+fn single_writer() {
+    let v = LockedVolume {
+        type_single_writer: true,
+        ..volume(VolumeStatus::InUse, Attached, true)
+    };
+    let writer = attachment(&v, Attached, "w");
+    let reader = with_mode(attachment(&v, Attached, "r"), AttachMode::ReadOnly);
+    let asking = |mode| Reservation {
+        mode,
+        ..ask(Some("new"), true)
+    };
+    let live = [reader.clone(), writer.clone()];
+    assert_eq!(
+        reserve(&v, &live, &asking(AttachMode::ReadWrite)),
+        Err(Refusal::WriterHeld { holder: writer.id })
+    );
+    assert!(reserve(&v, &live, &asking(AttachMode::ReadOnly)).is_ok());
+    assert!(
+        reserve(&v, &live, &asking(AttachMode::Unset)).is_ok(),
+        "no mode yet: decided when it connects"
+    );
+    assert!(reserve(&v, std::slice::from_ref(&reader), &asking(AttachMode::ReadWrite)).is_ok());
+    let plain = LockedVolume {
+        type_single_writer: false,
+        ..v.clone()
+    };
+    assert!(reserve(&plain, &live, &asking(AttachMode::ReadWrite)).is_ok());
+    // Connecting as rw: refused while another writes, fine for the writer itself.
+    let pending = with_mode(attachment(&v, Reserved, "p"), AttachMode::Unset);
+    let live = [reader, writer.clone(), pending.clone()];
+    let connecting = |target: &LiveAttachment, mode| {
+        connect(&v, &live, target, Connecting::Update, mode, &driver(), false).map(|_| ())
+    };
+    assert_eq!(
+        connecting(&pending, AttachMode::ReadWrite),
+        Err(Refusal::WriterHeld { holder: writer.id })
+    );
+    assert_eq!(connecting(&pending, AttachMode::ReadOnly), Ok(()));
+    assert_eq!(connecting(&writer, AttachMode::ReadWrite), Ok(()));
+}
+
+#[test]
 fn a_refused_reservation_names_the_status_and_the_flag_read() {
     let v = volume(VolumeStatus::InUse, Attached, false);
     assert_eq!(
-        reserve(&v, &[], None, false),
+        reserve(&v, &[], &ask(None, false)),
         Err(Refusal::Reservation {
             status: VolumeStatus::InUse,
             multiattach: false
@@ -73,14 +194,14 @@ fn a_refused_reservation_names_the_status_and_the_flag_read() {
         instance_uuid: None,
         ..attachment(&v, Attached, "")
     }];
-    assert!(reserve(&v, &live, None, false).is_err());
+    assert!(reserve(&v, &live, &ask(None, false)).is_err());
 }
 
 #[test]
 fn nothing_is_reserved_on_a_volume_in_an_error_state() {
     let v = volume(VolumeStatus::Error, Detached, false);
     assert_eq!(
-        reserve(&v, &[], Some("i"), false),
+        reserve(&v, &[], &ask(Some("i"), false)),
         Err(Refusal::VolumeInError(VolumeStatus::Error))
     );
     assert_eq!(
@@ -92,7 +213,8 @@ fn nothing_is_reserved_on_a_volume_in_an_error_state() {
 #[test]
 fn refusals_without_the_lock_follow_the_same_rule() {
     assert!(refuses_any_reservation(VolumeStatus::Attaching, false).is_some());
-    assert!(refuses_any_reservation(VolumeStatus::Attaching, true).is_some());
+    assert!(refuses_any_reservation(VolumeStatus::Attaching, true).is_none());
+    assert!(refuses_any_reservation(VolumeStatus::Detaching, true).is_some());
     assert!(refuses_any_reservation(VolumeStatus::Reserved, true).is_none());
     assert!(refuses_any_reservation(VolumeStatus::InUse, false).is_none());
     assert!(refuses_any_reservation(VolumeStatus::Available, false).is_none());
@@ -117,7 +239,7 @@ fn connect_complete_and_detach_move_the_volume() {
         state(VolumeStatus::Attaching, Attaching)
     );
     assert_eq!(
-        complete(&v, &target).volume,
+        complete(&v, std::slice::from_ref(&target), &target).volume,
         state(VolumeStatus::InUse, Attached)
     );
     let detached = detach(&v, std::slice::from_ref(&target), &target);
@@ -269,6 +391,138 @@ fn reserve_rules() {
     assert!(!in_error_state(VolumeStatus::InUse));
 }
 
+/// The aggregator over every sequence of up to three sibling statuses, for each
+/// hold, against the rule as the issue states it.
+#[test]
+fn aggregate_every_combination() {
+    use VolumeStatus as V;
+    let kinds = [
+        Attached,
+        Attaching,
+        Reserved,
+        ErrorAttaching,
+        ErrorDetaching,
+        Detached,
+    ];
+    // Every sequence of length 0 to 3 (order must not matter either).
+    let mut combinations: Vec<Vec<AttachStatus>> = vec![vec![]];
+    let mut last: Vec<Vec<AttachStatus>> = vec![vec![]];
+    for _ in 0..3 {
+        last = last
+            .iter()
+            .flat_map(|c| {
+                kinds.iter().map(move |k| {
+                    let mut c = c.clone();
+                    c.push(*k);
+                    c
+                })
+            })
+            .collect();
+        combinations.extend(last.iter().cloned());
+    }
+    assert_eq!(combinations.len(), 1 + 6 + 36 + 216);
+    for hold in [Hold::None, Hold::Attaching, Hold::Detaching] {
+        for live in &combinations {
+            let any = |s| live.contains(&s);
+            let wanted_status = match hold {
+                Hold::Detaching if any(Attached) => V::Detaching,
+                Hold::Attaching => V::Attaching,
+                _ if any(Attached) => V::InUse,
+                _ if any(Attaching) => V::Attaching,
+                _ if any(Reserved) => V::Reserved,
+                _ => V::Available,
+            };
+            let wanted_attach = [Attached, Attaching, Reserved]
+                .into_iter()
+                .find(|s| any(*s))
+                .unwrap_or(Detached);
+            let got = status_of(V::InUse, false, hold, live.iter().copied());
+            assert_eq!(
+                (got.status, got.attach_status),
+                (wanted_status, wanted_attach),
+                "{hold:?} {live:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn aggregate_named_cases() {
+    use VolumeStatus as V;
+    let cases: &[(&[AttachStatus], V)] = &[
+        (&[], V::Available),
+        (&[Attached, Attaching], V::InUse),
+        (&[Attached, Reserved, Attaching], V::InUse),
+        (&[Attaching, Reserved], V::Attaching),
+        (&[Reserved, Reserved], V::Reserved),
+        (&[ErrorAttaching, Reserved], V::Reserved),
+        (&[ErrorAttaching, ErrorDetaching], V::Available),
+    ];
+    for (live, wanted) in cases {
+        let got = status_of(V::Available, false, Hold::None, live.iter().copied());
+        assert_eq!(got.status, *wanted, "{live:?}");
+    }
+    // Nothing left: a migrating or uploading volume keeps its status.
+    assert_eq!(
+        status_of(V::InUse, true, Hold::None, []).status,
+        V::InUse
+    );
+    assert_eq!(
+        status_of(V::Uploading, false, Hold::None, []).status,
+        V::Uploading
+    );
+    assert_eq!(
+        status_of(V::Uploading, false, Hold::None, [Reserved]).status,
+        V::Reserved
+    );
+}
+
+#[test]
+fn holds_come_from_the_legacy_actions() {
+    use VolumeStatus as V;
+    assert_eq!(Hold::of(V::Detaching, [Attached]), Hold::Detaching);
+    assert_eq!(Hold::of(V::Attaching, [Attached]), Hold::Attaching);
+    assert_eq!(Hold::of(V::Attaching, []), Hold::Attaching);
+    assert_eq!(
+        Hold::of(V::Attaching, [Attaching]),
+        Hold::None,
+        "an attachment is attaching: no hold"
+    );
+    assert_eq!(Hold::of(V::InUse, [Attached]), Hold::None);
+}
+
+#[test]
+fn a_second_host_attaching_leaves_the_volume_in_use() {
+    let v = volume(VolumeStatus::InUse, Attached, true);
+    let first = attachment(&v, Attached, "one");
+    let second = attachment(&v, Reserved, "two");
+    let live = [first.clone(), second.clone()];
+    let connected = connect(
+        &v,
+        &live,
+        &second,
+        Connecting::Update,
+        AttachMode::ReadWrite,
+        &driver(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        Some(connected.volume),
+        state(VolumeStatus::InUse, Attached)
+    );
+    assert_eq!(complete(&v, &live, &second).volume, None, "already in-use");
+    // The first detaching while the second attaches: the volume is attaching.
+    let attaching = attachment(&v, Attaching, "two");
+    assert_eq!(
+        detach(&v, &[first.clone(), attaching], &first).volume,
+        state(VolumeStatus::Attaching, Attaching)
+    );
+    // A legacy detach in progress holds `detaching` while something is attached.
+    let detaching = volume(VolumeStatus::Detaching, Attached, true);
+    assert_eq!(complete(&detaching, &live, &second).volume, None);
+}
+
 #[test]
 fn consistency() {
     assert!(status_consistent(VolumeStatus::Available, &[]));
@@ -282,7 +536,19 @@ fn consistency() {
         VolumeStatus::InUse,
         &[Attached, Reserved]
     ));
+    assert!(status_consistent(
+        VolumeStatus::InUse,
+        &[Attached, Attaching]
+    ));
     assert!(!status_consistent(VolumeStatus::Reserved, &[Attached]));
+    assert!(!status_consistent(
+        VolumeStatus::Attaching,
+        &[Attached, Attaching]
+    ));
+    assert!(status_consistent(VolumeStatus::Attaching, &[]), "os-reserve");
+    assert!(status_consistent(VolumeStatus::Detaching, &[Attached]));
+    assert!(!status_consistent(VolumeStatus::Detaching, &[]));
+    assert!(status_consistent(VolumeStatus::Extending, &[Reserved]));
 }
 
 #[test]

@@ -57,7 +57,7 @@ async fn siblings_decide_the_status(app: TestApp) {
     assert_eq!(volume["attachments"][0]["attachment_id"], a2);
     app.assert_consistent(&v).await;
 
-    // A1 attached, A2 reserved (volume reserved); deleting A1 leaves it reserved.
+    // A1 attached, A2 reserved (volume in-use); deleting A1 leaves it reserved.
     let w = str_of(
         &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
             .await,
@@ -65,12 +65,12 @@ async fn siblings_decide_the_status(app: TestApp) {
     );
     let b1 = app.attach_fully(&w, I1, conn()).await;
     let b2 = app.attach(&w, Some(I2), None).await;
-    assert_eq!(app.volume_status(&w).await, "reserved");
+    assert_eq!(app.volume_status(&w).await, "in-use");
     let response = app.delete_attachment(&b1).await;
     assert_eq!(response.json["attachments"][0]["id"], b2);
     assert_eq!(app.volume_status(&w).await, "reserved");
 
-    // A1 attached, A2 attaching: deleting A2 brings the volume back to in-use.
+    // A1 attached, A2 attaching: the volume is in-use throughout.
     let x = str_of(
         &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
             .await,
@@ -79,7 +79,7 @@ async fn siblings_decide_the_status(app: TestApp) {
     app.attach_fully(&x, I1, conn()).await;
     let c2 = app.attach(&x, Some(I2), None).await;
     app.put_attachment(&c2, conn_for("cmp-2", "/dev/vdc")).await;
-    assert_eq!(app.volume_status(&x).await, "attaching");
+    assert_eq!(app.volume_status(&x).await, "in-use");
     app.delete_attachment(&c2).await;
     assert_eq!(app.volume_status(&x).await, "in-use");
     app.assert_consistent(&x).await;

@@ -14,6 +14,7 @@ mod metrics;
 mod multiattach;
 mod routing;
 mod service_info;
+mod sharing;
 mod trusted_headers;
 mod types;
 mod versions;

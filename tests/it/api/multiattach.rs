@@ -10,11 +10,13 @@ async fn two_instances_one_volume(app: TestApp) {
     let v = app.multiattach_volume().await;
     app.attach_fully(&v, I1, conn_for("cmp-1", "/dev/vdb"))
         .await;
+    // The first host keeps using the volume while the second attaches: in-use throughout.
     let second = app.attach(&v, Some(I2), None).await;
-    assert_eq!(app.volume_status(&v).await, "reserved");
+    assert_eq!(app.volume_status(&v).await, "in-use");
     app.put_attachment(&second, conn_for("cmp-2", "/dev/vdc"))
         .await;
-    assert_eq!(app.volume_status(&v).await, "attaching");
+    assert_eq!(app.volume_status(&v).await, "in-use");
+    app.assert_consistent(&v).await;
     app.complete(&second).await;
     let volume = app.show_volume(&v, "3.44").await.json["volume"].clone();
     assert_eq!(volume["status"], "in-use");
@@ -22,27 +24,39 @@ async fn two_instances_one_volume(app: TestApp) {
     app.assert_consistent(&v).await;
 }
 
-async fn no_new_attachment_while_one_is_pending(app: TestApp) {
+/// Unlike Cinder, a multiattach volume takes a new attachment while another is reserved
+/// or attaching; the volume's status follows the most advanced of them.
+async fn new_attachments_while_others_are_pending(app: TestApp) {
     let v = app.multiattach_volume().await;
-    app.attach(&v, Some(I1), None).await;
-    app.post_attachment(json!({"volume_uuid": v, "instance_uuid": I2}), "3.44").await.assert_fault(
-        400,
-        "badRequest",
-        "status must be available or in-use or downloading to reserve, but the current status is reserved.",
-    );
-    // While attaching, neither another instance nor the same one may reserve.
+    let first = app.attach(&v, Some(I1), None).await;
+    let second = app.attach(&v, Some(I2), None).await;
+    assert_eq!(app.volume_status(&v).await, "reserved");
+    app.put_attachment(&first, conn()).await;
+    assert_eq!(app.volume_status(&v).await, "attaching");
+    let third = app.attach(&v, Some(I3), None).await;
+    assert_eq!(app.volume_status(&v).await, "attaching");
+    app.assert_consistent(&v).await;
+    app.complete(&first).await;
+    assert_eq!(app.volume_status(&v).await, "in-use");
+    app.delete_attachment(&first).await;
+    assert_eq!(app.volume_status(&v).await, "reserved");
+    for id in [&second, &third] {
+        app.delete_attachment(id).await;
+    }
+    assert_eq!(app.volume_status(&v).await, "available");
+    app.assert_consistent(&v).await;
+    // A legacy detach in progress still refuses new attachments.
     let w = str_of(
         &app.create_volume(json!({"size": 1, "volume_type": "ma"}))
             .await,
         "id",
     );
-    let a = app.attach(&w, Some(I1), None).await;
-    app.put_attachment(&a, conn()).await;
-    for instance in [I2, I1] {
-        app.post_attachment(json!({"volume_uuid": w, "instance_uuid": instance}), "3.44")
-            .await
-            .assert_fault(400, "badRequest", "but the current status is attaching.");
-    }
+    app.attach_fully(&w, I1, conn()).await;
+    app.volume_action(&w, json!({"os-begin_detaching": null}))
+        .await;
+    app.post_attachment(json!({"volume_uuid": w, "instance_uuid": I2}), "3.44")
+        .await
+        .assert_fault(400, "badRequest", "but the current status is detaching.");
 }
 
 async fn bootable_multiattach_needs_its_own_rule(app: TestApp) {
@@ -152,7 +166,7 @@ async fn nova_flow_at_3_44_and_3_54(app: TestApp) {
 
 backend_tests!(
     two_instances_one_volume,
-    no_new_attachment_while_one_is_pending,
+    new_attachments_while_others_are_pending,
     bootable_multiattach_needs_its_own_rule,
     read_write_and_read_only_side_by_side,
     nova_flow_at_3_44_and_3_54,

@@ -100,16 +100,37 @@ impl TestApp {
 }
 
 /// The keys of an attachment's detail view, sorted.
-pub const ATTACHMENT_DETAIL_KEYS: [&str; 8] = [
+pub const ATTACHMENT_DETAIL_KEYS: [&str; 9] = [
     "attach_mode",
     "attached_at",
     "connection_info",
     "detached_at",
     "id",
     "instance",
+    "shared_connections",
     "status",
     "volume_id",
 ];
+
+/// A request not sent yet, to run with others at once.
+pub type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = TestResponse> + Send>>;
+
+/// Runs all requests at once on the test runtime's worker threads.
+pub async fn all_at_once<F>(requests: Vec<F>) -> Vec<TestResponse>
+where
+    F: std::future::Future<Output = TestResponse> + Send + 'static,
+{
+    let handles: Vec<_> = requests.into_iter().map(tokio::spawn).collect();
+    let mut responses = Vec::new();
+    for handle in handles {
+        responses.push(handle.await.expect("request task"));
+    }
+    responses
+}
+
+pub fn successes(responses: &[TestResponse]) -> usize {
+    responses.iter().filter(|r| r.status == 200).count()
+}
 
 pub fn str_of(value: &Value, key: &str) -> String {
     value[key]
@@ -133,6 +154,7 @@ pub fn conn_for(host: &str, mountpoint: &str) -> Value {
 
 pub const I1: &str = "c1111111-1111-4111-8111-111111111111";
 pub const I2: &str = "c2222222-2222-4222-8222-222222222222";
+pub const I3: &str = "c3333333-3333-4333-8333-333333333333";
 
 impl TestApp {
     pub async fn post_attachment(&self, attachment: Value, version: &str) -> TestResponse {

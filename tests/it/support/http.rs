@@ -45,6 +45,7 @@ fn build_state(
     policy: &Policy,
     backends: &Arc<Backends>,
     auth: &AuthMode,
+    settings: &Settings,
 ) -> AppState {
     let engine = Arc::new(PolicyEngine::new(policy.clone()));
     let authenticator = match auth {
@@ -57,7 +58,7 @@ fn build_state(
         policy: engine,
         backends: backends.clone(),
         clock: Arc::new(SystemClock),
-        settings: Arc::new(Settings::default()),
+        settings: Arc::new(settings.clone()),
     };
     AppState::new(service, config.clone(), authenticator)
 }
@@ -76,6 +77,7 @@ pub struct TestApp {
     policy: Policy,
     backends: Arc<Backends>,
     auth: AuthMode,
+    settings: Settings,
 }
 
 impl TestApp {
@@ -88,7 +90,8 @@ impl TestApp {
         let config = ServiceConfig::default();
         let policy = Policy::with_defaults();
         let auth = AuthMode::Noauth;
-        let state = build_state(&store, &config, &policy, &backends, &auth);
+        let settings = Settings::default();
+        let state = build_state(&store, &config, &policy, &backends, &auth, &settings);
         TestApp {
             router: build_app(state.clone()),
             state,
@@ -99,6 +102,7 @@ impl TestApp {
             policy,
             backends,
             auth,
+            settings,
         }
     }
 
@@ -109,6 +113,7 @@ impl TestApp {
             &self.policy,
             &self.backends,
             &self.auth,
+            &self.settings,
         );
         self.router = build_app(self.state.clone());
         self
@@ -117,6 +122,12 @@ impl TestApp {
     /// The same database behind a router built with other settings.
     pub fn reconfigure(mut self, config: ServiceConfig) -> TestApp {
         self.config = config;
+        self.rebuild()
+    }
+
+    /// The same database behind a service with other deployment settings.
+    pub fn with_settings(mut self, settings: Settings) -> TestApp {
+        self.settings = settings;
         self.rebuild()
     }
 
