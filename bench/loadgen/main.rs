@@ -2,8 +2,8 @@
 //!
 //! N clients run attach cycles (create attachment with a connector → `os-complete` →
 //! delete) for a fixed time or count, each on its own volume (`own`) or all on one
-//! multiattach volume (`shared`, where Cinder's rules refuse overlapping attaches: those
-//! refusals are counted apart from errors), or a read mix (`reads`). It reports
+//! multiattach volume (`shared`: Cinder's rules refuse overlapping attaches there,
+//! cinder-attach's do not; refusals are counted apart from errors), or a read mix (`reads`). It reports
 //! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
 //! It is its own binary: nothing of it is compiled into the service.
 
@@ -24,7 +24,7 @@ use serde::Serialize;
 pub enum BenchMode {
     /// Every client attaches and detaches its own volume.
     Own,
-    /// All clients race for one multiattach volume.
+    /// All clients attach one multiattach volume at once.
     Shared,
     /// Show volume, list attachments by volume, show attachment.
     Reads,
@@ -67,12 +67,17 @@ pub struct BenchArgs {
     /// crash tests: what the server acknowledged).
     #[arg(long)]
     pub journal: Option<PathBuf>,
+    /// Fail (exit 1) when more attaches than this were refused (cinder-attach refuses
+    /// none on a multiattach volume; Cinder refuses overlapping ones).
+    #[arg(long)]
+    pub max_refusals: Option<u64>,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = BenchArgs::parse();
     let json_path = args.json.clone();
+    let max_refusals = args.max_refusals;
     let report = match run::run(args).await {
         Ok(report) => report,
         Err(err) => {
@@ -93,6 +98,13 @@ async fn main() -> ExitCode {
     }
     if report.errors > 0 {
         eprintln!("cinder-attach-bench: {} requests failed", report.errors);
+        return ExitCode::FAILURE;
+    }
+    if let Some(max) = max_refusals.filter(|max| report.refusals > *max) {
+        eprintln!(
+            "cinder-attach-bench: {} attaches refused (at most {max} allowed)",
+            report.refusals
+        );
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS

@@ -170,10 +170,7 @@ fn single_writer(
     if !volume.type_single_writer || mode != AttachMode::ReadWrite {
         return Ok(());
     }
-    match live
-        .iter()
-        .find(|a| Some(a.id) != target && a.writes())
-    {
+    match live.iter().find(|a| Some(a.id) != target && a.writes()) {
         Some(holder) => Err(Refusal::WriterHeld { holder: holder.id }),
         None => Ok(()),
     }
@@ -189,8 +186,13 @@ fn with_status(
     target: AttachmentId,
     status: AttachStatus,
 ) -> impl Iterator<Item = AttachStatus> + '_ {
-    live.iter()
-        .map(move |a| if a.id == target { status } else { a.attach_status })
+    live.iter().map(move |a| {
+        if a.id == target {
+            status
+        } else {
+            a.attach_status
+        }
+    })
 }
 
 /// Whether a volume in `status` refuses every reservation, even one for an instance that

@@ -4,8 +4,8 @@ use super::volume_actions::unexpected;
 use super::Service;
 use crate::domain::ids::VolumeTypeId;
 use crate::domain::volume_type::{
-    check_cacheable, check_sharing_specs, ExtraSpecs, InvalidSpec, NewVolumeType, VolumeType, VolumeTypeUpdate,
-    USER_VISIBLE_EXTRA_SPECS,
+    check_cacheable, check_sharing_specs, ExtraSpecs, InvalidSpec, NewVolumeType, VolumeType,
+    VolumeTypeUpdate, USER_VISIBLE_EXTRA_SPECS,
 };
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};

@@ -144,6 +144,34 @@ def test_multiattach_read_only_and_read_write(sdk):
     assert sdk.get_volume(volume.id).status == "available"
 
 
+def test_three_servers_limits_and_a_single_writer(sdk):
+    """Two rw and one ro at once on a type capped at three; a fourth refused; then a
+    single-writer type refusing a second rw."""
+    capped = f"sdk-cap-{uuid.uuid4().hex[:8]}"
+    sdk.create_type(name=capped, extra_specs={"multiattach": "<is> True", "attach:max_attachments": "3"})
+    volume = available_volume(sdk, volume_type=capped)
+    made = []
+    for host, mode in (("cmp-1", "rw"), ("cmp-2", "rw"), ("cmp-3", "ro")):
+        connector = dict(CONNECTOR, host=host)
+        made.append(sdk.create_attachment(volume, instance=str(uuid.uuid4()), connector=connector, mode=mode))
+    assert [a.status for a in made] == ["attaching"] * 3
+    assert [a.connection_info["access_mode"] for a in made] == ["rw", "rw", "ro"]
+    for attachment in made:
+        sdk.complete_attachment(attachment)
+    assert sdk.get_volume(volume.id).status == "in-use"
+    with pytest.raises(exceptions.BadRequestException, match="already has 3 attachments"):
+        sdk.create_attachment(volume, instance=str(uuid.uuid4()))
+
+    single = f"sdk-sw-{uuid.uuid4().hex[:8]}"
+    sdk.create_type(name=single, extra_specs={"multiattach": "<is> True", "attach:single_writer": "<is> True"})
+    shared = available_volume(sdk, volume_type=single)
+    writer = sdk.create_attachment(shared, instance=str(uuid.uuid4()), connector=CONNECTOR, mode="rw")
+    sdk.create_attachment(shared, instance=str(uuid.uuid4()), connector=dict(CONNECTOR, host="cmp-2"), mode="ro")
+    with pytest.raises(exceptions.BadRequestException, match=f"attachment {writer.id} holds write access"):
+        sdk.create_attachment(shared, instance=str(uuid.uuid4()), connector=dict(CONNECTOR, host="cmp-3"),
+                              mode="rw")
+
+
 def test_openstacksdk_functional_tests(server, tmp_path):
     """openstacksdk's own functional tests for the APIs served here."""
     clouds = (HERE / "clouds.yaml").read_text().replace("@ENDPOINT@", server.url)

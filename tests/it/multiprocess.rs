@@ -98,7 +98,10 @@ async fn sharing_limits_across_processes(backend: Backend) {
         ("sw", json!({"attach:single_writer": "<is> True"}), 1),
     ] {
         let mut specs = json!({"multiattach": "<is> True"});
-        specs.as_object_mut().unwrap().extend(spec.as_object().unwrap().clone());
+        specs
+            .as_object_mut()
+            .unwrap()
+            .extend(spec.as_object().unwrap().clone());
         let (status, _) = a.send(
             "POST",
             "/v3/p1/types",

@@ -159,7 +159,12 @@ fn single_writer() {
         reserve(&v, &live, &asking(AttachMode::Unset)).is_ok(),
         "no mode yet: decided when it connects"
     );
-    assert!(reserve(&v, std::slice::from_ref(&reader), &asking(AttachMode::ReadWrite)).is_ok());
+    assert!(reserve(
+        &v,
+        std::slice::from_ref(&reader),
+        &asking(AttachMode::ReadWrite)
+    )
+    .is_ok());
     let plain = LockedVolume {
         type_single_writer: false,
         ..v.clone()
@@ -169,7 +174,16 @@ fn single_writer() {
     let pending = with_mode(attachment(&v, Reserved, "p"), AttachMode::Unset);
     let live = [reader, writer.clone(), pending.clone()];
     let connecting = |target: &LiveAttachment, mode| {
-        connect(&v, &live, target, Connecting::Update, mode, &driver(), false).map(|_| ())
+        connect(
+            &v,
+            &live,
+            target,
+            Connecting::Update,
+            mode,
+            &driver(),
+            false,
+        )
+        .map(|_| ())
     };
     assert_eq!(
         connecting(&pending, AttachMode::ReadWrite),
@@ -463,10 +477,7 @@ fn aggregate_named_cases() {
         assert_eq!(got.status, *wanted, "{live:?}");
     }
     // Nothing left: a migrating or uploading volume keeps its status.
-    assert_eq!(
-        status_of(V::InUse, true, Hold::None, []).status,
-        V::InUse
-    );
+    assert_eq!(status_of(V::InUse, true, Hold::None, []).status, V::InUse);
     assert_eq!(
         status_of(V::Uploading, false, Hold::None, []).status,
         V::Uploading
@@ -507,10 +518,7 @@ fn a_second_host_attaching_leaves_the_volume_in_use() {
         false,
     )
     .unwrap();
-    assert_eq!(
-        Some(connected.volume),
-        state(VolumeStatus::InUse, Attached)
-    );
+    assert_eq!(Some(connected.volume), state(VolumeStatus::InUse, Attached));
     assert_eq!(complete(&v, &live, &second).volume, None, "already in-use");
     // The first detaching while the second attaches: the volume is attaching.
     let attaching = attachment(&v, Attaching, "two");
@@ -545,7 +553,10 @@ fn consistency() {
         VolumeStatus::Attaching,
         &[Attached, Attaching]
     ));
-    assert!(status_consistent(VolumeStatus::Attaching, &[]), "os-reserve");
+    assert!(
+        status_consistent(VolumeStatus::Attaching, &[]),
+        "os-reserve"
+    );
     assert!(status_consistent(VolumeStatus::Detaching, &[Attached]));
     assert!(!status_consistent(VolumeStatus::Detaching, &[]));
     assert!(status_consistent(VolumeStatus::Extending, &[Reserved]));

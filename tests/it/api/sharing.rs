@@ -88,7 +88,10 @@ async fn a_type_caps_its_volumes_attachments(app: TestApp) {
         ids.push(app.attach(&v, Some(instance), None).await);
     }
     let fourth = app
-        .post_attachment(json!({"volume_uuid": v, "instance_uuid": Uuid::new_v4().to_string()}), "3.44")
+        .post_attachment(
+            json!({"volume_uuid": v, "instance_uuid": Uuid::new_v4().to_string()}),
+            "3.44",
+        )
         .await;
     fourth.assert_fault(
         400,
@@ -122,7 +125,8 @@ async fn the_service_default_caps_types_without_a_cap(app: TestApp) {
     // A type's own cap wins over the default.
     let w = shared_volume(&app, "five", json!({"attach:max_attachments": "5"})).await;
     for _ in 0..5 {
-        app.attach(&w, Some(&Uuid::new_v4().to_string()), None).await;
+        app.attach(&w, Some(&Uuid::new_v4().to_string()), None)
+            .await;
     }
 }
 
@@ -164,7 +168,10 @@ async fn single_writer_allows_readers_beside_one_writer(app: TestApp) {
             )
             .await;
         assert_eq!(reader.status, 200, "{}", reader.text);
-        assert_eq!(reader.json["attachment"]["connection_info"]["access_mode"], "ro");
+        assert_eq!(
+            reader.json["attachment"]["connection_info"]["access_mode"],
+            "ro"
+        );
     }
     let message = format!("attachment {writer} holds write access");
     app.post_attachment(rw_with_connector(&v, "cmp-4"), "3.54")
@@ -176,12 +183,20 @@ async fn single_writer_allows_readers_beside_one_writer(app: TestApp) {
         .await
         .assert_fault(400, "badRequest", &message);
     let stored = app.show_attachment(&pending).await;
-    assert_eq!(stored.json["attachment"]["status"], "reserved", "nothing written");
+    assert_eq!(
+        stored.json["attachment"]["status"], "reserved",
+        "nothing written"
+    );
     // Once the writer detaches, another may write.
     app.delete_attachment(&writer).await;
-    let updated = app.put_attachment(&pending, conn_for("cmp-5", "/dev/vdd")).await;
+    let updated = app
+        .put_attachment(&pending, conn_for("cmp-5", "/dev/vdd"))
+        .await;
     assert_eq!(updated.status, 200, "{}", updated.text);
-    assert_eq!(updated.json["attachment"]["connection_info"]["access_mode"], "rw");
+    assert_eq!(
+        updated.json["attachment"]["connection_info"]["access_mode"],
+        "rw"
+    );
     app.assert_consistent(&v).await;
 }
 
@@ -241,7 +256,10 @@ async fn sharing_specs_are_validated_when_set(app: TestApp) {
         .await;
     assert_eq!(specs.json["extra_specs"], json!({}), "nothing written");
     let ok = app
-        .request(Method::PUT, &format!("/v3/p1/types/{id}/extra_specs/attach:max_attachments"))
+        .request(
+            Method::PUT,
+            &format!("/v3/p1/types/{id}/extra_specs/attach:max_attachments"),
+        )
         .json(&json!({"attach:max_attachments": "7"}))
         .send()
         .await;
@@ -277,10 +295,18 @@ async fn retype_into_single_writer_needs_an_available_volume(app: TestApp) {
 
 async fn shared_connections_name_the_same_hosts_other_attachments(app: TestApp) {
     let v = app.multiattach_volume().await;
-    let a = app.attach_fully(&v, I1, conn_for("cmp-1", "/dev/vdb")).await;
-    let b = app.attach_fully(&v, I2, conn_for("cmp-1", "/dev/vdc")).await;
-    let c = app.attach_fully(&v, I3, conn_for("cmp-2", "/dev/vdb")).await;
-    let reserved = app.attach(&v, Some(&Uuid::new_v4().to_string()), None).await;
+    let a = app
+        .attach_fully(&v, I1, conn_for("cmp-1", "/dev/vdb"))
+        .await;
+    let b = app
+        .attach_fully(&v, I2, conn_for("cmp-1", "/dev/vdc"))
+        .await;
+    let c = app
+        .attach_fully(&v, I3, conn_for("cmp-2", "/dev/vdb"))
+        .await;
+    let reserved = app
+        .attach(&v, Some(&Uuid::new_v4().to_string()), None)
+        .await;
     let shared = |response: TestResponse| response.json["attachment"]["shared_connections"].clone();
     assert_eq!(shared(app.show_attachment(&a).await), json!([b]));
     assert_eq!(shared(app.show_attachment(&b).await), json!([a]));
