@@ -123,6 +123,27 @@ pub struct ServeArgs {
     #[arg(long, env = "CINDER_ATTACH_MIGRATE", value_enum, default_value_t = MigrateMode::Auto, global = true)]
     pub migrate: MigrateMode,
 
+    /// Seconds a connection has to send a complete request head, counted from connecting
+    /// or from the previous response: slow senders and idle keep-alive connections are
+    /// closed after it.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_HEADER_READ_TIMEOUT",
+        default_value_t = 20,
+        global = true
+    )]
+    pub header_read_timeout: u64,
+
+    /// Connections served at once; more wait in the listen backlog (keep it well under
+    /// the open-file limit, which the database connections share).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_MAX_CONNECTIONS",
+        default_value_t = 768,
+        global = true
+    )]
+    pub max_connections: usize,
+
     /// Seconds a request may take before it is answered with 503.
     #[arg(
         long,
@@ -189,6 +210,10 @@ pub struct ServeArgs {
 impl ServeArgs {
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout.max(1))
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout.max(1))
     }
 
     pub fn shutdown_grace(&self) -> Duration {

@@ -3,7 +3,7 @@
 
 use axum::body::{to_bytes, Body};
 use axum::extract::{Request, State};
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -35,15 +35,26 @@ pub async fn check_body_layer(
     next: Next,
 ) -> Response {
     let (parts, body) = request.into_parts();
+    let too_large = || {
+        ApiError::PayloadTooLarge(format!(
+            "Request body is larger than {} bytes.",
+            state.config.max_body_bytes
+        ))
+        .into_response()
+    };
+    // A declared length over the limit is refused before a byte of the body is read,
+    // so a client cannot hold the connection by sending it slowly.
+    let declared = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|length| length > state.config.max_body_bytes as u64) {
+        return too_large();
+    }
     let bytes = match to_bytes(body, state.config.max_body_bytes).await {
         Ok(bytes) => bytes,
-        Err(err) if is_length_limit(&err) => {
-            return ApiError::PayloadTooLarge(format!(
-                "Request body is larger than {} bytes.",
-                state.config.max_body_bytes
-            ))
-            .into_response()
-        }
+        Err(err) if is_length_limit(&err) => return too_large(),
         Err(_) => return ApiError::malformed_body().into_response(),
     };
     if !bytes.is_empty() {

@@ -16,10 +16,33 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
+/// The headers that carry who the caller is. Any of them given twice is refused: the
+/// proxy sets each once, so a second copy came from the client, and taking either copy
+/// would let the client choose (a `Confirmed` followed by an `Invalid` must not pass).
+const IDENTITY_HEADERS: &[&str] = &[
+    "x-identity-status",
+    "x-user-id",
+    "x-project-id",
+    "x-roles",
+    "x-service-roles",
+    "x-user-name",
+    "x-project-name",
+    "x-user-domain-id",
+    "x-project-domain-id",
+];
+
 pub fn authenticate(
     headers: &HeaderMap,
     policy: &PolicyEngine,
 ) -> Result<RequestContext, AuthError> {
+    if let Some(name) = IDENTITY_HEADERS
+        .iter()
+        .find(|name| headers.get_all(**name).iter().nth(1).is_some())
+    {
+        return Err(AuthError::Invalid(format!(
+            "The identity header {name} was given more than once."
+        )));
+    }
     if !header(headers, "x-identity-status").is_some_and(|s| s.eq_ignore_ascii_case("confirmed")) {
         return Err(AuthError::MissingCredentials);
     }
@@ -107,6 +130,25 @@ mod tests {
             assert_eq!(
                 authenticate(&headers(pairs), &policy),
                 Err(AuthError::MissingCredentials)
+            );
+        }
+    }
+
+    #[test]
+    fn an_identity_header_given_twice_is_refused() {
+        let policy = PolicyEngine::new(Policy::with_defaults());
+        for twice in IDENTITY_HEADERS {
+            let mut map = headers(&[
+                ("x-identity-status", "Confirmed"),
+                ("x-user-id", "u"),
+                ("x-project-id", "p"),
+                ("x-roles", "admin"),
+            ]);
+            map.append(*twice, HeaderValue::from_static("one"));
+            map.append(*twice, HeaderValue::from_static("Invalid"));
+            assert!(
+                matches!(authenticate(&map, &policy), Err(AuthError::Invalid(m)) if m.contains(twice)),
+                "{twice}"
             );
         }
     }

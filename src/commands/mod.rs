@@ -1,6 +1,7 @@
 //! The subcommands of the binary: `serve` (the default), `migrate`, `check` and `policy`.
 
 pub mod check;
+pub mod connections;
 mod migrate;
 mod policy;
 mod serve;

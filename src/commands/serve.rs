@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use super::connections::{accept_until, ConnectionLimits};
 use super::{connect_options, StartError};
 use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
@@ -92,7 +93,18 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     }
     let local = listener.local_addr().map_err(StartError::Serve)?;
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
-    serve(listener, state, shutdown_signal(), args.shutdown_grace()).await?;
+    let limits = ConnectionLimits {
+        header_read_timeout: args.header_read_timeout(),
+        max_connections: args.max_connections,
+    };
+    serve(
+        listener,
+        state,
+        limits,
+        shutdown_signal(),
+        args.shutdown_grace(),
+    )
+    .await?;
     // Requests cut off by the grace period may still hold connections; closing the pool
     // waits for them, so it is bounded too. Their transactions roll back either way.
     if tokio::time::timeout(Duration::from_secs(2), store.close())
@@ -127,28 +139,19 @@ fn bind(addr: SocketAddr, reuse_port: bool) -> std::io::Result<TcpListener> {
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
+    limits: ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     grace: Duration,
 ) -> Result<(), StartError> {
-    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, build_app(state)).with_graceful_shutdown(async move {
-        shutdown.await;
-        let _ = stopping_tx.send(());
-    });
-    let deadline = async move {
-        if stopping_rx.await.is_ok() {
-            tokio::time::sleep(grace).await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
+    let open = accept_until(listener, build_app(state), limits, shutdown).await;
+    // Idle connections close at once; requests in flight get the grace period.
     tokio::select! {
-        served = server => served.map_err(StartError::Serve),
-        () = deadline => {
+        () = open.shutdown() => {}
+        () = tokio::time::sleep(grace) => {
             tracing::warn!(seconds = grace.as_secs_f64(), "requests still running after the shutdown grace period are cut off");
-            Ok(())
         }
     }
+    Ok(())
 }
 
 /// SIGHUP re-reads the policy file; requests keep being served with the old rules until

@@ -46,6 +46,10 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume:attachment_delete", MEMBER),
     ("volume:attachment_complete", MEMBER),
     ("volume:multiattach_bootable_volume", MEMBER),
+    // User messages (cinder/policies/messages.py).
+    ("message:get_all", READER),
+    ("message:get", READER),
+    ("message:delete", MEMBER),
     // Volume actions (cinder/policies/volume_actions.py).
     ("volume:retype", MEMBER),
     ("volume:extend", MEMBER),

@@ -34,6 +34,9 @@ pub mod rules {
     pub const HOST_ATTRIBUTE: &str = "volume_extension:volume_host_attribute";
     pub const TENANT_ATTRIBUTE: &str = "volume_extension:volume_tenant_attribute";
     pub const MIGRATION_ATTRIBUTE: &str = "volume_extension:volume_mig_status_attribute";
+    pub const MESSAGE_GET_ALL: &str = "message:get_all";
+    pub const MESSAGE_GET: &str = "message:get";
+    pub const MESSAGE_DELETE: &str = "message:delete";
     pub const RETYPE: &str = "volume:retype";
     pub const EXTEND: &str = "volume:extend";
     pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";

@@ -1,9 +1,11 @@
-//! User messages: read and dismiss what went wrong after a request was accepted.
+//! User messages: read and dismiss what went wrong after a request was accepted, under
+//! Cinder's `message:*` rules (readers read, members delete).
 
 use super::Service;
 use crate::domain::ids::MessageId;
 use crate::domain::message::Message;
 use crate::domain::{DomainError, Outcome, RequestContext};
+use crate::policy::{rules, Target};
 
 fn not_found(id: MessageId) -> DomainError {
     DomainError::MessageNotFound(id.to_string())
@@ -16,11 +18,28 @@ impl Service {
         caller: &RequestContext,
         all_tenants: bool,
     ) -> Result<Vec<Message>, DomainError> {
+        self.policy
+            .enforce(rules::MESSAGE_GET_ALL, caller, &Target::caller(caller))?;
         let project = caller.listing_project(all_tenants, None);
         Ok(self.store.list_messages(project.as_deref()).await?)
     }
 
     pub async fn get_message(
+        &self,
+        caller: &RequestContext,
+        id: MessageId,
+    ) -> Result<Message, DomainError> {
+        let message = self.visible_message(caller, id).await?;
+        self.policy.enforce(
+            rules::MESSAGE_GET,
+            caller,
+            &Target::project(&message.project_id),
+        )?;
+        Ok(message)
+    }
+
+    /// A message of the caller's project (any, for admins); others do not exist.
+    async fn visible_message(
         &self,
         caller: &RequestContext,
         id: MessageId,
@@ -41,7 +60,12 @@ impl Service {
         caller: &RequestContext,
         id: MessageId,
     ) -> Result<(), DomainError> {
-        self.get_message(caller, id).await?;
+        let message = self.visible_message(caller, id).await?;
+        self.policy.enforce(
+            rules::MESSAGE_DELETE,
+            caller,
+            &Target::project(&message.project_id),
+        )?;
         match self.store.delete_message(id, self.clock.now()).await? {
             Outcome::Done(()) => Ok(()),
             _ => Err(not_found(id)),

@@ -75,11 +75,27 @@ async fn bootable_multiattach_needs_its_own_rule(app: TestApp) {
             "Policy doesn't allow volume:multiattach_bootable_volume to be performed.",
         );
     assert_eq!(denied.volume_status(&v).await, "in-use", "nothing changed");
+    // A volume only reserved by another server asks the rule too: it is shared as well.
+    let w = str_of(
+        &denied
+            .create_volume(json!({"size": 1, "volume_type": "ma"}))
+            .await,
+        "id",
+    );
+    denied
+        .volume_action(&w, json!({"os-set_bootable": {"bootable": true}}))
+        .await;
+    denied.attach(&w, Some(I1), None).await;
+    denied
+        .post_attachment(json!({"volume_uuid": w, "instance_uuid": I2}), "3.44")
+        .await
+        .assert_fault(403, "forbidden", "volume:multiattach_bootable_volume");
     let allowed = denied.with_rule(
         "volume:multiattach_bootable_volume",
         "rule:xena_system_admin_or_project_member",
     );
     allowed.attach(&v, Some(I2), None).await;
+    allowed.attach(&w, Some(I2), None).await;
 }
 
 async fn read_write_and_read_only_side_by_side(app: TestApp) {

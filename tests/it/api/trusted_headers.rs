@@ -30,6 +30,21 @@ async fn identity_comes_from_the_headers(app: TestApp) {
         .send()
         .await;
     assert_eq!(invalid.status, 401);
+    // A second copy of an identity header came from the client: refused, whatever order.
+    let doubled = as_user(app.get("/v3/p1/volumes"), "u", "p1", "admin")
+        .header("X-Identity-Status", "Invalid")
+        .send()
+        .await;
+    doubled.assert_fault(
+        401,
+        "unauthorized",
+        "The identity header x-identity-status was given more than once.",
+    );
+    let two_projects = as_user(app.get("/v3/p1/volumes"), "u", "p1", "member")
+        .header("X-Project-Id", "p2")
+        .send()
+        .await;
+    assert_eq!(two_projects.status, 401, "{}", two_projects.text);
     // A noauth token means nothing here.
     assert_eq!(app.get("/v3/p1/volumes").send().await.status, 401);
 

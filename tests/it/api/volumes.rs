@@ -147,6 +147,33 @@ async fn backend_failure_leaves_an_error_volume_and_a_message(app: TestApp) {
     assert_eq!(found["resource_type"], "VOLUME");
     assert_eq!(found["event_id"], "VOLUME_VOLUME_008_001");
     assert!(str_of(found, "user_message").starts_with("create volume from backend storage: "));
+    // Cinder's message rules: readers read, members delete, a caller without either
+    // role does neither.
+    let message = str_of(found, "id");
+    let path = format!("/v3/p1/messages/{message}");
+    let as_caller = |token: &'static str, method: Method, path: &str| {
+        app.request(method, path).token(token).version("3.3").send()
+    };
+    for (method, path, rule) in [
+        (Method::GET, "/v3/p1/messages", "message:get_all"),
+        (Method::GET, path.as_str(), "message:get"),
+        (Method::DELETE, path.as_str(), "message:delete"),
+    ] {
+        as_caller("guest:p1:observer", method, path)
+            .await
+            .assert_fault(
+                403,
+                "forbidden",
+                &format!("Policy doesn't allow {rule} to be performed."),
+            );
+    }
+    let read = as_caller(READER_P1, Method::GET, &path).await;
+    assert_eq!(read.status, 200, "{}", read.text);
+    as_caller(READER_P1, Method::DELETE, &path)
+        .await
+        .assert_fault(403, "forbidden", "message:delete");
+    let deleted = as_caller(MEMBER_P1, Method::DELETE, &path).await;
+    assert_eq!(deleted.status, 204, "{}", deleted.text);
     // The error volume can be deleted; nothing is left behind.
     let delete = app
         .request(Method::DELETE, &format!("/v3/p1/volumes/{id}"))
