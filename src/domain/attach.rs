@@ -9,7 +9,9 @@ mod aggregate;
 
 pub use aggregate::{aggregate, status_consistent, status_of, Hold, AGGREGATED_STATUSES};
 
-use super::attachment::{AttachMode, AttachStatus, Connecting, DriverConnection, HostConnection};
+use super::attachment::{
+    AttachMode, AttachStatus, Connecting, DriverConnection, HostConnection, NewAttachment,
+};
 use super::ids::AttachmentId;
 use super::outcome::Refusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
@@ -32,6 +34,19 @@ pub struct LiveAttachment {
 impl LiveAttachment {
     fn writes(&self) -> bool {
         self.attach_mode == Some(AttachMode::ReadWrite)
+    }
+
+    /// A reservation about to be written.
+    pub fn reserved(new: &NewAttachment) -> Self {
+        LiveAttachment {
+            id: new.id,
+            volume_id: new.volume_id,
+            instance_uuid: new.instance_uuid.clone(),
+            attach_status: AttachStatus::Reserved,
+            attach_mode: Some(new.attach_mode),
+            attached_host: None,
+            connected: false,
+        }
     }
 
     /// Its connection, once it is connected to a host.
@@ -290,16 +305,16 @@ pub fn detach(
         .filter(|a| a.id != target.id)
         .map(|a| a.attach_status);
     Transition {
-        volume: Some(aggregate(volume, Hold::None, remaining)),
         detached: vec![target.id],
+        ..Transition::towards(volume, aggregate(volume, Hold::None, remaining))
     }
 }
 
 /// Removes every attachment (`os-reset_status` with `attach_status=detached`).
 pub fn detach_all(volume: &LockedVolume, live: &[LiveAttachment]) -> Transition {
     Transition {
-        volume: Some(aggregate(volume, Hold::None, [])),
         detached: live.iter().map(|a| a.id).collect(),
+        ..Transition::towards(volume, aggregate(volume, Hold::None, []))
     }
 }
 

@@ -56,6 +56,14 @@ fn connector_error(err: BackendError) -> DomainError {
     }
 }
 
+/// What a connect records: a new attachment, reserved in the same transaction (a create
+/// with a connector), or an existing reservation (an update).
+#[derive(Clone, Copy)]
+enum Connect<'a> {
+    Reserving(&'a NewAttachment),
+    Reserved(AttachmentId),
+}
+
 /// What a refused attach event means for the caller (`updating`: the refusal answers an
 /// update, not the create that reserves).
 fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
@@ -241,37 +249,39 @@ impl Service {
             default_max_attachments: self.settings.max_attachments_per_volume,
             now: self.clock.now(),
         };
-        match self.store.reserve_attachment(&reservation).await? {
+        let Some(connector) = connector else {
+            return self.reserve_only(&volume, &reservation).await;
+        };
+        // Exported first, then reserved and connected in one transaction: nothing is
+        // left behind when either is refused or fails.
+        self.connect(
+            &volume,
+            connector,
+            attach_mode,
+            Connect::Reserving(&reservation),
+        )
+        .await
+        .map_err(|err| failed_on_the_way(err, false))
+    }
+
+    /// A reservation without a connector: the attachment as stored.
+    async fn reserve_only(
+        &self,
+        volume: &Volume,
+        reservation: &NewAttachment,
+    ) -> Result<Attachment, DomainError> {
+        match self.store.reserve_attachment(reservation).await? {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(DomainError::VolumeNotFound(volume.id.to_string())),
             Outcome::Refused(refusal) => return Err(refused(volume.id, refusal, false)),
         }
         let id = reservation.id;
-        let Some(connector) = connector else {
-            let stored = self
-                .store
-                .get_attachment(id)
-                .await?
-                .ok_or_else(|| not_found(id))?;
-            return Ok(stored.attachment);
-        };
-        let connected = self
-            .connect(
-                &volume,
-                id,
-                connector,
-                attach_mode,
-                Connecting::NewReservation,
-            )
-            .await;
-        match connected {
-            Ok(attachment) => Ok(attachment),
-            Err(err) => {
-                // Undo the reservation so the volume is as it was.
-                self.store.delete_attachment(id, self.clock.now()).await?;
-                Err(failed_on_the_way(err, false))
-            }
-        }
+        let stored = self
+            .store
+            .get_attachment(id)
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        Ok(stored.attachment)
     }
 
     /// Connects an attachment to the host in `connector`.
@@ -313,7 +323,7 @@ impl Service {
             record.attachment.attach_mode,
             connector.mode(),
         );
-        self.connect(&volume, id, connector, mode, Connecting::Update)
+        self.connect(&volume, connector, mode, Connect::Reserved(id))
             .await
             .map_err(|err| failed_on_the_way(err, true))
     }
@@ -324,11 +334,14 @@ impl Service {
     async fn connect(
         &self,
         volume: &Volume,
-        attachment_id: AttachmentId,
         mut connector: Connector,
         mode: AttachMode,
-        by: Connecting,
+        what: Connect<'_>,
     ) -> Result<Attachment, DomainError> {
+        let (attachment_id, by) = match what {
+            Connect::Reserving(new) => (new.id, Connecting::NewReservation),
+            Connect::Reserved(id) => (id, Connecting::Update),
+        };
         connector.set_mode(mode);
         let backend = self.backend_of(volume)?;
         let driver = backend
@@ -344,7 +357,10 @@ impl Service {
             by,
             now: self.clock.now(),
         };
-        let outcome = self.store.connect_attachment(&connection).await;
+        let outcome = match what {
+            Connect::Reserving(new) => self.store.reserve_connected(new, &connection).await,
+            Connect::Reserved(_) => self.store.connect_attachment(&connection).await,
+        };
         if !matches!(outcome, Ok(Outcome::Done(_))) {
             let withdrawn = backend
                 .driver
@@ -356,6 +372,9 @@ impl Service {
         }
         match outcome? {
             Outcome::Done(attachment) => Ok(attachment),
+            Outcome::Gone if by == Connecting::NewReservation => {
+                Err(DomainError::VolumeNotFound(volume.id.to_string()))
+            }
             Outcome::Gone => Err(not_found(attachment_id)),
             Outcome::Refused(refusal) => Err(refused(volume.id, refusal, by == Connecting::Update)),
         }

@@ -47,6 +47,14 @@ pub trait AttachmentStore: Send + Sync {
     /// Adds a reservation if the attach rules allow it (`Gone`: no such volume).
     async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError>;
 
+    /// A reservation and its connection in one transaction (a create with a connector,
+    /// whose export the backend already made): the attachment as stored.
+    async fn reserve_connected(
+        &self,
+        new: &NewAttachment,
+        connection: &NewConnection,
+    ) -> Result<Outcome<Attachment>, StoreError>;
+
     /// Records a connection; the attachment as stored afterwards.
     async fn connect_attachment(
         &self,
@@ -143,6 +151,16 @@ const INSERT_RESERVATION: &str = "\
                                    connection_info, created_at, deleted) \
     values ($1, $2, $3, $4, $5, '{}', $6, false)";
 
+static INSERT_CONNECTED: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, \
+                                        attached_host, mountpoint, attach_time, connection_info, \
+                                        created_at, updated_at, deleted) \
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $8, $8, false) \
+      returning {ATTACHMENT_RETURNING}"
+    )
+});
+
 static CONNECT: LazyLock<String> = LazyLock::new(|| {
     format!(
         "update volume_attachment \
@@ -164,6 +182,13 @@ const DETACH: &str = "\
 const FORGET_ATTACHED_MODE: &str = "\
     update volume_admin_metadata set deleted = true, deleted_at = $2 \
      where volume_id = $1 and key = 'attached_mode' and deleted = false";
+
+/// The connections among a volume's live attachments.
+fn host_connections(live: &[LiveAttachment]) -> Vec<HostConnection> {
+    live.iter()
+        .filter_map(LiveAttachment::host_connection)
+        .collect()
+}
 
 impl<D: Database> SqlStore<D> {
     /// Removes attachments of `volume` as a detach does: the attachment (soft-deleted,
@@ -291,6 +316,72 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         Ok(Outcome::Done(()))
     }
 
+    #[tracing::instrument(skip_all, fields(volume_id = %new.volume_id), err)]
+    async fn reserve_connected(
+        &self,
+        new: &NewAttachment,
+        connection: &NewConnection,
+    ) -> Result<Outcome<Attachment>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(mut locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await?
+        else {
+            return Ok(Outcome::Gone);
+        };
+        let request = Reservation {
+            instance_uuid: new.instance_uuid.as_deref(),
+            expected_multiattach: new.expected_multiattach,
+            mode: new.attach_mode,
+            default_max_attachments: new.default_max_attachments,
+        };
+        if let Err(refusal) = attach::reserve(&locked.volume, &locked.live, &request) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        let others = host_connections(&locked.live);
+        // The connect rule sees the new reservation among the volume's attachments.
+        let target = LiveAttachment::reserved(new);
+        locked.live.push(target.clone());
+        let decided = attach::connect(
+            &locked.volume,
+            &locked.live,
+            &target,
+            Connecting::NewReservation,
+            connection.attach_mode,
+            &connection.driver,
+            connection.connector.enforce_multipath(),
+        );
+        let connected = match decided {
+            Ok(connected) => connected,
+            Err(refusal) => return Ok(Outcome::Refused(refusal)),
+        };
+        let insert = Sql::new(&INSERT_CONNECTED)
+            .bind(new.id)
+            .bind(new.volume_id)
+            .bind(&new.instance_uuid)
+            .bind(AttachStatus::Attaching)
+            .bind(connection.attach_mode)
+            .bind(connection.connector.host().unwrap_or_default())
+            .bind(connection.connector.mountpoint())
+            .bind(new.now)
+            .bind(connected.info.to_string());
+        let Some(mut stored) = tx.fetch_optional::<Attachment>(insert).await? else {
+            return Err(StoreError::Other("the insert returned no row".into()));
+        };
+        let items = connector_specs::encode(&connection.connector);
+        Self::insert_items(
+            &mut tx,
+            SideTable::AttachmentSpecs,
+            new.id.uuid(),
+            items,
+            new.now,
+        )
+        .await?;
+        let state = (connected.volume != locked.volume.state()).then_some(connected.volume);
+        Self::write_volume_state(&mut tx, new.volume_id, state, new.now).await?;
+        tx.commit().await?;
+        stored.share_with(&others);
+        Ok(Outcome::Done(stored))
+    }
+
     #[tracing::instrument(skip_all, fields(attachment_id = %new.attachment_id), err)]
     async fn connect_attachment(
         &self,
@@ -327,12 +418,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             return Ok(Outcome::Gone);
         };
         // The other connections were read under the lock: no second read for them.
-        let others: Vec<HostConnection> = locked
-            .live
-            .iter()
-            .filter_map(LiveAttachment::host_connection)
-            .collect();
-        stored.share_with(&others);
+        stored.share_with(&host_connections(&locked.live));
         let owner = new.attachment_id.uuid();
         if new.by == Connecting::Update {
             Self::remove_items(&mut tx, SideTable::AttachmentSpecs, owner, None, new.now).await?;
