@@ -16,11 +16,13 @@ use super::SqlStore;
 use crate::domain::attach::{is_connected, LiveAttachment};
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::volume::{LockedVolume, VolumeState};
-use crate::domain::volume_type::{parse_max_attachments, SPEC_TRUE};
+use crate::domain::volume_type::{
+    parse_max_attachments, MAX_ATTACHMENTS_SPEC, SINGLE_WRITER_SPEC, SPEC_TRUE,
+};
 
-/// `LockedVolume`'s columns (volume alias `v`; `$2` is `SPEC_TRUE`). The type's specs
-/// are read in the same statement: they cannot change while a volume uses the type.
-/// (The spec keys are written out: `attach:max_attachments`, `attach:single_writer`.)
+/// `LockedVolume`'s columns (volume alias `v`; `$2` is `SPEC_TRUE`, `$3` and `$4` the
+/// keys `attach:max_attachments` and `attach:single_writer`). The type's specs are read
+/// in the same statement: they cannot change while a volume uses the type.
 const LOCKED_VOLUME_COLUMNS: &str = "\
     v.id, v.status, v.attach_status, v.migration_status, v.multiattach, v.size, \
     v.volume_type_id, v.encryption_key_id is not null, \
@@ -32,10 +34,10 @@ const LOCKED_VOLUME_COLUMNS: &str = "\
                where s.volume_type_id = v.volume_type_id and s.key = 'cacheable' \
                  and s.deleted = false), false), \
     (select s.value from volume_type_extra_specs s \
-      where s.volume_type_id = v.volume_type_id and s.key = 'attach:max_attachments' \
+      where s.volume_type_id = v.volume_type_id and s.key = $3 \
         and s.deleted = false), \
     coalesce((select s.value = $2 from volume_type_extra_specs s \
-               where s.volume_type_id = v.volume_type_id and s.key = 'attach:single_writer' \
+               where s.volume_type_id = v.volume_type_id and s.key = $4 \
                  and s.deleted = false), false)";
 
 static LOCK_VOLUME: LazyLock<String> = LazyLock::new(|| {
@@ -102,6 +104,13 @@ impl FromRow for LiveAttachment {
     }
 }
 
+/// Binds `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`.
+fn with_spec_keys(sql: Sql) -> Sql {
+    sql.bind(SPEC_TRUE)
+        .bind(MAX_ATTACHMENTS_SPEC)
+        .bind(SINGLE_WRITER_SPEC)
+}
+
 /// A locked volume with its live attachments.
 pub(super) struct Locked {
     pub volume: LockedVolume,
@@ -115,9 +124,7 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: VolumeId,
     ) -> Result<Option<LockedVolume>, StoreError> {
-        let sql = Sql::locking(&LOCK_VOLUME, D::FOR_UPDATE)
-            .bind(id)
-            .bind(SPEC_TRUE);
+        let sql = with_spec_keys(Sql::locking(&LOCK_VOLUME, D::FOR_UPDATE).bind(id));
         tx.fetch_optional(sql).await
     }
 
@@ -138,9 +145,9 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: AttachmentId,
     ) -> Result<Option<(Locked, LiveAttachment)>, StoreError> {
-        let sql = Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME)
-            .bind(id)
-            .bind(SPEC_TRUE);
+        let sql = with_spec_keys(
+            Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME).bind(id),
+        );
         let Some(volume) = tx.fetch_optional::<LockedVolume>(sql).await? else {
             return Ok(None);
         };

@@ -81,6 +81,23 @@ struct Values {
     volumes_dir: String,
 }
 
+/// `'a:b'` as `'a' || ':' || 'b'`, so pgbench does not read `:b` as a variable.
+fn split_variable_like_colons(literal: &str) -> String {
+    let mut out = String::new();
+    let mut chars = literal.chars().peekable();
+    while let Some(c) = chars.next() {
+        let before_name = chars
+            .peek()
+            .is_some_and(|next| next.is_ascii_alphabetic() || *next == '_');
+        if c == ':' && before_name {
+            out.push_str("' || ':' || '");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl Values {
     /// One argument, as pgbench SQL.
     fn render(&self, literal: &str) -> String {
@@ -98,12 +115,15 @@ impl Values {
             "now()".to_owned()
         } else {
             // Inside other text (connection info): fixed stand-ins. A space after each
-            // JSON colon, because pgbench -M prepared takes `:false` for a variable.
-            literal
+            // JSON colon, because pgbench -M prepared takes `:false` for a variable;
+            // any other colon before a name (a spec key such as `attach:single_writer`)
+            // is concatenated in for the same reason.
+            let text = literal
                 .replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
                 .replace(&self.volume, "00000000-0000-4000-8000-0000000000a1")
                 .replace(&self.attachment, "00000000-0000-4000-8000-0000000000b2")
-                .replace("\":", "\": ")
+                .replace("\":", "\": ");
+            split_variable_like_colons(&text)
         }
     }
 
