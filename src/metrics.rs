@@ -1,12 +1,20 @@
-//! Prometheus metrics in the text exposition format, served on their own listener
-//! (`--metrics-listen`) so that they are never reachable through the public API port.
-//! Request counters and latency histograms are kept in memory; attachment and volume
-//! counts and pool use are read when scraped.
+//! Prometheus metrics, kept and written by `prometheus-client`, served on their own
+//! listener (`--metrics-listen`) so that they are never reachable through the public API
+//! port. Request counters and latency histograms are labelled from closed sets only (the
+//! known HTTP methods or `other`, the matched route template or `unmatched`, the status
+//! code), so no client can add series; attachment and volume counts and pool use are
+//! read when scraped.
 
-use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
 
 use crate::store::{PoolUse, Store};
 
@@ -15,162 +23,153 @@ const BUCKETS: [f64; 12] = [
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct RequestKey {
-    method: String,
+/// The methods counted by name; any other is `other`.
+const KNOWN_METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: &'static str,
     route: String,
     status: u16,
 }
 
-#[derive(Debug, Default, Clone)]
-struct Histogram {
-    /// Count per bucket (not cumulative); the last slot is `+Inf`.
-    buckets: [u64; BUCKETS.len() + 1],
-    sum_seconds: f64,
-    count: u64,
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StatusLabels {
+    status: String,
 }
 
-impl Histogram {
-    fn observe(&mut self, seconds: f64) {
-        let slot = BUCKETS
-            .iter()
-            .position(|bound| seconds <= *bound)
-            .unwrap_or(BUCKETS.len());
-        self.buckets[slot] += 1;
-        self.sum_seconds += seconds;
-        self.count += 1;
-    }
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PoolLabels {
+    pool: &'static str,
+    state: &'static str,
 }
 
-#[derive(Debug, Default)]
+fn latency_histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+/// The label for `method`: its name when known, else `other`.
+pub fn method_label(method: &str) -> &'static str {
+    KNOWN_METHODS
+        .iter()
+        .find(|known| **known == method)
+        .copied()
+        .unwrap_or("other")
+}
+
 pub struct Metrics {
-    requests: Mutex<BTreeMap<RequestKey, Histogram>>,
+    requests: Family<RequestLabels, Counter>,
+    durations: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    database_up: Gauge,
+    attachments: Family<StatusLabels, Gauge>,
+    volumes: Family<StatusLabels, Gauge>,
+    pool: Family<PoolLabels, Gauge>,
+    resident_memory: Gauge,
+    /// Scrapes set the gauges, then encode: one at a time.
+    registry: Mutex<Registry>,
 }
 
-/// Escapes a label value (`\`, `"` and newlines).
-fn label(value: &str) -> String {
-    value
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+impl Default for Metrics {
+    fn default() -> Self {
+        let metrics = Metrics {
+            requests: Family::default(),
+            durations: Family::new_with_constructor(latency_histogram),
+            database_up: Gauge::default(),
+            attachments: Family::default(),
+            volumes: Family::default(),
+            pool: Family::default(),
+            resident_memory: Gauge::default(),
+            registry: Mutex::new(Registry::default()),
+        };
+        let mut registry = Registry::default();
+        registry.register(
+            "cinder_attach_http_requests",
+            "Requests answered, by method, route and status",
+            metrics.requests.clone(),
+        );
+        registry.register(
+            "cinder_attach_http_request_duration_seconds",
+            "Time to answer a request",
+            metrics.durations.clone(),
+        );
+        registry.register(
+            "cinder_attach_database_up",
+            "Whether the last scrape could read the database",
+            metrics.database_up.clone(),
+        );
+        registry.register(
+            "cinder_attach_attachments",
+            "Live attachments by status",
+            metrics.attachments.clone(),
+        );
+        registry.register(
+            "cinder_attach_volumes",
+            "Live volumes by status",
+            metrics.volumes.clone(),
+        );
+        registry.register(
+            "cinder_attach_db_pool_connections",
+            "Database connections by pool and state",
+            metrics.pool.clone(),
+        );
+        registry.register(
+            "process_resident_memory_bytes",
+            "Resident memory size in bytes",
+            metrics.resident_memory.clone(),
+        );
+        *metrics.registry.lock().expect("new lock") = registry;
+        metrics
+    }
 }
 
 impl Metrics {
     /// Records one answered request. `route` is the matched route template (low
-    /// cardinality), never the raw path.
+    /// cardinality), never the raw path; `method` is reduced to a known name or `other`.
     pub fn record_request(&self, method: &str, route: &str, status: u16, elapsed: Duration) {
-        let key = RequestKey {
-            method: method.to_owned(),
+        let labels = RequestLabels {
+            method: method_label(method),
             route: route.to_owned(),
             status,
         };
-        if let Ok(mut requests) = self.requests.lock() {
-            requests
-                .entry(key)
-                .or_default()
-                .observe(elapsed.as_secs_f64());
-        }
+        self.durations
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+        self.requests.get_or_create(&labels).inc();
     }
 
-    fn render_requests(&self, out: &mut String) {
-        let requests = match self.requests.lock() {
-            Ok(requests) => requests.clone(),
-            Err(_) => return,
-        };
-        out.push_str("# HELP cinder_attach_http_requests_total Requests answered, by method, route and status.\n");
-        out.push_str("# TYPE cinder_attach_http_requests_total counter\n");
-        for (key, histogram) in &requests {
-            let _ = writeln!(
-                out,
-                "cinder_attach_http_requests_total{{method=\"{}\",route=\"{}\",status=\"{}\"}} {}",
-                label(&key.method),
-                label(&key.route),
-                key.status,
-                histogram.count
-            );
-        }
-        out.push_str(
-            "# HELP cinder_attach_http_request_duration_seconds Time to answer a request.\n",
-        );
-        out.push_str("# TYPE cinder_attach_http_request_duration_seconds histogram\n");
-        for (key, histogram) in &requests {
-            let labels = format!(
-                "method=\"{}\",route=\"{}\",status=\"{}\"",
-                label(&key.method),
-                label(&key.route),
-                key.status
-            );
-            let mut cumulative = 0;
-            for (i, bound) in BUCKETS.iter().enumerate() {
-                cumulative += histogram.buckets[i];
-                let _ = writeln!(
-                    out,
-                    "cinder_attach_http_request_duration_seconds_bucket{{{labels},le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "cinder_attach_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                histogram.count
-            );
-            let _ = writeln!(
-                out,
-                "cinder_attach_http_request_duration_seconds_sum{{{labels}}} {}",
-                histogram.sum_seconds
-            );
-            let _ = writeln!(
-                out,
-                "cinder_attach_http_request_duration_seconds_count{{{labels}}} {}",
-                histogram.count
-            );
-        }
-    }
-
-    /// The whole exposition: request metrics, then what the store reports. A database
-    /// that cannot be read leaves its gauges out and sets `cinder_attach_database_up` 0.
+    /// The whole exposition (OpenMetrics text): request metrics, then what the store
+    /// reports. A database that cannot be read leaves its gauges empty and sets
+    /// `cinder_attach_database_up` 0.
     pub async fn render(&self, store: &dyn Store) -> String {
-        let mut out = String::new();
-        self.render_requests(&mut out);
         let counts = store.status_counts().await;
-        out.push_str(
-            "# HELP cinder_attach_database_up Whether the last scrape could read the database.\n",
-        );
-        out.push_str("# TYPE cinder_attach_database_up gauge\n");
-        let _ = writeln!(
-            out,
-            "cinder_attach_database_up {}",
-            u8::from(counts.is_ok())
-        );
-        if let Ok(counts) = counts {
-            out.push_str("# HELP cinder_attach_attachments Live attachments by status.\n");
-            out.push_str("# TYPE cinder_attach_attachments gauge\n");
-            for (status, count) in &counts.attachments {
-                let _ = writeln!(
-                    out,
-                    "cinder_attach_attachments{{status=\"{}\"}} {count}",
-                    label(status)
-                );
-            }
-            out.push_str("# HELP cinder_attach_volumes Live volumes by status.\n");
-            out.push_str("# TYPE cinder_attach_volumes gauge\n");
-            for (status, count) in &counts.volumes {
-                let _ = writeln!(
-                    out,
-                    "cinder_attach_volumes{{status=\"{}\"}} {count}",
-                    label(status)
-                );
+        let pools = store.pool_use();
+        let registry = match self.registry.lock() {
+            Ok(registry) => registry,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        self.database_up.set(i64::from(counts.is_ok()));
+        self.attachments.clear();
+        self.volumes.clear();
+        if let Ok(counts) = &counts {
+            for (family, rows) in [
+                (&self.attachments, &counts.attachments),
+                (&self.volumes, &counts.volumes),
+            ] {
+                for (status, count) in rows {
+                    let labels = StatusLabels {
+                        status: status.clone(),
+                    };
+                    family.get_or_create(&labels).set(*count);
+                }
             }
         }
-        out.push_str(
-            "# HELP cinder_attach_db_pool_connections Database connections by pool and state.\n",
-        );
-        out.push_str("# TYPE cinder_attach_db_pool_connections gauge\n");
+        self.pool.clear();
         for PoolUse {
             pool,
             open,
             idle,
             max,
-        } in store.pool_use()
+        } in pools
         {
             for (state, value) in [
                 ("open", open),
@@ -178,16 +177,17 @@ impl Metrics {
                 ("in_use", open.saturating_sub(idle)),
                 ("max", max),
             ] {
-                let _ = writeln!(
-                    out,
-                    "cinder_attach_db_pool_connections{{pool=\"{pool}\",state=\"{state}\"}} {value}"
-                );
+                let labels = PoolLabels { pool, state };
+                self.pool.get_or_create(&labels).set(i64::from(value));
             }
         }
         if let Some(bytes) = resident_bytes() {
-            out.push_str("# HELP process_resident_memory_bytes Resident memory size in bytes.\n");
-            out.push_str("# TYPE process_resident_memory_bytes gauge\n");
-            let _ = writeln!(out, "process_resident_memory_bytes {bytes}");
+            self.resident_memory
+                .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+        }
+        let mut out = String::new();
+        if let Err(err) = encode(&mut out, &registry) {
+            tracing::warn!(error = %err, "could not encode the metrics");
         }
         out
     }
@@ -210,6 +210,12 @@ fn resident_bytes() -> Option<u64> {
 mod tests {
     use super::*;
 
+    fn requests_only(metrics: &Metrics) -> String {
+        let mut out = String::new();
+        encode(&mut out, &metrics.registry.lock().unwrap()).unwrap();
+        out
+    }
+
     #[test]
     fn histogram_buckets_are_cumulative_in_the_output() {
         let metrics = Metrics::default();
@@ -221,17 +227,16 @@ mod tests {
                 Duration::from_secs_f64(ms / 1000.0),
             );
         }
-        let mut out = String::new();
-        metrics.render_requests(&mut out);
+        let out = requests_only(&metrics);
         let line = |le: &str| {
             out.lines()
                 .find(|l| l.contains(&format!("le=\"{le}\"")))
                 .map(|l| l.rsplit(' ').next().unwrap_or_default().to_owned())
         };
-        assert_eq!(line("0.001").as_deref(), Some("1"));
+        assert_eq!(line("0.001").as_deref(), Some("1"), "{out}");
         assert_eq!(line("0.005").as_deref(), Some("3"));
         assert_eq!(line("0.05").as_deref(), Some("4"));
-        assert_eq!(line("10").as_deref(), Some("4"));
+        assert_eq!(line("10.0").as_deref(), Some("4"));
         assert_eq!(line("+Inf").as_deref(), Some("5"));
         assert!(out.contains(
             "cinder_attach_http_requests_total{method=\"GET\",route=\"/v3/{project_id}/volumes\",status=\"200\"} 5"
@@ -239,7 +244,26 @@ mod tests {
     }
 
     #[test]
-    fn label_values_are_escaped() {
-        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    fn unknown_methods_add_no_series() {
+        let metrics = Metrics::default();
+        metrics.record_request("GET", "unmatched", 404, Duration::from_millis(1));
+        let before = requests_only(&metrics).lines().count();
+        for i in 0..5_000 {
+            let method = format!("X{i:05}");
+            metrics.record_request(&method, "unmatched", 405, Duration::from_millis(1));
+        }
+        let out = requests_only(&metrics);
+        assert!(!out.contains("X0"), "no method name of a client's");
+        assert!(out.contains(
+            "cinder_attach_http_requests_total{method=\"other\",route=\"unmatched\",status=\"405\"} 5000"
+        ));
+        // One new series (other, 405) for the counter and the histogram, nothing more.
+        assert_eq!(out.lines().count(), before + 1 + BUCKETS.len() + 3);
+        assert_eq!(method_label("DELETE"), "DELETE");
+        assert_eq!(
+            method_label("delete"),
+            "other",
+            "methods are case-sensitive"
+        );
     }
 }

@@ -86,7 +86,7 @@ pub fn metrics_router(state: AppState) -> Router {
                 (
                     [(
                         axum::http::header::CONTENT_TYPE,
-                        "text/plain; version=0.0.4; charset=utf-8",
+                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
                     )],
                     body,
                 )

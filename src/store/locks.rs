@@ -145,9 +145,8 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: AttachmentId,
     ) -> Result<Option<(Locked, LiveAttachment)>, StoreError> {
-        let sql = with_spec_keys(
-            Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME).bind(id),
-        );
+        let sql =
+            with_spec_keys(Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME).bind(id));
         let Some(volume) = tx.fetch_optional::<LockedVolume>(sql).await? else {
             return Ok(None);
         };
