@@ -8,6 +8,15 @@
 use std::collections::HashMap;
 use std::fmt;
 
+/// Deepest nesting of parentheses and `not` a check string may have; deeper ones are
+/// refused when the policy is loaded (the parser would otherwise recurse without bound).
+pub const MAX_NESTING: usize = 32;
+
+/// Deepest evaluation (nesting plus `rule:` references followed) a policy may need; a
+/// policy needing more is refused at load, and an evaluation that gets deeper anyway
+/// denies (never allows: a `not` above a cut-off branch must not turn it into a yes).
+pub const MAX_EVALUATION_DEPTH: usize = 64;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     Always,
@@ -97,6 +106,8 @@ struct Parser<'a> {
     tokens: Vec<Token>,
     position: usize,
     text: &'a str,
+    /// Parentheses and `not`s open around the current token.
+    nesting: usize,
 }
 
 impl Parser<'_> {
@@ -105,6 +116,17 @@ impl Parser<'_> {
             text: self.text.to_owned(),
             reason: reason.into(),
         }
+    }
+
+    /// One level deeper, refused past `MAX_NESTING`.
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.nesting += 1;
+        if self.nesting > MAX_NESTING {
+            return Err(self.error(format!(
+                "nested deeper than {MAX_NESTING} levels of parentheses and `not`"
+            )));
+        }
+        Ok(())
     }
 
     fn peek(&self) -> Option<&Token> {
@@ -145,9 +167,16 @@ impl Parser<'_> {
 
     fn unary(&mut self) -> Result<Check, ParseError> {
         match self.next() {
-            Some(Token::Not) => Ok(Check::Not(Box::new(self.unary()?))),
+            Some(Token::Not) => {
+                self.enter()?;
+                let inner = self.unary()?;
+                self.nesting -= 1;
+                Ok(Check::Not(Box::new(inner)))
+            }
             Some(Token::Open) => {
+                self.enter()?;
                 let inner = self.or_expression()?;
+                self.nesting -= 1;
                 match self.next() {
                     Some(Token::Close) => Ok(inner),
                     _ => Err(self.error("missing closing parenthesis")),
@@ -192,6 +221,7 @@ pub fn parse(text: &str) -> Result<Check, ParseError> {
         tokens: tokenize(text),
         position: 0,
         text,
+        nesting: 0,
     };
     let check = parser.or_expression()?;
     if parser.position < parser.tokens.len() {
@@ -216,22 +246,29 @@ pub enum CredentialValue {
 }
 
 impl Check {
+    /// Whether the check allows; an evaluation deeper than `MAX_EVALUATION_DEPTH`
+    /// denies.
     pub fn evaluate(&self, eval: &Evaluation<'_>) -> bool {
-        self.evaluate_depth(eval, 0)
+        self.evaluate_depth(eval, 0).unwrap_or_else(|| {
+            tracing::warn!(check = %self, "policy evaluation too deep; denied");
+            false
+        })
     }
 
-    fn evaluate_depth(&self, eval: &Evaluation<'_>, depth: usize) -> bool {
-        // A rule that refers to itself (directly or not) is refused, not followed forever.
-        if depth > 32 {
-            return false;
+    /// `None` when the evaluation got too deep: the caller denies whatever the branches
+    /// above would make of it.
+    fn evaluate_depth(&self, eval: &Evaluation<'_>, depth: usize) -> Option<bool> {
+        if depth > MAX_EVALUATION_DEPTH {
+            return None;
         }
-        match self {
+        let next = depth + 1;
+        Some(match self {
             Check::Always => true,
             Check::Never => false,
-            Check::Rule(name) => eval
-                .rules
-                .get(name)
-                .is_some_and(|rule| rule.evaluate_depth(eval, depth + 1)),
+            Check::Rule(name) => match eval.rules.get(name) {
+                Some(rule) => rule.evaluate_depth(eval, next)?,
+                None => false,
+            },
             Check::Role(role) => {
                 let wanted = substitute(role, eval.target);
                 wanted.is_some_and(|wanted| {
@@ -242,7 +279,7 @@ impl Check {
             }
             Check::Generic { key, value } => {
                 let Some(expected) = substitute(value, eval.target) else {
-                    return false;
+                    return Some(false);
                 };
                 let actual = eval
                     .credentials
@@ -258,9 +295,47 @@ impl Check {
                     CredentialValue::Text(text) => *text == unquote(&expected),
                 }
             }
-            Check::And(parts) => parts.iter().all(|p| p.evaluate_depth(eval, depth + 1)),
-            Check::Or(parts) => parts.iter().any(|p| p.evaluate_depth(eval, depth + 1)),
-            Check::Not(inner) => !inner.evaluate_depth(eval, depth + 1),
+            Check::And(parts) => {
+                for part in parts {
+                    if !part.evaluate_depth(eval, next)? {
+                        return Some(false);
+                    }
+                }
+                true
+            }
+            Check::Or(parts) => {
+                for part in parts {
+                    if part.evaluate_depth(eval, next)? {
+                        return Some(true);
+                    }
+                }
+                false
+            }
+            Check::Not(inner) => !inner.evaluate_depth(eval, next)?,
+        })
+    }
+
+    /// How deep evaluating this check can go, following `rule:` references through
+    /// `rules` (references must not form cycles); `None` past `MAX_EVALUATION_DEPTH`.
+    pub fn evaluation_depth(&self, rules: &HashMap<String, Check>, depth: usize) -> Option<usize> {
+        if depth > MAX_EVALUATION_DEPTH {
+            return None;
+        }
+        let next = depth + 1;
+        match self {
+            Check::Rule(name) => match rules.get(name) {
+                Some(rule) => rule.evaluation_depth(rules, next),
+                None => Some(depth),
+            },
+            Check::And(parts) | Check::Or(parts) => {
+                let mut deepest = depth;
+                for part in parts {
+                    deepest = deepest.max(part.evaluation_depth(rules, next)?);
+                }
+                Some(deepest)
+            }
+            Check::Not(inner) => inner.evaluation_depth(rules, next),
+            _ => Some(depth),
         }
     }
 
@@ -417,5 +492,50 @@ mod tests {
             rules: &rules,
         };
         assert!(!Check::Rule("loop".into()).evaluate(&eval));
+    }
+
+    /// Cut off deep, an evaluation denies: 35 `not`s above a `role:admin` the caller
+    /// lacks would otherwise flip a cut-off "no" into a "yes".
+    #[test]
+    fn too_deep_evaluations_deny() {
+        let mut rules = HashMap::new();
+        let mut check = Check::Role("admin".into());
+        for _ in 0..(MAX_EVALUATION_DEPTH + 1) {
+            check = Check::Not(Box::new(check));
+        }
+        rules.insert("deep".to_owned(), check.clone());
+        let credentials = HashMap::new();
+        let target = HashMap::new();
+        let member = ["member".to_owned()];
+        let eval = Evaluation {
+            credentials: &credentials,
+            roles: &member,
+            target: &target,
+            rules: &rules,
+        };
+        assert!(!check.evaluate(&eval));
+        assert!(!Check::Not(Box::new(check.clone())).evaluate(&eval));
+        assert!(!Check::Rule("deep".into()).evaluate(&eval));
+        assert_eq!(check.evaluation_depth(&rules, 0), None);
+        // Shallow ones still answer both ways.
+        let not_admin = Check::Not(Box::new(Check::Role("admin".into())));
+        assert!(not_admin.evaluate(&eval));
+        assert_eq!(not_admin.evaluation_depth(&rules, 0), Some(1));
+    }
+
+    #[test]
+    fn nesting_is_limited_when_parsing() {
+        let ok = format!(
+            "{}role:a{}",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        assert!(parse(&ok).is_ok());
+        for depth in [MAX_NESTING + 1, 100_000] {
+            let deep = format!("{}role:a{}", "(".repeat(depth), ")".repeat(depth));
+            assert!(parse(&deep).unwrap_err().reason.contains("nested deeper"));
+            let nots = format!("{}role:a", "not ".repeat(depth));
+            assert!(parse(&nots).is_err());
+        }
     }
 }

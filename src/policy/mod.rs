@@ -165,7 +165,55 @@ impl Policy {
                 });
             }
         }
+        // With no cycles left, every rule's depth is finite; too deep is refused here
+        // rather than denied at every request.
+        for (name, (_, line)) in &overrides {
+            if policy.rules[name]
+                .evaluation_depth(&policy.rules, 0)
+                .is_none()
+            {
+                return Err(file::PolicyFileError {
+                    path: shown.clone(),
+                    line: *line,
+                    reason: format!(
+                        "rule {name:?} nests deeper than {} levels, counting the rules it \
+                         refers to",
+                        check::MAX_EVALUATION_DEPTH
+                    ),
+                });
+            }
+        }
+        policy.warn_about_unknown_rules(overrides.keys());
         Ok(policy)
+    }
+
+    /// Rules of an operator's file that nothing asks about: neither a rule the service
+    /// enforces (Cinder's defaults) nor one another rule refers to. Usually a typo
+    /// (`volume:attachment_creat`) or a rule of a Cinder feature not served here; the
+    /// file still loads, and each is logged as a warning.
+    pub fn unknown_rules<'a>(&self, names: impl Iterator<Item = &'a String>) -> Vec<String> {
+        let mut referenced = Vec::new();
+        for check in self.rules.values() {
+            check.referenced_rules(&mut referenced);
+        }
+        names
+            .filter(|name| {
+                !defaults::DEFAULT_RULES
+                    .iter()
+                    .any(|(known, _)| known == name)
+                    && !referenced.contains(name)
+            })
+            .cloned()
+            .collect()
+    }
+
+    fn warn_about_unknown_rules<'a>(&self, names: impl Iterator<Item = &'a String>) {
+        for rule in self.unknown_rules(names) {
+            tracing::warn!(
+                %rule,
+                "the policy file sets a rule cinder-attach never checks (a typo, or a Cinder feature not served here)"
+            );
+        }
     }
 
     /// A chain of `rule:` references leading from `start` back to itself, if any.
@@ -433,6 +481,57 @@ mod tests {
         // Shared sub-rules without a loop are fine.
         let diamond = "\"a\": \"rule:b or rule:c\"\n\"b\": \"rule:d\"\n\"c\": \"rule:d\"\n\"d\": \"role:x\"\n";
         assert!(Policy::from_text("p.yaml", diamond).is_ok());
+    }
+
+    #[test]
+    fn deep_rules_are_refused_at_load_with_their_line() {
+        for depth in [33, 3_000, 30_000] {
+            let deep = format!(
+                "\"volume:create\": \"role:admin\"\n\"volume:delete\": \"{}role:admin{}\"\n",
+                "(".repeat(depth),
+                ")".repeat(depth)
+            );
+            let err = Policy::from_text("p.yaml", &deep).unwrap_err();
+            assert_eq!(err.line, 2, "{depth}");
+            assert!(
+                err.reason.contains("nested deeper than 32"),
+                "{}",
+                err.reason
+            );
+            let nots = format!(
+                "\"volume:delete\": \"{}role:admin\"\n",
+                "not ".repeat(depth)
+            );
+            assert!(Policy::from_text("p.yaml", &nots).is_err(), "{depth} nots");
+        }
+        let fine = format!(
+            "\"volume:delete\": \"{}role:admin{}\"\n",
+            "(".repeat(32),
+            ")".repeat(32)
+        );
+        assert!(Policy::from_text("p.yaml", &fine).is_ok());
+        // Each rule shallow, the chain of references deep.
+        let mut chain = String::from("\"volume:delete\": \"rule:r0\"\n");
+        for i in 0..70 {
+            chain.push_str(&format!("\"r{i}\": \"not rule:r{}\"\n", i + 1));
+        }
+        chain.push_str("\"r70\": \"role:admin\"\n");
+        let err = Policy::from_text("p.yaml", &chain).unwrap_err();
+        assert!(err.reason.contains("deeper than 64"), "{}", err.reason);
+    }
+
+    #[test]
+    fn rules_nothing_checks_are_reported() {
+        let text = "\"volume:attachment_creat\": \"role:admin\"\n\"volume:create\": \"rule:mine\"\n\"mine\": \"role:x\"\n";
+        let policy = Policy::from_text("p.yaml", text).unwrap();
+        let names: Vec<String> = ["volume:attachment_creat", "volume:create", "mine"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(
+            policy.unknown_rules(names.iter()),
+            ["volume:attachment_creat"]
+        );
     }
 
     #[test]

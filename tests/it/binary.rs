@@ -213,6 +213,34 @@ fn sighup_reloads_the_policy_file() {
         assert!(Instant::now() < deadline, "policy was not reloaded");
         std::thread::sleep(Duration::from_millis(100));
     }
+    // A file nested 3,000 deep used to overflow the stack on reload and kill the
+    // process; now it is refused and the rules in force stay.
+    let deep = format!(
+        "\"volume:create\": \"{}role:admin{}\"\n",
+        "(".repeat(3_000),
+        ")".repeat(3_000)
+    );
+    std::fs::write(&file, deep).unwrap();
+    Command::new("kill")
+        .arg("-HUP")
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let refused = server
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|event| event.to_string().contains("nested deeper than 32"));
+        if refused {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the deep file was not refused");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(create(), 202, "the rules in force stayed");
     drop(server);
     let _ = std::fs::remove_file(file);
     let _ = std::fs::remove_dir_all(dir);
