@@ -294,7 +294,15 @@ pub struct KeystoneArgs {
         global = true
     )]
     pub keystone_cache_seconds: u64,
-    /// Most tokens kept in the cache.
+    /// Seconds a token Keystone refused is refused again without asking (0: always ask).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_NEGATIVE_CACHE_SECONDS",
+        default_value_t = 60,
+        global = true
+    )]
+    pub keystone_negative_cache_seconds: u64,
+    /// Most tokens kept in each cache (valid and refused).
     #[arg(
         long,
         env = "CINDER_ATTACH_KEYSTONE_CACHE_SIZE",

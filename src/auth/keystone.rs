@@ -1,10 +1,11 @@
 //! `keystone`: validates `X-Auth-Token` against Keystone v3 with the service's own
 //! credentials, as keystonemiddleware does. Valid tokens are cached (bounded, for at most
-//! `cache_seconds` and never past their expiry). An invalid or expired token is 401; a
-//! Keystone that cannot be asked is 503, and the request never goes through.
+//! `cache_seconds` and never past their expiry); so are invalid ones, for
+//! `negative_cache_seconds` in a cache of their own, so a stream of bad tokens costs one
+//! Keystone call each at most once. An invalid or expired token is 401; a Keystone that
+//! cannot be asked is 503 (never cached), and the request never goes through.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -16,6 +17,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 
+use super::token_cache::TokenCache;
 use super::trusted_headers::with_admin_flag;
 use super::{header_list, AuthError};
 use crate::domain::RequestContext;
@@ -33,6 +35,8 @@ pub struct KeystoneConfig {
     pub project_domain: String,
     pub cache_seconds: u64,
     pub cache_size: usize,
+    /// How long a token Keystone called invalid is refused without asking again.
+    pub negative_cache_seconds: u64,
     pub timeout: Duration,
 }
 
@@ -47,16 +51,13 @@ impl std::fmt::Debug for KeystoneConfig {
     }
 }
 
-struct Cached {
-    context: RequestContext,
-    valid_until: DateTime<Utc>,
-}
-
 pub struct KeystoneAuth {
     config: KeystoneConfig,
     client: Client<HttpConnector, Full<Bytes>>,
     service_token: tokio::sync::Mutex<Option<(String, DateTime<Utc>)>>,
-    cache: Mutex<HashMap<String, Cached>>,
+    valid: TokenCache<RequestContext>,
+    /// The 401 message each refused token got.
+    invalid: TokenCache<String>,
     policy: Arc<PolicyEngine>,
 }
 
@@ -84,11 +85,22 @@ fn unavailable(detail: impl std::fmt::Display) -> AuthError {
 impl KeystoneAuth {
     pub fn new(config: KeystoneConfig, policy: Arc<PolicyEngine>) -> Self {
         let client = Client::builder(TokioExecutor::new()).build_http();
+        let size = if config.cache_seconds == 0 {
+            0
+        } else {
+            config.cache_size
+        };
+        let negative_size = if config.negative_cache_seconds == 0 {
+            0
+        } else {
+            config.cache_size
+        };
         KeystoneAuth {
             config,
             client,
             service_token: tokio::sync::Mutex::new(None),
-            cache: Mutex::new(HashMap::new()),
+            valid: TokenCache::new(size),
+            invalid: TokenCache::new(negative_size),
             policy,
         }
     }
@@ -166,42 +178,18 @@ impl KeystoneAuth {
         })
     }
 
-    fn cached(&self, token: &str) -> Option<RequestContext> {
-        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        cache
-            .get(token)
-            .filter(|c| c.valid_until > Utc::now())
-            .map(|c| c.context.clone())
+    fn remember(&self, token: &str, context: &RequestContext, expires: DateTime<Utc>) {
+        let now = Utc::now();
+        let until = expires.min(now + seconds(self.config.cache_seconds));
+        self.valid.insert(token, context.clone(), until, now);
     }
 
-    fn remember(&self, token: &str, context: &RequestContext, expires: DateTime<Utc>) {
-        if self.config.cache_seconds == 0 || self.config.cache_size == 0 {
-            return;
-        }
+    /// A 401 for `token`, remembered so the same token is refused without asking again.
+    fn refuse(&self, token: &str, message: &str) -> AuthError {
         let now = Utc::now();
-        let valid_until =
-            expires.min(now + chrono::Duration::seconds(self.config.cache_seconds as i64));
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.len() >= self.config.cache_size {
-            cache.retain(|_, c| c.valid_until > now);
-            if cache.len() >= self.config.cache_size {
-                // Still full of live entries: drop the one that would expire first.
-                if let Some(oldest) = cache
-                    .iter()
-                    .min_by_key(|(_, c)| c.valid_until)
-                    .map(|(k, _)| k.clone())
-                {
-                    cache.remove(&oldest);
-                }
-            }
-        }
-        cache.insert(
-            token.to_owned(),
-            Cached {
-                context: context.clone(),
-                valid_until,
-            },
-        );
+        let until = now + seconds(self.config.negative_cache_seconds);
+        self.invalid.insert(token, message.to_owned(), until, now);
+        AuthError::Invalid(message.to_owned())
     }
 
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<RequestContext, AuthError> {
@@ -211,9 +199,13 @@ impl KeystoneAuth {
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .ok_or(AuthError::MissingCredentials)?;
-        if let Some(mut context) = self.cached(token) {
+        let now = Utc::now();
+        if let Some(mut context) = self.valid.get(token, now) {
             context.service_roles = header_list(headers, "x-service-roles");
             return Ok(context);
+        }
+        if let Some(message) = self.invalid.get(token, now) {
+            return Err(AuthError::Invalid(message));
         }
         let mut service = self.service_token(false).await?;
         let mut validation = self.validate(token, &service).await?;
@@ -224,9 +216,7 @@ impl KeystoneAuth {
         let body = match validation {
             Validation::Valid(body) => body,
             Validation::Invalid => {
-                return Err(AuthError::Invalid(
-                    "The request you have made requires authentication.".into(),
-                ))
+                return Err(self.refuse(token, "The request you have made requires authentication."))
             }
             Validation::ServiceTokenRejected => {
                 return Err(unavailable("the service's own token is refused"))
@@ -234,15 +224,15 @@ impl KeystoneAuth {
         };
         let expires = expiry(&body).unwrap_or_else(Utc::now);
         if expires <= Utc::now() {
-            return Err(AuthError::Invalid("The token has expired.".into()));
+            return Err(self.refuse(token, "The token has expired."));
         }
         let token_body = &body["token"];
         let user_id = token_body["user"]["id"]
             .as_str()
-            .ok_or_else(|| AuthError::Invalid("The token has no user.".into()))?;
+            .ok_or_else(|| self.refuse(token, "The token has no user."))?;
         let project_id = token_body["project"]["id"]
             .as_str()
-            .ok_or_else(|| AuthError::Invalid("The token is not scoped to a project.".into()))?;
+            .ok_or_else(|| self.refuse(token, "The token is not scoped to a project."))?;
         let roles = token_body["roles"]
             .as_array()
             .map(|roles| {
@@ -268,6 +258,10 @@ impl KeystoneAuth {
         context.service_roles = header_list(headers, "x-service-roles");
         Ok(context)
     }
+}
+
+fn seconds(n: u64) -> chrono::Duration {
+    chrono::Duration::seconds(i64::try_from(n).unwrap_or(i64::MAX / 1000))
 }
 
 fn expiry(body: &Value) -> Option<DateTime<Utc>> {

@@ -2,6 +2,7 @@
 
 pub mod keystone;
 mod noauth;
+mod token_cache;
 mod trusted_headers;
 
 use std::sync::Arc;

@@ -204,6 +204,7 @@ fn authenticator(
                 project_domain: k.keystone_project_domain.clone(),
                 cache_seconds: k.keystone_cache_seconds,
                 cache_size: k.keystone_cache_size,
+                negative_cache_seconds: k.keystone_negative_cache_seconds,
                 timeout: timeout.min(Duration::from_secs(10)),
             };
             Authenticator::Keystone(Arc::new(KeystoneAuth::new(config, policy.clone())))

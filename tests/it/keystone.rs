@@ -179,6 +179,15 @@ impl World {
     }
 
     fn auth(&self, cache_seconds: u64, url: Option<&str>, password: Option<&str>) -> Authenticator {
+        Authenticator::Keystone(Arc::new(self.keystone(cache_seconds, url, password)))
+    }
+
+    fn keystone(
+        &self,
+        cache_seconds: u64,
+        url: Option<&str>,
+        password: Option<&str>,
+    ) -> KeystoneAuth {
         let config = KeystoneConfig {
             url: url.unwrap_or(&self.url).to_owned(),
             username: self.service_user.clone(),
@@ -188,12 +197,10 @@ impl World {
             project_domain: "Default".to_owned(),
             cache_seconds,
             cache_size: 100,
+            negative_cache_seconds: 60,
             timeout: Duration::from_secs(30),
         };
-        Authenticator::Keystone(Arc::new(KeystoneAuth::new(
-            config,
-            Arc::new(PolicyEngine::new(Policy::with_defaults())),
-        )))
+        KeystoneAuth::new(config, Arc::new(PolicyEngine::new(Policy::with_defaults())))
     }
 
     async fn token_of(&self, who: &str) -> String {
@@ -336,4 +343,105 @@ async fn keystone_trouble_never_lets_a_request_through(app: TestApp) {
     );
 }
 
-backend_tests!(real_tokens, keystone_trouble_never_lets_a_request_through);
+/// A TCP proxy in front of Keystone that counts token validations (requests carrying
+/// `x-subject-token`) on their way through. Returns its `/v3` URL and the count.
+async fn counting_proxy(upstream: &str) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let authority = upstream
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v3", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let counted = count.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let server = tokio::net::TcpStream::connect(&authority).await.unwrap();
+            let (mut client_read, mut client_write) = client.into_split();
+            let (mut server_read, mut server_write) = server.into_split();
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut buffer = vec![0u8; 16 * 1024];
+                while let Ok(n) = client_read.read(&mut buffer).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&buffer[..n]).to_ascii_lowercase();
+                    counted.fetch_add(text.matches("x-subject-token:").count(), Ordering::SeqCst);
+                    if server_write.write_all(&buffer[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+            });
+        }
+    });
+    (url, count)
+}
+
+/// A refused token is remembered: the same bad token again costs no Keystone call,
+/// while a good token is still validated (and a flood of bad ones cannot evict it).
+async fn refused_tokens_are_cached_briefly(app: TestApp) {
+    use std::sync::atomic::Ordering;
+    let Some(world) = world().await else { return };
+    let (url, validations) = counting_proxy(&world.url).await;
+    let keystone = Arc::new(world.keystone(300, Some(&url), None));
+    let app = app.with_auth(AuthMode::Custom(Authenticator::Keystone(keystone.clone())));
+    for _ in 0..50 {
+        app.get("/v3/volumes")
+            .token("not-a-token")
+            .send()
+            .await
+            .assert_fault(401, "unauthorized", "requires authentication");
+    }
+    assert_eq!(
+        validations.load(Ordering::SeqCst),
+        1,
+        "one validation for 50 tries"
+    );
+    for i in 0..20 {
+        let status = app
+            .get("/v3/volumes")
+            .token(&format!("bad-{i}"))
+            .send()
+            .await
+            .status;
+        assert_eq!(status, 401);
+    }
+    assert_eq!(validations.load(Ordering::SeqCst), 21);
+    let member = world.token_of("member").await;
+    assert_eq!(
+        app.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+    assert_eq!(validations.load(Ordering::SeqCst), 22);
+    // 150 bad tokens (over the cache size of 100) do not push the good one out.
+    for i in 0..150 {
+        app.get("/v3/volumes")
+            .token(&format!("flood-{i}"))
+            .send()
+            .await;
+    }
+    let before = validations.load(Ordering::SeqCst);
+    assert_eq!(
+        app.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+    assert_eq!(
+        validations.load(Ordering::SeqCst),
+        before,
+        "the good token stayed cached"
+    );
+}
+
+backend_tests!(
+    real_tokens,
+    keystone_trouble_never_lets_a_request_through,
+    refused_tokens_are_cached_briefly
+);
