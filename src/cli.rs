@@ -37,6 +37,16 @@ pub enum Command {
     /// Check the database and the backends' storage for broken invariants (read-only).
     /// Exit status 0: none found, 1: findings, 2: the check could not run.
     Check(CheckArgs),
+    /// Remove rows soft-deleted more than --older-than days ago, for good (Cinder's
+    /// `cinder-manage db purge`); safe while the service runs.
+    Purge(PurgeArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct PurgeArgs {
+    /// Only rows deleted at least this many days ago (0: every deleted row).
+    #[arg(long)]
+    pub older_than: u32,
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -15,6 +15,7 @@ async fn main() -> ExitCode {
         Command::Serve => commands::run(&cli.database, cli.serve).await,
         Command::Migrate => commands::migrate(&cli.database).await,
         Command::Policy => commands::print_policy(&cli.serve),
+        Command::Purge(args) => commands::purge(&cli.database, &args).await,
         Command::Check(args) => {
             match commands::check::check(&cli.database, &cli.serve, &args).await {
                 Ok(true) => return ExitCode::SUCCESS,

@@ -4,12 +4,14 @@ pub mod check;
 pub mod connections;
 mod migrate;
 mod policy;
+mod purge;
 mod serve;
 
 use std::net::SocketAddr;
 
 pub use migrate::migrate;
 pub use policy::print_policy;
+pub use purge::purge;
 pub use serve::{run, serve};
 
 use crate::cli::DatabaseArgs;
@@ -36,6 +38,8 @@ pub enum StartError {
     Serve(#[source] std::io::Error),
     #[error("configuration: {0}")]
     Config(String),
+    #[error("purge stopped: {0} (what was purged before stays purged; run it again)")]
+    Purge(#[source] store::StoreError),
     #[error("policy file: {0}")]
     Policy(#[source] PolicyFileError),
     #[error(transparent)]

@@ -26,6 +26,7 @@ mod messages;
 mod operations;
 mod paging;
 mod postgres;
+mod purge;
 mod row;
 mod side_tables;
 mod sql;
@@ -43,6 +44,7 @@ pub use error::{BoxError, StoreError};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use postgres::Postgres;
+pub use purge::{PurgeReport, PurgeStore};
 pub use sqlite::Sqlite;
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;
@@ -58,6 +60,7 @@ pub trait Store:
     + VolumeTypeStore
     + MessageStore
     + Operations
+    + PurgeStore
 {
 }
 
@@ -69,6 +72,7 @@ impl<T> Store for T where
         + VolumeTypeStore
         + MessageStore
         + Operations
+        + PurgeStore
 {
 }
 

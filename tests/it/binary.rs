@@ -120,6 +120,24 @@ fn migrate_subcommand_creates_the_schema() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unsupported database URL"));
+    // `purge` on the migrated database: nothing deleted yet, one line per table.
+    let purged = binary()
+        .args(["purge", "--older-than", "30", "--database-url", &url])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&purged.stdout);
+    assert!(
+        purged.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&purged.stderr)
+    );
+    assert!(out.contains("volumes: 0 rows purged"), "{out}");
+    assert!(out.contains("0 rows deleted before"), "{out}");
+    let missing = binary()
+        .args(["purge", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success(), "--older-than is required");
     let _ = std::fs::remove_dir_all(dir);
 }
 

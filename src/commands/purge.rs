@@ -1,0 +1,25 @@
+//! `cinder-attach purge --older-than DAYS`: removes soft-deleted rows for good and
+//! prints how many left each table.
+
+use chrono::{Duration, Utc};
+
+use super::{connect_options, StartError};
+use crate::cli::{DatabaseArgs, PurgeArgs};
+use crate::store;
+
+pub async fn purge(db: &DatabaseArgs, args: &PurgeArgs) -> Result<(), StartError> {
+    let store = store::connect(&connect_options(db, false, false)).await?;
+    let before = Utc::now() - Duration::days(i64::from(args.older_than));
+    let purged = store.purge_deleted(before).await;
+    store.close().await;
+    let report = purged.map_err(StartError::Purge)?;
+    for (table, rows) in &report.tables {
+        println!("{table}: {rows} rows purged");
+    }
+    println!(
+        "{} rows deleted before {} purged",
+        report.total(),
+        before.to_rfc3339()
+    );
+    Ok(())
+}

@@ -1,0 +1,119 @@
+//! `cinder-attach purge`: removes soft-deleted rows older than a cut-off for good, as
+//! Cinder's `cinder-manage db purge` does. Children go before their parents, and a parent
+//! row stays while any row (deleted or not) still refers to it. Each batch is its own
+//! short transaction, so a serving process is never held up for long; live rows are
+//! never touched.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::db::Database;
+use super::error::StoreError;
+use super::sql::Sql;
+use super::SqlStore;
+
+/// Rows removed per statement.
+const BATCH: i64 = 1000;
+
+/// Rows removed, per table, in the order they were purged.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    pub tables: Vec<(&'static str, u64)>,
+}
+
+impl PurgeReport {
+    pub fn total(&self) -> u64 {
+        self.tables.iter().map(|(_, n)| n).sum()
+    }
+}
+
+#[async_trait]
+pub trait PurgeStore: Send + Sync {
+    /// Removes rows soft-deleted before `before`.
+    async fn purge_deleted(&self, before: DateTime<Utc>) -> Result<PurgeReport, StoreError>;
+}
+
+/// Old soft-deleted rows of a table (alias-free, `$1` the cut-off).
+const OLD: &str = "deleted = true and deleted_at < $1";
+
+/// `(table, which rows go)`, children first. `$1` is the cut-off.
+const PURGES: &[(&str, &str)] = &[
+    (
+        "attachment_specs",
+        "(deleted = true and deleted_at < $1) or attachment_id in \
+         (select a.id from volume_attachment a where a.deleted = true and a.deleted_at < $1)",
+    ),
+    (
+        "volume_attachment",
+        "deleted = true and deleted_at < $1 and not exists \
+         (select 1 from attachment_specs s where s.attachment_id = volume_attachment.id)",
+    ),
+    (
+        "volume_metadata",
+        "(deleted = true and deleted_at < $1) or volume_id in \
+         (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
+    ),
+    (
+        "volume_admin_metadata",
+        "(deleted = true and deleted_at < $1) or volume_id in \
+         (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
+    ),
+    (
+        "volumes",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from volume_attachment a where a.volume_id = volumes.id) \
+         and not exists (select 1 from volume_metadata m where m.volume_id = volumes.id) \
+         and not exists (select 1 from volume_admin_metadata m where m.volume_id = volumes.id)",
+    ),
+    (
+        "volume_type_extra_specs",
+        "(deleted = true and deleted_at < $1) or volume_type_id in \
+         (select t.id from volume_types t where t.deleted = true and t.deleted_at < $1)",
+    ),
+    (
+        "volume_type_projects",
+        "(deleted = true and deleted_at < $1) or volume_type_id in \
+         (select t.id from volume_types t where t.deleted = true and t.deleted_at < $1)",
+    ),
+    (
+        "volume_types",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from volumes v where v.volume_type_id = volume_types.id) \
+         and not exists (select 1 from volume_type_extra_specs s \
+                          where s.volume_type_id = volume_types.id) \
+         and not exists (select 1 from volume_type_projects p \
+                          where p.volume_type_id = volume_types.id)",
+    ),
+    ("messages", OLD),
+    ("services", OLD),
+];
+
+#[async_trait]
+impl<D: Database> PurgeStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, err)]
+    async fn purge_deleted(&self, before: DateTime<Utc>) -> Result<PurgeReport, StoreError> {
+        let mut report = PurgeReport::default();
+        for (table, condition) in PURGES {
+            let mut removed = 0;
+            loop {
+                // `$1`, the cut-off, is bound first: the conditions refer to it.
+                let mut sql = Sql::new("delete from ").bind(before);
+                sql.push(table)
+                    .push(" where id in (select id from ")
+                    .push(table)
+                    .push(" where ")
+                    .push(condition)
+                    .push(" limit ")
+                    .push_bind(BATCH)
+                    .push(")");
+                let n = self.db.execute(sql).await?;
+                removed += n;
+                if n < BATCH as u64 {
+                    break;
+                }
+            }
+            report.tables.push((table, removed));
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,189 @@
+//! `purge`: soft-deleted rows older than the cut-off go for good, children before
+//! parents; live rows and recent deletions stay, and the checker finds nothing after.
+
+use chrono::{Duration, Utc};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::support::helpers::*;
+use crate::support::TestApp;
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    app.db.column(sql).await[0].parse().unwrap()
+}
+
+async fn rows(app: &TestApp, table: &str) -> i64 {
+    count(app, &format!("select cast(count(*) as text) from {table}")).await
+}
+
+/// A volume that was attached (with a connector), detached, given metadata and deleted,
+/// and a type with specs that was deleted: every kind of soft-deleted row.
+async fn history(app: &TestApp) -> String {
+    let v = str_of(
+        &app.create_volume(json!({"size": 1, "metadata": {"a": "1"}}))
+            .await,
+        "id",
+    );
+    let a = app.attach_fully(&v, I1, conn()).await;
+    app.delete_attachment(&a).await;
+    let deleted = app
+        .request(axum::http::Method::DELETE, &format!("/v3/p1/volumes/{v}"))
+        .send()
+        .await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+    let t = app
+        .create_type(&format!("old-{}", Uuid::new_v4()), json!({"k": "v"}))
+        .await;
+    let gone = app
+        .request(axum::http::Method::DELETE, &format!("/v3/p1/types/{t}"))
+        .send()
+        .await;
+    assert_eq!(gone.status, 202, "{}", gone.text);
+    v
+}
+
+async fn live_rows(app: &TestApp) -> Vec<String> {
+    app.db
+        .column(
+            "select cast((select count(*) from volumes where deleted = false) + \
+                    (select count(*) from volume_attachment where deleted = false) + \
+                    (select count(*) from attachment_specs where deleted = false) + \
+                    (select count(*) from volume_metadata where deleted = false) as text)",
+        )
+        .await
+}
+
+async fn purge_removes_old_deleted_rows_only(app: TestApp) {
+    let old = history(&app).await;
+    // Make everything deleted so far ten days old.
+    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
+    for table in [
+        "attachment_specs",
+        "volume_attachment",
+        "volume_metadata",
+        "volume_admin_metadata",
+        "volumes",
+        "volume_type_extra_specs",
+        "volume_types",
+    ] {
+        app.db
+            .execute(&format!(
+                "update {table} set deleted_at = '{long_ago}' where deleted = true"
+            ))
+            .await
+            .unwrap();
+    }
+    let recent = history(&app).await;
+    // A live volume, attached, with a live attachment and metadata.
+    let live = str_of(
+        &app.create_volume(json!({"size": 1, "metadata": {"keep": "me"}}))
+            .await,
+        "id",
+    );
+    app.attach_fully(&live, I2, conn()).await;
+    let live_before = live_rows(&app).await;
+    let report = app
+        .store
+        .purge_deleted(Utc::now() - Duration::days(7))
+        .await
+        .expect("purge runs");
+    let purged = |table: &str| {
+        report
+            .tables
+            .iter()
+            .find(|(t, _)| *t == table)
+            .map(|(_, n)| *n)
+            .unwrap()
+    };
+    assert_eq!(purged("volumes"), 1, "{report:?}");
+    assert_eq!(purged("volume_attachment"), 1, "{report:?}");
+    assert!(purged("attachment_specs") >= 3, "{report:?}");
+    assert_eq!(purged("volume_metadata"), 1, "{report:?}");
+    assert_eq!(purged("volume_types"), 1, "{report:?}");
+    assert_eq!(purged("volume_type_extra_specs"), 1, "{report:?}");
+    assert_eq!(
+        count(
+            &app,
+            &format!("select cast(count(*) as text) from volumes where id = '{old}'")
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            &app,
+            &format!("select cast(count(*) as text) from volumes where id = '{recent}'")
+        )
+        .await,
+        1,
+        "deleted three seconds ago: kept"
+    );
+    assert_eq!(live_rows(&app).await, live_before, "no live row touched");
+    assert_eq!(app.volume_status(&live).await, "in-use");
+    app.assert_consistent(&live).await;
+    // Everything deleted goes with a cut-off of now; running it twice is harmless.
+    let all = app.store.purge_deleted(Utc::now()).await.unwrap();
+    assert!(all.total() > 0);
+    assert_eq!(
+        app.store.purge_deleted(Utc::now()).await.unwrap().total(),
+        0
+    );
+    for table in [
+        "volumes",
+        "volume_attachment",
+        "attachment_specs",
+        "volume_types",
+    ] {
+        assert_eq!(
+            count(
+                &app,
+                &format!("select cast(count(*) as text) from {table} where deleted = true")
+            )
+            .await,
+            0,
+            "{table}"
+        );
+    }
+    assert!(rows(&app, "volumes").await >= 1);
+    let report = cinder_attach::commands::check::run(app.store.as_ref(), &[])
+        .await
+        .expect("check runs");
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+/// Purging while attach cycles run: no cycle fails, and the purge finishes.
+async fn purge_runs_beside_attach_cycles(app: TestApp) {
+    for _ in 0..20 {
+        history(&app).await;
+    }
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let cycles = {
+        async {
+            for _ in 0..30 {
+                let a = app.attach_fully(&v, I1, conn()).await;
+                assert_eq!(app.delete_attachment(&a).await.status, 200);
+            }
+        }
+    };
+    let purge = async {
+        let mut total = 0;
+        for _ in 0..10 {
+            total += app
+                .store
+                .purge_deleted(Utc::now())
+                .await
+                .expect("purge")
+                .total();
+        }
+        total
+    };
+    let ((), purged) = tokio::join!(cycles, purge);
+    assert!(purged > 0);
+    assert_eq!(app.volume_status(&v).await, "available");
+    app.assert_consistent(&v).await;
+}
+
+backend_tests!(
+    purge_removes_old_deleted_rows_only,
+    purge_runs_beside_attach_cycles
+);
