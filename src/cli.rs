@@ -139,7 +139,7 @@ pub struct ServeArgs {
     #[arg(
         long,
         env = "CINDER_ATTACH_HEADER_READ_TIMEOUT",
-        default_value_t = 20,
+        default_value_t = 10,
         global = true
     )]
     pub header_read_timeout: u64,
