@@ -136,6 +136,10 @@ impl From<DomainError> for ApiError {
                     "this service allows per volume (max_attachments_per_volume)"
                 }
             )),
+            E::MigratingVolume(volume) => invalid_volume(format!(
+                "Volume {volume} is being migrated; a multiattach volume takes no new \
+                 attachment until its migration ends."
+            )),
             E::WriterHeld { volume, holder } => invalid_volume(format!(
                 "Volume {volume} is single-writer (attach:single_writer) and attachment \
                  {holder} holds write access; attach it read-only (mode ro) or detach that \

@@ -143,6 +143,11 @@ pub fn reserve(
         request.expected_multiattach,
         same_instance,
     )?;
+    // Sharing is ours, not Cinder's: a multiattach volume being migrated takes no new
+    // attachment (a single-attach one keeps Cinder's rule, which does not ask).
+    if volume.multiattach && volume.migrating() {
+        return Err(Refusal::Migrating);
+    }
     let limit = volume
         .type_max_attachments
         .map(|limit| AttachmentLimit {

@@ -53,6 +53,8 @@ pub enum DomainError {
         limit: u32,
         from_type: bool,
     },
+    #[error("volume {0} is being migrated")]
+    MigratingVolume(VolumeId),
     /// A single-writer volume already has a writer.
     #[error("attachment {holder} holds write access to volume {volume}")]
     WriterHeld {

@@ -31,6 +31,8 @@ pub enum Refusal {
     /// The volume already has `limit` live attachments (the cap of its type, or the
     /// service's default).
     AttachmentLimit { limit: u32, from_type: bool },
+    /// A multiattach volume is being migrated.
+    Migrating,
     /// A single-writer volume: `holder` already has write access.
     WriterHeld { holder: AttachmentId },
     /// `os-reserve`: the volume must be `available` (or `in-use` when multiattach).

@@ -3,7 +3,8 @@
 //! The attach rules are decided in the store's transactions (`domain::attach`, under the
 //! volume's lock); what is left here is who may ask (policy and visibility), the backend
 //! calls, which happen outside any transaction (export first, then record; withdraw the
-//! export if the record is refused), and undoing a reservation whose connect failed.
+//! export if the record is refused). A create with a connector exports first and then
+//! reserves and connects in one transaction, so nothing is left to undo.
 
 use super::Service;
 use crate::backend::BackendError;
@@ -88,6 +89,7 @@ fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
             from_type,
         },
         Refusal::WriterHeld { holder } => DomainError::WriterHeld { volume, holder },
+        Refusal::Migrating => DomainError::MigratingVolume(volume),
         other => DomainError::Internal(format!("unexpected refusal {other:?}").into()),
     }
 }

@@ -105,6 +105,29 @@ fn reservation_table() {
 }
 
 #[test]
+fn a_multiattach_volume_being_migrated_takes_no_new_attachment() {
+    let migrating = |multiattach| LockedVolume {
+        migration_status: Some("migrating".into()),
+        ..volume(VolumeStatus::InUse, Attached, multiattach)
+    };
+    let shared = migrating(true);
+    let live = [attachment(&shared, Attached, "one")];
+    assert_eq!(
+        reserve(&shared, &live, &ask(Some("two"), true)),
+        Err(Refusal::Migrating)
+    );
+    let done = LockedVolume {
+        migration_status: Some("success".into()),
+        ..shared.clone()
+    };
+    assert!(reserve(&done, &live, &ask(Some("two"), true)).is_ok());
+    // Single-attach volumes keep Cinder's rule: the same instance may still add one.
+    let single = migrating(false);
+    let live = [attachment(&single, Attached, "one")];
+    assert!(reserve(&single, &live, &ask(Some("one"), false)).is_ok());
+}
+
+#[test]
 fn attachment_limits() {
     let v = volume(VolumeStatus::InUse, Attached, true);
     let live: Vec<_> = (0..3)

@@ -332,7 +332,34 @@ async fn shared_connections_name_the_same_hosts_other_attachments(app: TestApp) 
     assert_eq!(shared(app.show_attachment(&a).await), json!([]));
 }
 
+async fn a_migrating_shared_volume_takes_no_new_attachment(app: TestApp) {
+    let v = app.multiattach_volume().await;
+    app.attach_fully(&v, I1, conn()).await;
+    let reset = app
+        .volume_action(
+            &v,
+            json!({"os-reset_status": {"migration_status": "migrating"}}),
+        )
+        .await;
+    assert_eq!(reset.status, 202, "{}", reset.text);
+    app.post_attachment(json!({"volume_uuid": v, "instance_uuid": I2}), "3.44")
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            &format!("Invalid volume: Volume {v} is being migrated"),
+        );
+    assert_eq!(app.live_attachments(&v).await, 1);
+    app.volume_action(
+        &v,
+        json!({"os-reset_status": {"migration_status": "success"}}),
+    )
+    .await;
+    app.attach(&v, Some(I2), None).await;
+}
+
 backend_tests!(
+    a_migrating_shared_volume_takes_no_new_attachment,
     parallel_attaches_with_and_without_connectors_all_succeed,
     a_type_caps_its_volumes_attachments,
     the_service_default_caps_types_without_a_cap,
