@@ -8,6 +8,7 @@
 //! It is its own binary: nothing of it is compiled into the service.
 
 mod client;
+mod cpu;
 mod journal;
 mod report;
 mod run;
@@ -54,9 +55,13 @@ pub struct BenchArgs {
     pub cycles: Option<u64>,
     #[arg(long, value_enum, default_value_t = BenchMode::Own)]
     pub mode: BenchMode,
-    /// The server's process id, to sample its resident memory.
+    /// The server's process id, to sample its resident memory and CPU time.
     #[arg(long)]
     pub server_pid: Option<u32>,
+    /// The database's process name, to add up its CPU time per cycle (`postgres` for a
+    /// local PostgreSQL; leave out for SQLite, which runs inside the server).
+    #[arg(long)]
+    pub database_process: Option<String>,
     /// Also write the report as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::cpu::CpuPerCycle;
 use crate::BenchMode;
 
 #[derive(Debug, Serialize)]
@@ -31,6 +32,8 @@ pub struct Report {
     pub error_samples: Vec<String>,
     pub operations: BTreeMap<String, OpReport>,
     pub peak_rss_mib: Option<f64>,
+    /// CPU milliseconds per cycle by process (`--server-pid`, `--database-process`).
+    pub cpu_per_cycle: Option<CpuPerCycle>,
 }
 
 pub fn render(report: &Report) -> String {
@@ -51,6 +54,18 @@ pub fn render(report: &Report) -> String {
     }
     if let Some(rss) = report.peak_rss_mib {
         out.push_str(&format!("server peak RSS: {rss:.1} MiB\n"));
+    }
+    if let Some(cpu) = &report.cpu_per_cycle {
+        let part = |name: &str, ms: Option<f64>| ms.map(|ms| format!("{name} {ms:.3}"));
+        let parts: Vec<String> = [
+            part("server", cpu.server_ms),
+            part("database", cpu.database_ms),
+            part("load generator", cpu.load_generator_ms),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        out.push_str(&format!("CPU ms per cycle: {}\n", parts.join(", ")));
     }
     for sample in &report.error_samples {
         out.push_str(&format!("error: {sample}\n"));

@@ -368,6 +368,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         .map(Journal::create)
         .transpose()?
         .map(Arc::new);
+    let cpu = crate::cpu::start(args.server_pid, args.database_process.as_deref());
     let started = Instant::now();
     let mut tasks = Vec::new();
     for client in 0..args.clients {
@@ -453,6 +454,11 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         }
     }
     let seconds = started.elapsed().as_secs_f64();
+    let cpu_per_cycle = cpu.per_cycle(
+        args.server_pid,
+        args.database_process.as_deref(),
+        total.cycles,
+    );
     stop.store(true, Ordering::Relaxed);
     if let Some(sampler) = sampler {
         let _ = sampler.await;
@@ -491,6 +497,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         error_samples: total.error_samples,
         operations,
         peak_rss_mib: (peak > 0).then(|| peak as f64 / 1024.0),
+        cpu_per_cycle,
     })
 }
 

@@ -146,6 +146,9 @@ pub struct LockedVolume {
     pub type_max_attachments: Option<u32>,
     /// The type's `attach:single_writer` spec is `<is> True`.
     pub type_single_writer: bool,
+    /// The admin metadata holds an `attached_mode` (the legacy attach's), which a detach
+    /// removes.
+    pub attached_mode_recorded: bool,
 }
 
 impl LockedVolume {
@@ -308,6 +311,7 @@ pub(crate) fn locked(
         type_cacheable: false,
         type_max_attachments: None,
         type_single_writer: false,
+        attached_mode_recorded: false,
     }
 }
 

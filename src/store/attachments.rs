@@ -21,6 +21,7 @@ use crate::domain::attachment::{
 };
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
+use crate::domain::volume::LockedVolume;
 use crate::domain::Outcome;
 
 #[async_trait]
@@ -192,10 +193,10 @@ fn host_connections(live: &[LiveAttachment]) -> Vec<HostConnection> {
 
 impl<D: Database> SqlStore<D> {
     /// Removes attachments of `volume` as a detach does: the attachment (soft-deleted,
-    /// `detached`), its connector, and the volume's `attached_mode`.
+    /// `detached`), its connector, and the volume's `attached_mode` when it has one.
     pub(super) async fn remove_attachments(
         tx: &mut D::Tx,
-        volume: VolumeId,
+        volume: &LockedVolume,
         ids: &[AttachmentId],
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
@@ -207,8 +208,11 @@ impl<D: Database> SqlStore<D> {
             tx.execute(sql).await?;
             Self::remove_items(tx, SideTable::AttachmentSpecs, id.uuid(), None, now).await?;
         }
-        tx.execute(Sql::new(FORGET_ATTACHED_MODE).bind(volume).bind(now))
-            .await?;
+        // Only the legacy attach records it; the lock read whether it is there.
+        if volume.attached_mode_recorded {
+            tx.execute(Sql::new(FORGET_ATTACHED_MODE).bind(volume.id).bind(now))
+                .await?;
+        }
         Ok(())
     }
 }
@@ -464,7 +468,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         };
         let transition = attach::detach(&locked.volume, &locked.live, &target);
         let volume = locked.volume.id;
-        Self::remove_attachments(&mut tx, volume, &transition.detached, now).await?;
+        Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
         Self::write_volume_state(&mut tx, volume, transition.volume, now).await?;
         tx.commit().await?;
         let remaining = locked

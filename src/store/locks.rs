@@ -38,7 +38,9 @@ const LOCKED_VOLUME_COLUMNS: &str = "\
         and s.deleted = false), \
     coalesce((select s.value = $2 from volume_type_extra_specs s \
                where s.volume_type_id = v.volume_type_id and s.key = $4 \
-                 and s.deleted = false), false)";
+                 and s.deleted = false), false), \
+    exists (select 1 from volume_admin_metadata m \
+             where m.volume_id = v.id and m.key = 'attached_mode' and m.deleted = false)";
 
 static LOCK_VOLUME: LazyLock<String> = LazyLock::new(|| {
     format!("select {LOCKED_VOLUME_COLUMNS} from volumes v where v.id = $1 and v.deleted = false")
@@ -83,6 +85,7 @@ impl FromRow for LockedVolume {
                 .as_deref()
                 .and_then(parse_max_attachments),
             type_single_writer: c.get()?,
+            attached_mode_recorded: c.get()?,
         })
     }
 }

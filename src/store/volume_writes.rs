@@ -331,7 +331,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         if reset.attach_status == Some(AttachStatus::Detached) {
             detached = Self::connectors_of(&mut tx, &locked).await?;
             let transition = attach::detach_all(&locked.volume, &locked.live);
-            Self::remove_attachments(&mut tx, id, &transition.detached, now).await?;
+            Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
             Self::write_volume_state(&mut tx, id, transition.volume, now).await?;
         }
         let migration = reset

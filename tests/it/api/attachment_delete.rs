@@ -182,7 +182,31 @@ async fn reset_to_detached_detaches_everything(app: TestApp) {
     assert!(connectors.is_empty(), "{connectors:?}");
 }
 
+/// A volume attached the legacy way carries `attached_mode` in its admin metadata; a
+/// detach removes it, as Cinder's `finish_detach` does (and leaves other keys alone).
+async fn a_detach_forgets_the_attached_mode(app: TestApp) {
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let a = app.attach_fully(&v, I1, conn()).await;
+    app.db
+        .execute(&format!(
+            "insert into volume_admin_metadata (volume_id, key, value, created_at, deleted) \
+             values ('{v}', 'attached_mode', 'rw', '2026-01-01T00:00:00Z', false), \
+                    ('{v}', 'readonly', 'False', '2026-01-01T00:00:00Z', false)"
+        ))
+        .await
+        .unwrap();
+    assert_eq!(app.delete_attachment(&a).await.status, 200);
+    let live = app
+        .db
+        .column(&format!(
+            "select key from volume_admin_metadata where volume_id = '{v}' and deleted = false order by key"
+        ))
+        .await;
+    assert_eq!(live, ["readonly"]);
+}
+
 backend_tests!(
+    a_detach_forgets_the_attached_mode,
     deleting_the_only_attachment_frees_the_volume,
     siblings_decide_the_status,
     readers_may_not_detach,
