@@ -4,7 +4,7 @@
 # on one multiattach volume), alternating. With a second binary (OLD_BIN), the same
 # shared-mode runs for it too, so a change to the multi-attach rules shows as a ratio
 # measured in one session. One line per run: build, store, mode, clients, cycles/s,
-# refusals, errors, p99 of attachment create.
+# refusals, errors, p99 of attachment create, peak RSS, CPU ms per cycle by process.
 #
 # Usage: bench/shared-vs-own.sh BIN [SECONDS] [OLD_BIN]
 # Needs target/release/cinder-attach-bench (cargo build --release) and PostgreSQL at PGURL
@@ -18,16 +18,22 @@ port=18781
 
 run() { # name bin store mode clients
   local name="$1" bin="$2" store="$3" mode="$4" clients="$5"
+  local database=()
+  [ "$store" = postgres ] && database=(--database-process postgres)
   start_server "$bin" "$store" "$port"
   "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode "$mode" \
-    --server-pid "$server_pid" --json "$server_work/report.json" >/dev/null || true
+    --server-pid "$server_pid" "${database[@]}" --json "$server_work/report.json" >/dev/null || true
   python3 - "$server_work/report.json" "$name" "$store" "$mode" "$clients" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 create = report["operations"]["attachment_create"]
-print("%-4s %-8s %-6s %2s clients: %7.1f cycles/s, %6d refusals, %d errors, p99 create %.1f ms, peak RSS %.1f MiB"
+cpu = report.get("cpu_per_cycle") or {}
+fmt = lambda v: "-" if v is None else "%.3f" % v
+print("%-4s %-8s %-6s %2s clients: %7.1f cycles/s, %6d refusals, %d errors, p99 create %.1f ms, peak RSS %.1f MiB, "
+      "CPU ms/cycle server %s db %s loadgen %s"
       % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], report["cycles_per_s"], report["refusals"],
-         report["errors"], create["p99_ms"], report.get("peak_rss_mib") or 0))
+         report["errors"], create["p99_ms"], report.get("peak_rss_mib") or 0,
+         fmt(cpu.get("server_ms")), fmt(cpu.get("database_ms")), fmt(cpu.get("load_generator_ms"))))
 PY
   stop_server
 }

@@ -54,6 +54,7 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
             default_volume_type: args.default_volume_type.clone(),
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
         }),
+        gates: Default::default(),
     };
     let config = ServiceConfig {
         public_endpoint: args.public_endpoint.clone(),

@@ -272,7 +272,10 @@ impl Service {
         volume: &Volume,
         reservation: &NewAttachment,
     ) -> Result<Attachment, DomainError> {
-        match self.store.reserve_attachment(reservation).await? {
+        let turn = self.gates.enter(volume.id).await;
+        let reserved = self.store.reserve_attachment(reservation).await;
+        drop(turn);
+        match reserved? {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(DomainError::VolumeNotFound(volume.id.to_string())),
             Outcome::Refused(refusal) => return Err(refused(volume.id, refusal, false)),
@@ -359,10 +362,12 @@ impl Service {
             by,
             now: self.clock.now(),
         };
+        let turn = self.gates.enter(volume.id).await;
         let outcome = match what {
             Connect::Reserving(new) => self.store.reserve_connected(new, &connection).await,
             Connect::Reserved(_) => self.store.connect_attachment(&connection).await,
         };
+        drop(turn);
         if !matches!(outcome, Ok(Outcome::Done(_))) {
             let withdrawn = backend
                 .driver
@@ -396,7 +401,10 @@ impl Service {
             caller,
             &Target::project(&record.project_id),
         )?;
-        match self.store.complete_attachment(id, self.clock.now()).await? {
+        let turn = self.gates.enter(record.attachment.volume_id).await;
+        let completed = self.store.complete_attachment(id, self.clock.now()).await;
+        drop(turn);
+        match completed? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(not_found(id)),
             Outcome::Refused(refusal) => Err(refused(record.attachment.volume_id, refusal, true)),
@@ -424,7 +432,10 @@ impl Service {
             &record.connector,
         )
         .await;
-        match self.store.delete_attachment(id, self.clock.now()).await? {
+        let turn = self.gates.enter(volume_id).await;
+        let deleted = self.store.delete_attachment(id, self.clock.now()).await;
+        drop(turn);
+        match deleted? {
             Outcome::Done(remaining) => Ok(remaining),
             Outcome::Gone => Err(not_found(id)),
             Outcome::Refused(refusal) => Err(refused(volume_id, refusal, true)),

@@ -7,6 +7,7 @@ mod backends;
 pub mod messages;
 pub mod types;
 mod volume_actions;
+pub mod volume_gates;
 pub mod volume_metadata;
 pub mod volumes;
 
@@ -26,6 +27,8 @@ pub struct Service {
     pub backends: Arc<Backends>,
     pub clock: Arc<dyn Clock>,
     pub settings: Arc<Settings>,
+    /// Attachment writes to one volume take turns in this process.
+    pub gates: Arc<volume_gates::VolumeGates>,
 }
 
 /// Deployment choices the use cases follow.

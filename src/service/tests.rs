@@ -111,6 +111,7 @@ async fn service() -> (Service, Arc<Recording>) {
         backends: Arc::new(Backends::new(vec![backend])),
         clock: Arc::new(SystemClock),
         settings: Arc::new(Settings::default()),
+        gates: Default::default(),
     };
     (service, driver)
 }

@@ -59,6 +59,7 @@ fn build_state(
         backends: backends.clone(),
         clock: Arc::new(SystemClock),
         settings: Arc::new(settings.clone()),
+        gates: Default::default(),
     };
     AppState::new(service, config.clone(), authenticator)
 }
