@@ -122,6 +122,18 @@ pub struct Reservation<'a> {
     pub default_max_attachments: Option<u32>,
 }
 
+impl<'a> Reservation<'a> {
+    /// What `new` asks for.
+    pub fn of(new: &'a NewAttachment) -> Self {
+        Reservation {
+            instance_uuid: new.instance_uuid.as_deref(),
+            expected_multiattach: new.expected_multiattach,
+            mode: new.attach_mode,
+            default_max_attachments: new.default_max_attachments,
+        }
+    }
+}
+
 /// A new attachment. Cinder's rule first: nothing is attached to a volume in an error
 /// state; the volume's status must allow a reservation for the multiattach flag the
 /// caller read (and the flag must not have changed since); failing that, an instance

@@ -296,12 +296,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await? else {
             return Ok(Outcome::Gone);
         };
-        let request = Reservation {
-            instance_uuid: new.instance_uuid.as_deref(),
-            expected_multiattach: new.expected_multiattach,
-            mode: new.attach_mode,
-            default_max_attachments: new.default_max_attachments,
-        };
+        let request = Reservation::of(new);
         let decided = attach::reserve(&locked.volume, &locked.live, &request);
         let transition = match decided {
             Ok(transition) => transition,
@@ -331,12 +326,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         else {
             return Ok(Outcome::Gone);
         };
-        let request = Reservation {
-            instance_uuid: new.instance_uuid.as_deref(),
-            expected_multiattach: new.expected_multiattach,
-            mode: new.attach_mode,
-            default_max_attachments: new.default_max_attachments,
-        };
+        let request = Reservation::of(new);
         if let Err(refusal) = attach::reserve(&locked.volume, &locked.live, &request) {
             return Ok(Outcome::Refused(refusal));
         }

@@ -197,6 +197,14 @@ fn a_broken_policy_file_stops_start_up_at_its_line() {
     let _ = std::fs::remove_file(file);
 }
 
+fn hang_up(server: &crate::support::process::ServerProcess) {
+    Command::new("kill")
+        .arg("-HUP")
+        .arg(server.child.id().to_string())
+        .status()
+        .unwrap();
+}
+
 #[test]
 fn sighup_reloads_the_policy_file() {
     use crate::support::process::{http_as, ServerProcess};
@@ -221,11 +229,7 @@ fn sighup_reloads_the_policy_file() {
     };
     assert_eq!(create(), 403, "members may not create under the file");
     std::fs::write(&file, "\"volume:create\": \"@\"\n").unwrap();
-    Command::new("kill")
-        .arg("-HUP")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
+    hang_up(&server);
     let deadline = Instant::now() + Duration::from_secs(10);
     while create() != 202 {
         assert!(Instant::now() < deadline, "policy was not reloaded");
@@ -239,11 +243,7 @@ fn sighup_reloads_the_policy_file() {
         ")".repeat(3_000)
     );
     std::fs::write(&file, deep).unwrap();
-    Command::new("kill")
-        .arg("-HUP")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
+    hang_up(&server);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let refused = server
