@@ -81,7 +81,8 @@ impl Transition {
 /// What a connect writes: the volume's state and the connection info Nova will read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Connection {
-    pub volume: VolumeState,
+    /// The volume's state afterwards; `None` leaves the row alone.
+    pub volume: Option<VolumeState>,
     pub info: Value,
 }
 
@@ -295,7 +296,7 @@ pub fn connect(
     let hold = Hold::of(volume.status, statuses(live));
     let after = with_status(live, target.id, AttachStatus::Attaching);
     Ok(Connection {
-        volume: aggregate(volume, hold, after),
+        volume: Transition::towards(volume, aggregate(volume, hold, after)).volume,
         info: connection_info(driver, &extras),
     })
 }

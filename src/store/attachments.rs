@@ -369,8 +369,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             new.now,
         )
         .await?;
-        let state = (connected.volume != locked.volume.state()).then_some(connected.volume);
-        Self::write_volume_state(&mut tx, new.volume_id, state, new.now).await?;
+        Self::write_volume_state(&mut tx, new.volume_id, connected.volume, new.now).await?;
         tx.commit().await?;
         stored.share_with(&others);
         Ok(Outcome::Done(stored))
@@ -419,8 +418,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         }
         let items = connector_specs::encode(&new.connector);
         Self::insert_items(&mut tx, SideTable::AttachmentSpecs, owner, items, new.now).await?;
-        Self::write_volume_state(&mut tx, locked.volume.id, Some(connection.volume), new.now)
-            .await?;
+        Self::write_volume_state(&mut tx, locked.volume.id, connection.volume, new.now).await?;
         tx.commit().await?;
         Ok(Outcome::Done(stored))
     }
