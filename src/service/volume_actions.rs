@@ -74,21 +74,35 @@ impl Service {
                 .map_err(|e| e.to_string()),
             Err(err) => Err(err.to_string()),
         };
-        let now = self.clock.now();
-        match result {
-            Ok(()) => {
-                // Gone already is fine: a concurrent delete finished first.
-                self.store.finish_volume_delete(volume.id, now).await?;
-            }
-            Err(reason) => {
-                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not delete the volume");
-                let (from, to) = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);
-                self.store
-                    .transition_volume(volume.id, from, to, now)
-                    .await?;
-            }
+        let failed = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);
+        if self.settle(volume.id, result, failed, "delete").await? {
+            // Gone already is fine: a concurrent delete finished first.
+            self.store
+                .finish_volume_delete(volume.id, self.clock.now())
+                .await?;
         }
         Ok(())
+    }
+
+    /// How backend work on a volume ended: on failure the reason is logged and the
+    /// volume moves from its busy status to its error status (`failed`), as in Cinder.
+    /// Whether the work succeeded.
+    async fn settle(
+        &self,
+        volume: VolumeId,
+        result: Result<(), String>,
+        failed: (VolumeStatus, VolumeStatus),
+        what: &'static str,
+    ) -> Result<bool, DomainError> {
+        let Err(reason) = result else {
+            return Ok(true);
+        };
+        tracing::warn!(volume_id = %volume, error = %reason, "backend could not {what} the volume");
+        let (from, to) = failed;
+        self.store
+            .transition_volume(volume, from, to, self.clock.now())
+            .await?;
+        Ok(false)
     }
 
     /// `os-extend`: grows an `available` volume through its backend. A backend failure
@@ -136,18 +150,11 @@ impl Service {
                 .map_err(|e| e.to_string()),
             Err(err) => Err(err.to_string()),
         };
-        let now = self.clock.now();
-        match result {
-            Ok(()) => {
-                self.store.finish_extend(volume.id, new_size, now).await?;
-            }
-            Err(reason) => {
-                tracing::warn!(volume_id = %volume.id, error = %reason, "backend could not extend the volume");
-                let (from, to) = (VolumeStatus::Extending, VolumeStatus::ErrorExtending);
-                self.store
-                    .transition_volume(volume.id, from, to, now)
-                    .await?;
-            }
+        let failed = (VolumeStatus::Extending, VolumeStatus::ErrorExtending);
+        if self.settle(volume.id, result, failed, "extend").await? {
+            self.store
+                .finish_extend(volume.id, new_size, self.clock.now())
+                .await?;
         }
         Ok(())
     }
