@@ -71,54 +71,59 @@ pub struct Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
-        let metrics = Metrics {
-            requests: Family::default(),
-            durations: Family::new_with_constructor(latency_histogram),
-            database_up: Gauge::default(),
-            attachments: Family::default(),
-            volumes: Family::default(),
-            pool: Family::default(),
-            resident_memory: Gauge::default(),
-            registry: Mutex::new(Registry::default()),
-        };
+        let requests = Family::<RequestLabels, Counter>::default();
+        let durations = Family::new_with_constructor(latency_histogram as fn() -> Histogram);
+        let database_up = Gauge::default();
+        let attachments = Family::<StatusLabels, Gauge>::default();
+        let volumes = Family::<StatusLabels, Gauge>::default();
+        let pool = Family::<PoolLabels, Gauge>::default();
+        let resident_memory = Gauge::default();
         let mut registry = Registry::default();
         registry.register(
             "cinder_attach_http_requests",
             "Requests answered, by method, route and status",
-            metrics.requests.clone(),
+            requests.clone(),
         );
         registry.register(
             "cinder_attach_http_request_duration_seconds",
             "Time to answer a request",
-            metrics.durations.clone(),
+            durations.clone(),
         );
         registry.register(
             "cinder_attach_database_up",
             "Whether the last scrape could read the database",
-            metrics.database_up.clone(),
+            database_up.clone(),
         );
         registry.register(
             "cinder_attach_attachments",
             "Live attachments by status",
-            metrics.attachments.clone(),
+            attachments.clone(),
         );
         registry.register(
             "cinder_attach_volumes",
             "Live volumes by status",
-            metrics.volumes.clone(),
+            volumes.clone(),
         );
         registry.register(
             "cinder_attach_db_pool_connections",
             "Database connections by pool and state",
-            metrics.pool.clone(),
+            pool.clone(),
         );
         registry.register(
             "process_resident_memory_bytes",
             "Resident memory size in bytes",
-            metrics.resident_memory.clone(),
+            resident_memory.clone(),
         );
-        *metrics.registry.lock().expect("new lock") = registry;
-        metrics
+        Metrics {
+            requests,
+            durations,
+            database_up,
+            attachments,
+            volumes,
+            pool,
+            resident_memory,
+            registry: Mutex::new(registry),
+        }
     }
 }
 
