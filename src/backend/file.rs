@@ -48,6 +48,10 @@ impl FileBackend {
         self
     }
 
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     pub fn path_of(&self, volume_id: VolumeId) -> PathBuf {
         self.dir.join(volume_file_name(volume_id))
     }

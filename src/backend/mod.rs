@@ -4,19 +4,52 @@
 
 mod file;
 mod iscsi_sim;
+pub mod tgt;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use crate::domain::attachment::{Connector, DriverConnection};
+use crate::domain::export::{AccessGrant, TargetExport};
 use crate::domain::ids::{ServiceId, VolumeId};
 use crate::domain::volume::Unschedulable;
 use async_trait::async_trait;
 
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
+pub use tgt::TgtBackend;
+
+/// What a backend that enforces access reads from the database (and records in it):
+/// its volumes' exports and who may log in to them. The service implements it over the
+/// store; errors come back as text safe to show.
+#[async_trait]
+pub trait AccessRecords: Send + Sync {
+    /// Records the volume's export with a number no other volume of this backend has.
+    async fn record_export(
+        &self,
+        volume_id: VolumeId,
+        auth_username: &str,
+        auth_password: &str,
+    ) -> Result<TargetExport, String>;
+    async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, String>;
+    async fn exports(&self) -> Result<Vec<TargetExport>, String>;
+    async fn forget_export(&self, volume_id: VolumeId) -> Result<(), String>;
+    /// Initiators of live, connected attachments (of one volume, or of all of them).
+    async fn grants(&self, volume_id: Option<VolumeId>) -> Result<Vec<AccessGrant>, String>;
+}
+
+/// A turn at changing who may reach one volume, held from the backend's change until
+/// the database records the decision behind it (released when dropped).
+pub struct AccessTurn(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
+
+impl AccessTurn {
+    pub fn new(held: impl std::any::Any + Send + Sync) -> Self {
+        AccessTurn(Box::new(held))
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Capabilities {
@@ -79,6 +112,25 @@ pub trait Backend: Send + Sync + 'static {
         volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<(), BackendError>;
+
+    /// For backends whose access follows the database: the volume's turn, to hold across
+    /// `initialize_connection`/`terminate_connection` and the database write around them.
+    /// Others have none.
+    async fn access_turn(&self, _volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
+        Ok(None)
+    }
+
+    /// How often `reconcile` should run (`None`: never).
+    fn reconcile_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Compares what the backend exports with what the database holds and returns each
+    /// difference; with `repair`, puts back what the database holds and removes the rest
+    /// (and returns what it still had to change).
+    async fn reconcile(&self, _repair: bool) -> Result<Vec<String>, BackendError> {
+        Ok(Vec::new())
+    }
 }
 
 /// The file name a volume's data has in a backend directory; derived from the uuid only,
@@ -91,6 +143,7 @@ pub fn volume_file_name(volume_id: VolumeId) -> String {
 pub enum DriverKind {
     File,
     IscsiSim,
+    Tgt,
 }
 
 impl DriverKind {
@@ -98,6 +151,7 @@ impl DriverKind {
         match self {
             DriverKind::File => "file",
             DriverKind::IscsiSim => "iscsi-sim",
+            DriverKind::Tgt => "tgt",
         }
     }
 }
@@ -132,9 +186,10 @@ impl FromStr for BackendSpec {
         let driver = match driver.trim() {
             "file" => DriverKind::File,
             "iscsi-sim" => DriverKind::IscsiSim,
+            "tgt" => DriverKind::Tgt,
             other => {
                 return Err(format!(
-                    "unknown backend driver {other:?} (known: file, iscsi-sim)"
+                    "unknown backend driver {other:?} (known: file, iscsi-sim, tgt)"
                 ))
             }
         };
@@ -210,8 +265,12 @@ impl BackendSpec {
         })
     }
 
-    /// Builds the driver this spec describes.
-    pub fn build(&self) -> Result<(Arc<dyn Backend>, String), String> {
+    /// Builds the driver this spec describes; `records` is how a driver that enforces
+    /// access reads the database (the others ignore it).
+    pub fn build(
+        &self,
+        records: Arc<dyn AccessRecords>,
+    ) -> Result<(Arc<dyn Backend>, String), String> {
         match self.driver {
             DriverKind::File => {
                 let common = self.common(Some(false), &["nfs_export", "capacity_gb"])?;
@@ -256,7 +315,60 @@ impl BackendSpec {
                 );
                 Ok((Arc::new(backend), zone))
             }
+            DriverKind::Tgt => self.build_tgt(records),
         }
+    }
+
+    fn build_tgt(
+        &self,
+        records: Arc<dyn AccessRecords>,
+    ) -> Result<(Arc<dyn Backend>, String), String> {
+        let known = [
+            "portal",
+            "iqn_prefix",
+            "control_port",
+            "ipc_socket",
+            "reconcile_seconds",
+        ];
+        let common = self.common(Some(false), &known)?;
+        let get = |key: &str| self.options.get(key).map(String::as_str);
+        let number = |key: &str, default: u64| -> Result<u64, String> {
+            get(key).map_or(Ok(default), |v| {
+                v.parse()
+                    .map_err(|_| format!("backend {}: {key}={v:?} is not a number", self.name))
+            })
+        };
+        let control_port = u16::try_from(number("control_port", 0)?)
+            .map_err(|_| format!("backend {}: control_port is out of range", self.name))?;
+        let reconcile_seconds = number("reconcile_seconds", 2)?.max(1);
+        let portal = get("portal").unwrap_or("127.0.0.1:3260").to_owned();
+        if !portal.contains(':') {
+            return Err(format!(
+                "backend {}: portal={portal:?} must look like HOST:PORT",
+                self.name
+            ));
+        }
+        let options = tgt::TgtOptions {
+            portal,
+            iqn_prefix: get("iqn_prefix")
+                .unwrap_or("iqn.2010-10.org.openstack")
+                .to_owned(),
+            control: tgt::Control::new(
+                get("ipc_socket").unwrap_or("/var/run/tgtd/socket"),
+                control_port,
+            ),
+            reconcile_every: Duration::from_secs(reconcile_seconds),
+        };
+        let zone = common.availability_zone.clone();
+        let storage = FileBackend::new(
+            common.dir,
+            common.pool,
+            common.multiattach,
+            common.shared_targets,
+            None,
+        );
+        let backend = TgtBackend::new(self.name.clone(), storage, options, records);
+        Ok((Arc::new(backend), zone))
     }
 }
 
@@ -335,6 +447,56 @@ impl Backends {
 mod tests {
     use super::*;
 
+    /// For specs whose driver reads nothing from the database.
+    struct NoRecords;
+
+    #[async_trait]
+    impl AccessRecords for NoRecords {
+        async fn record_export(
+            &self,
+            _: VolumeId,
+            _: &str,
+            _: &str,
+        ) -> Result<TargetExport, String> {
+            Err("none".into())
+        }
+        async fn export_of(&self, _: VolumeId) -> Result<Option<TargetExport>, String> {
+            Ok(None)
+        }
+        async fn exports(&self) -> Result<Vec<TargetExport>, String> {
+            Ok(Vec::new())
+        }
+        async fn forget_export(&self, _: VolumeId) -> Result<(), String> {
+            Ok(())
+        }
+        async fn grants(&self, _: Option<VolumeId>) -> Result<Vec<AccessGrant>, String> {
+            Ok(Vec::new())
+        }
+    }
+
+    fn build(spec: &BackendSpec) -> Result<(Arc<dyn Backend>, String), String> {
+        spec.build(Arc::new(NoRecords))
+    }
+
+    #[test]
+    fn tgt_specs() {
+        let spec: BackendSpec = "t=tgt,portal=127.0.0.1:3261,control_port=3,dir=/tmp/x"
+            .parse()
+            .unwrap();
+        let (driver, _) = build(&spec).unwrap();
+        assert_eq!(driver.capabilities().driver, "tgt");
+        assert_eq!(driver.capabilities().shared_targets, Some(false));
+        assert_eq!(driver.reconcile_interval(), Some(Duration::from_secs(2)));
+        for bad in [
+            "t=tgt,control_port=70000",
+            "t=tgt,portal=nowhere",
+            "t=tgt,reconcile_seconds=soon",
+            "t=tgt,chap=off",
+        ] {
+            assert!(build(&bad.parse().unwrap()).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn backend_specs() {
         let spec: BackendSpec = "fast=iscsi-sim,portal=10.0.0.1:3260,shared_targets=false"
@@ -348,8 +510,8 @@ mod tests {
         assert!("a=nfs".parse::<BackendSpec>().is_err());
         assert!("a=file,oops".parse::<BackendSpec>().is_err());
         let unknown: BackendSpec = "a=file,colour=blue".parse().unwrap();
-        assert!(unknown.build().is_err());
+        assert!(build(&unknown).is_err());
         let bad_bool: BackendSpec = "a=file,multiattach=maybe".parse().unwrap();
-        assert!(bad_bool.build().is_err());
+        assert!(build(&bad_bool).is_err());
     }
 }

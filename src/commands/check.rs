@@ -9,7 +9,9 @@ use serde::Serialize;
 use super::{connect_options, StartError};
 use crate::backend::{Backend, BackendSpec};
 use crate::cli::{CheckArgs, DatabaseArgs, ServeArgs};
+use crate::clock::SystemClock;
 use crate::domain::consistency::{self, BackendObjects, Finding};
+use crate::service::exports::StoreRecords;
 use crate::store::{self, Store};
 
 /// The subcommand: `Ok(true)` when nothing is broken.
@@ -18,9 +20,9 @@ pub async fn check(
     serve: &ServeArgs,
     args: &CheckArgs,
 ) -> Result<bool, StartError> {
-    let backends =
-        backends_from_specs(&serve.backends, &serve.host_name()).map_err(StartError::Config)?;
     let store = store::connect(&connect_options(db, false, false)).await?;
+    let backends = backends_from_specs(&serve.backends, &serve.host_name(), &store)
+        .map_err(StartError::Config)?;
     let report = run(store.as_ref(), &backends).await;
     store.close().await;
     let report = report.map_err(StartError::Config)?;
@@ -70,15 +72,15 @@ pub struct CheckedBackend {
 pub fn backends_from_specs(
     specs: &[BackendSpec],
     host_name: &str,
+    store: &Arc<dyn Store>,
 ) -> Result<Vec<CheckedBackend>, String> {
     specs
         .iter()
         .map(|spec| {
-            let (driver, _zone) = spec.build()?;
-            Ok(CheckedBackend {
-                host: format!("{host_name}@{}", spec.name),
-                driver,
-            })
+            let host = format!("{host_name}@{}", spec.name);
+            let records = StoreRecords::new(store.clone(), host.clone(), Arc::new(SystemClock));
+            let (driver, _zone) = spec.build(Arc::new(records))?;
+            Ok(CheckedBackend { host, driver })
         })
         .collect()
 }
@@ -104,14 +106,27 @@ async fn pass(
         .consistency_snapshot()
         .await
         .map_err(|e| format!("cannot read the database: {e}"))?;
-    let findings = consistency::check(&snapshot, &objects);
+    let mut findings = consistency::check(&snapshot, &objects);
+    for backend in backends {
+        let drift = backend
+            .driver
+            .reconcile(false)
+            .await
+            .map_err(|e| format!("cannot compare the exports of {}: {e}", backend.host))?;
+        findings.extend(drift.into_iter().map(|detail| Finding::ExportDrift {
+            backend_host: backend.host.clone(),
+            detail,
+        }));
+    }
     Ok((snapshot, findings))
 }
 
 fn is_storage_finding(finding: &Finding) -> bool {
     matches!(
         finding,
-        Finding::BackendObjectMissing { .. } | Finding::BackendObjectWithoutVolume { .. }
+        Finding::BackendObjectMissing { .. }
+            | Finding::BackendObjectWithoutVolume { .. }
+            | Finding::ExportDrift { .. }
     )
 }
 

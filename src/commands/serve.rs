@@ -15,7 +15,7 @@ use crate::auth::Authenticator;
 use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
 use crate::policy::PolicyEngine;
-use crate::service::{register_backends, Service, Settings};
+use crate::service::{exports, register_backends, Service, Settings};
 use crate::store;
 
 /// `cinder-attach serve`: runs until SIGINT or SIGTERM.
@@ -35,20 +35,18 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     ))
     .await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let backends = register_backends(
-        store.as_ref(),
-        &args.backends,
-        &args.host_name(),
-        clock.as_ref(),
-    )
-    .await?;
+    let backends = register_backends(&store, &args.backends, &args.host_name(), &clock).await?;
     for backend in backends.iter() {
         tracing::info!(host = %backend.host, service_uuid = %backend.service_uuid, "backend ready");
     }
+    // Exports are put back before the first request, then kept so.
+    let backends = Arc::new(backends);
+    exports::reconcile_once(&backends).await;
+    exports::keep_reconciled(backends.clone());
     let service = Service {
         store: store.clone(),
         policy: policy.clone(),
-        backends: Arc::new(backends),
+        backends,
         clock,
         settings: Arc::new(Settings {
             default_volume_type: args.default_volume_type.clone(),

@@ -77,6 +77,12 @@ pub enum Finding {
         volume_id: VolumeId,
         backend_host: String,
     },
+    /// What a backend exports (targets, accounts, who may log in) differs from what the
+    /// database holds.
+    ExportDrift {
+        backend_host: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for Finding {
@@ -124,6 +130,10 @@ impl std::fmt::Display for Finding {
                 f,
                 "backend {backend_host} holds data for volume {volume_id}, which is not a live volume"
             ),
+            Finding::ExportDrift {
+                backend_host,
+                detail,
+            } => write!(f, "backend {backend_host} differs from the database: {detail}"),
         }
     }
 }

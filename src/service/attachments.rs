@@ -7,7 +7,7 @@
 //! reserves and connects in one transaction, so nothing is left to undo.
 
 use super::Service;
-use crate::backend::BackendError;
+use crate::backend::{AccessTurn, BackendError};
 use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
@@ -349,6 +349,13 @@ impl Service {
         };
         connector.set_mode(mode);
         let backend = self.backend_of(volume)?;
+        // Held until the decision is recorded: a backend whose access follows the
+        // database (tgt) lets no other change to this volume's access in between.
+        let access = backend
+            .driver
+            .access_turn(volume.id)
+            .await
+            .map_err(connector_error)?;
         let driver = backend
             .driver
             .initialize_connection(volume.id, &connector)
@@ -377,6 +384,7 @@ impl Service {
                 tracing::warn!(volume_id = %volume.id, error = %err, "could not withdraw an unused export");
             }
         }
+        drop(access);
         match outcome? {
             Outcome::Done(attachment) => Ok(attachment),
             Outcome::Gone if by == Connecting::NewReservation => {
@@ -425,16 +433,24 @@ impl Service {
             &Target::project(&record.project_id),
         )?;
         let volume_id = record.attachment.volume_id;
-        self.withdraw_export(
-            volume_id,
-            record.volume_host.as_deref(),
-            record.attachment.attach_status,
-            &record.connector,
-        )
-        .await;
+        let host = record.volume_host.as_deref();
+        // Decided in the database first, then applied to the backend, inside the
+        // volume's access turn: a backend whose access follows the database cuts the host
+        // off unless another live attachment still uses its connection.
+        let access = self.access_turn(volume_id, host).await;
         let turn = self.gates.enter(volume_id).await;
         let deleted = self.store.delete_attachment(id, self.clock.now()).await;
         drop(turn);
+        if matches!(deleted, Ok(Outcome::Done(_))) {
+            self.withdraw_export(
+                volume_id,
+                host,
+                record.attachment.attach_status,
+                &record.connector,
+            )
+            .await;
+        }
+        drop(access);
         match deleted? {
             Outcome::Done(remaining) => Ok(remaining),
             Outcome::Gone => Err(not_found(id)),
@@ -442,8 +458,27 @@ impl Service {
         }
     }
 
-    /// Ends the backend's export for an attachment that was connected. Cinder logs a
-    /// failure and goes on: the attachment goes either way.
+    /// The volume's access turn at its backend (see `Backend::access_turn`); `None` for
+    /// backends without one, or when the backend cannot give it (logged: the change
+    /// still goes ahead, and reconciliation applies it later).
+    pub(super) async fn access_turn(
+        &self,
+        volume_id: VolumeId,
+        volume_host: Option<&str>,
+    ) -> Option<AccessTurn> {
+        let backend = self.backend_at(volume_host, volume_id).ok()?;
+        match backend.driver.access_turn(volume_id).await {
+            Ok(turn) => turn,
+            Err(err) => {
+                tracing::warn!(%volume_id, error = %err, "backend gave no access turn");
+                None
+            }
+        }
+    }
+
+    /// Ends the backend's export for an attachment that was connected, after the
+    /// database no longer holds it. Cinder logs a failure and goes on: the attachment
+    /// goes either way.
     pub(super) async fn withdraw_export(
         &self,
         volume_id: VolumeId,

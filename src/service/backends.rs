@@ -1,5 +1,8 @@
 //! Start-up: the configured backends, built and recorded as services.
 
+use std::sync::Arc;
+
+use super::exports::StoreRecords;
 use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::clock::Clock;
 use crate::domain::ids::ServiceId;
@@ -15,21 +18,24 @@ pub enum RegisterError {
 
 /// Builds every configured backend and records it as a service (stable uuid per host).
 pub async fn register_backends(
-    store: &dyn Store,
+    store: &Arc<dyn Store>,
     specs: &[BackendSpec],
     host_name: &str,
-    clock: &dyn Clock,
+    clock: &Arc<dyn Clock>,
 ) -> Result<Backends, RegisterError> {
     let mut configured: Vec<ConfiguredBackend> = Vec::new();
     for spec in specs {
-        let (driver, availability_zone) = spec.build().map_err(RegisterError::Config)?;
+        let host = format!("{host_name}@{}", spec.name);
+        let records = StoreRecords::new(store.clone(), host.clone(), clock.clone());
+        let (driver, availability_zone) = spec
+            .build(Arc::new(records))
+            .map_err(RegisterError::Config)?;
         if configured.iter().any(|b| b.name == spec.name) {
             return Err(RegisterError::Config(format!(
                 "backend {} is configured twice",
                 spec.name
             )));
         }
-        let host = format!("{host_name}@{}", spec.name);
         let capabilities = serde_json::to_value(driver.capabilities()).unwrap_or_default();
         let service_uuid = store
             .register_service(&ServiceRegistration {

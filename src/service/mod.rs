@@ -4,6 +4,7 @@
 
 pub mod attachments;
 mod backends;
+pub mod exports;
 pub mod messages;
 pub mod types;
 mod volume_actions;

@@ -250,6 +250,9 @@ impl Service {
         if reset.status == Some(VolumeStatus::InUse) && volume.attachments.is_empty() {
             return Err(DomainError::ResetToInUseWithoutAttachments);
         }
+        // Recorded first, then every removed attachment's export withdrawn, in the
+        // volume's access turn (see `delete_attachment`).
+        let access = self.access_turn(id, volume.host.as_deref()).await;
         let detached = match self
             .store
             .reset_status(id, &reset, self.clock.now())
@@ -268,6 +271,7 @@ impl Service {
             )
             .await;
         }
+        drop(access);
         Ok(())
     }
 

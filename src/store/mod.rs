@@ -21,6 +21,7 @@ mod attachments;
 pub mod connector_specs;
 mod db;
 mod error;
+mod exports;
 mod locks;
 mod messages;
 mod operations;
@@ -41,6 +42,7 @@ use std::time::Duration;
 
 pub use attachments::AttachmentStore;
 pub use error::{BoxError, StoreError};
+pub use exports::{ExportStore, NewExport};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use postgres::Postgres;
@@ -61,6 +63,7 @@ pub trait Store:
     + MessageStore
     + Operations
     + PurgeStore
+    + ExportStore
 {
 }
 
@@ -73,6 +76,7 @@ impl<T> Store for T where
         + MessageStore
         + Operations
         + PurgeStore
+        + ExportStore
 {
 }
 

@@ -13,7 +13,8 @@ use crate::support::TestApp;
 
 fn backends(app: &TestApp) -> Vec<CheckedBackend> {
     let spec = format!("file=file,dir={}", app.volumes_dir.display());
-    check::backends_from_specs(&[spec.parse().expect("spec")], "test-host").expect("builds")
+    check::backends_from_specs(&[spec.parse().expect("spec")], "test-host", &app.store)
+        .expect("builds")
 }
 
 /// `(kind, id)` of every finding.

@@ -14,3 +14,4 @@ mod outage;
 mod recovery;
 mod shutdown;
 mod store;
+mod tgt;

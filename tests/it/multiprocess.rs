@@ -184,24 +184,6 @@ async fn detaches_across_processes(backend: Backend) {
     let _ = std::fs::remove_dir_all(volumes);
 }
 
-macro_rules! process_tests {
-    ($($case:ident),+ $(,)?) => {
-        $(
-            mod $case {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn sqlite() {
-                    super::$case(crate::support::Backend::Sqlite).await;
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn postgres() {
-                    super::$case(crate::support::Backend::Postgres).await;
-                }
-            }
-        )+
-    };
-}
-
 process_tests!(
     reservations_across_processes,
     sharing_limits_across_processes,

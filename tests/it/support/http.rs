@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use cinder_attach::api::{build_app, AppState, ServiceConfig};
 use cinder_attach::auth::Authenticator;
 use cinder_attach::backend::{BackendSpec, Backends};
-use cinder_attach::clock::SystemClock;
+use cinder_attach::clock::{Clock, SystemClock};
 use cinder_attach::policy::{Policy, PolicyEngine};
 use cinder_attach::service::{register_backends, Service, Settings};
 use cinder_attach::store::Store;
@@ -25,7 +25,8 @@ async fn register(store: &Arc<dyn Store>, specs: &[&str]) -> Arc<Backends> {
         .iter()
         .map(|s| s.parse().expect("backend spec"))
         .collect();
-    let backends = register_backends(store.as_ref(), &specs, "test-host", &SystemClock)
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let backends = register_backends(store, &specs, "test-host", &clock)
         .await
         .expect("backends register");
     Arc::new(backends)
@@ -77,6 +78,7 @@ pub struct TestApp {
     config: ServiceConfig,
     policy: Policy,
     backends: Arc<Backends>,
+    backend_specs: Vec<String>,
     auth: AuthMode,
     settings: Settings,
 }
@@ -102,6 +104,7 @@ impl TestApp {
             config,
             policy,
             backends,
+            backend_specs: vec![spec],
             auth,
             settings,
         }
@@ -147,7 +150,18 @@ impl TestApp {
     /// The same app with other backends (`NAME=DRIVER,...` each).
     pub async fn with_backends(mut self, specs: &[&str]) -> TestApp {
         self.backends = register(&self.store, specs).await;
+        self.backend_specs = specs.iter().map(|s| (*s).to_owned()).collect();
         self.rebuild()
+    }
+
+    /// The `--backend` specs the app runs with.
+    pub fn backend_specs(&self) -> &[String] {
+        &self.backend_specs
+    }
+
+    /// The app's configured backends.
+    pub fn backends(&self) -> Arc<Backends> {
+        self.backends.clone()
     }
 
     /// The file the default backend keeps for a volume.

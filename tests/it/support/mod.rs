@@ -14,6 +14,7 @@ pub mod load;
 pub mod lock;
 pub mod pg_cluster;
 pub mod process;
+pub mod tgtd;
 
 pub use db::{Backend, TestDb};
 pub use http::{TestApp, TestResponse};
@@ -32,6 +33,26 @@ macro_rules! backend_tests {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn postgres() {
                     $crate::support::run_case($crate::support::Backend::Postgres, super::$case).await;
+                }
+            }
+        )+
+    };
+}
+
+/// Expands each case `async fn case(backend: Backend)` (which starts its own processes)
+/// into `case::sqlite` and `case::postgres` tests.
+macro_rules! process_tests {
+    ($($case:ident),+ $(,)?) => {
+        $(
+            mod $case {
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn sqlite() {
+                    super::$case(crate::support::Backend::Sqlite).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn postgres() {
+                    super::$case(crate::support::Backend::Postgres).await;
                 }
             }
         )+

@@ -39,13 +39,23 @@ impl ServerProcess {
         volumes_dir: &std::path::Path,
         extra: &[&str],
     ) -> ServerProcess {
+        let backend = format!("file=file,dir={}", volumes_dir.display());
+        Self::start_with_backend(listen, database_url, &backend, extra)
+    }
+
+    /// As `start_on`, with the one backend `backend` (a `--backend` spec).
+    pub fn start_with_backend(
+        listen: &str,
+        database_url: &str,
+        backend: &str,
+        extra: &[&str],
+    ) -> ServerProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
         for (key, _) in std::env::vars() {
             if key.starts_with("CINDER_ATTACH_") {
                 command.env_remove(key);
             }
         }
-        let backend = format!("file=file,dir={}", volumes_dir.display());
         let mut child = command
             .args([
                 "serve",
@@ -56,7 +66,7 @@ impl ServerProcess {
                 "--host",
                 "test-host",
             ])
-            .args(["--database-url", database_url, "--backend", &backend])
+            .args(["--database-url", database_url, "--backend", backend])
             .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())

@@ -1,0 +1,500 @@
+//! `tgt`: volumes stored like `file`, exported by a real tgtd. Each volume has two
+//! targets over its file, `<iqn_prefix>:volume-<id>` (read-write) and
+//! `...:volume-<id>-ro` (its logical unit read-only), both behind the volume's own CHAP
+//! account. Who may log in follows the attachments exactly: an initiator is in a target's
+//! ACL only while a live, connected attachment of the volume names it, and losing that
+//! ends its sessions. The database decides; tgtd is made to match it after every change,
+//! at start, and every few seconds (so a restarted tgtd is rebuilt without an operator).
+
+mod control;
+mod plan;
+mod state;
+mod turns;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::{
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DriverConnection,
+    FileBackend,
+};
+use crate::domain::attachment::AttachMode;
+use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::ids::VolumeId;
+pub use control::{Control, ControlError};
+use plan::{plan, Step, Wanted, VOLUME_LUN};
+use state::{parse_accounts, parse_targets, TargetState};
+use turns::Turns;
+
+/// Account names this driver creates start with this, so that reconciliation can tell
+/// its own accounts from an operator's.
+const ACCOUNT_PREFIX: &str = "ca-";
+
+/// Where a `tgt` backend finds its tgtd and how it names what it exports.
+pub struct TgtOptions {
+    pub portal: String,
+    pub iqn_prefix: String,
+    pub control: Control,
+    pub reconcile_every: Duration,
+}
+
+pub struct TgtBackend {
+    storage: FileBackend,
+    name: String,
+    options: TgtOptions,
+    records: Arc<dyn AccessRecords>,
+    turns: Turns,
+}
+
+impl TgtBackend {
+    pub fn new(
+        name: String,
+        storage: FileBackend,
+        options: TgtOptions,
+        records: Arc<dyn AccessRecords>,
+    ) -> Self {
+        let turns = Turns::new(storage.dir().join(".tgt-turns"));
+        TgtBackend {
+            storage,
+            name,
+            options,
+            records,
+            turns,
+        }
+    }
+
+    fn iqn(&self, volume_id: VolumeId, read_only: bool) -> String {
+        let suffix = if read_only { "-ro" } else { "" };
+        format!("{}:volume-{volume_id}{suffix}", self.options.iqn_prefix)
+    }
+
+    /// The volume a target of this backend serves, from its name.
+    fn volume_of(&self, iqn: &str) -> Option<VolumeId> {
+        let rest = iqn.strip_prefix(&format!("{}:volume-", self.options.iqn_prefix))?;
+        let id = rest.strip_suffix("-ro").unwrap_or(rest);
+        uuid::Uuid::parse_str(id).ok().map(VolumeId::from)
+    }
+
+    fn failed(&self, what: &str, err: impl std::fmt::Display) -> BackendError {
+        BackendError::Failed(format!(
+            "The tgt backend {} could not {what}: {err}.",
+            self.name
+        ))
+    }
+
+    async fn targets(&self) -> Result<Vec<TargetState>, BackendError> {
+        let text = self
+            .options
+            .control
+            .show_targets()
+            .await
+            .map_err(|e| self.failed("read tgtd's targets", e))?;
+        Ok(parse_targets(&text))
+    }
+
+    fn wanted<'a>(&self, export: &'a TargetExport, grants: &'a [AccessGrant]) -> Wanted<'a> {
+        Wanted {
+            export,
+            read_write_iqn: self.iqn(export.volume_id, false),
+            read_only_iqn: self.iqn(export.volume_id, true),
+            grants,
+        }
+    }
+
+    /// Makes tgtd hold what the database holds for one volume, plus `joining` (an
+    /// attachment being connected, recorded right after). The caller holds the volume's
+    /// turn. Returns the export and the steps it took; `None` when the volume has no
+    /// export (deleted meanwhile).
+    async fn sync_volume(
+        &self,
+        volume_id: VolumeId,
+        joining: Option<AccessGrant>,
+    ) -> Result<Option<(TargetExport, Vec<Step>)>, BackendError> {
+        let Some(export) = self
+            .records
+            .export_of(volume_id)
+            .await
+            .map_err(|e| self.failed("read the volume's export", e))?
+        else {
+            return Ok(None);
+        };
+        let mut grants = self
+            .records
+            .grants(Some(volume_id))
+            .await
+            .map_err(|e| self.failed("read who may reach the volume", e))?;
+        grants.extend(joining);
+        let targets = self.targets().await?;
+        let path = self.storage.path_of(volume_id).display().to_string();
+        let steps = plan(&self.wanted(&export, &grants), &targets, None);
+        self.apply(&steps, &export, &path, &targets).await?;
+        Ok(Some((export, steps)))
+    }
+
+    async fn apply(
+        &self,
+        steps: &[Step],
+        export: &TargetExport,
+        path: &str,
+        targets: &[TargetState],
+    ) -> Result<(), BackendError> {
+        let control = &self.options.control;
+        for step in steps {
+            let done = match step {
+                Step::Unbind { tid, initiator } => control.unbind_initiator(*tid, initiator).await,
+                Step::EndConnection { tid, sid, cid } => {
+                    control.end_connection(*tid, *sid, *cid).await
+                }
+                Step::DeleteTarget { tid } => {
+                    // A target on one of our ids that another tool made is not ours to
+                    // remove: refuse rather than cut off someone else's hosts.
+                    let holder = targets.iter().find(|t| t.tid == *tid);
+                    if holder.is_some_and(|t| self.volume_of(&t.iqn).is_none()) {
+                        return Err(self.failed(
+                            "export the volume",
+                            format!(
+                                "target id {tid} is held by a target this backend did not make"
+                            ),
+                        ));
+                    }
+                    control.delete_target(*tid).await
+                }
+                Step::NewAccount => {
+                    control
+                        .new_account(&export.auth_username, &export.auth_password)
+                        .await
+                }
+                Step::NewTarget { tid, iqn } => control.new_target(*tid, iqn).await,
+                Step::NewLun { tid } => control.new_lun(*tid, VOLUME_LUN, path).await,
+                Step::ReadOnly { tid, read_only } => {
+                    control.set_read_only(*tid, VOLUME_LUN, *read_only).await
+                }
+                Step::BindAccount { tid } => {
+                    control.bind_account(*tid, &export.auth_username).await
+                }
+                Step::Bind { tid, initiator } => control.bind_initiator(*tid, initiator).await,
+            };
+            done.map_err(|e| self.failed("update the volume's export", e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes both targets and the account of an export (sessions end with them).
+    async fn unexport(&self, export: &TargetExport) -> Result<(), BackendError> {
+        let control = &self.options.control;
+        for tid in [export.read_write_tid(), export.read_only_tid()] {
+            control
+                .delete_target(tid)
+                .await
+                .map_err(|e| self.failed("remove the volume's targets", e))?;
+        }
+        control
+            .delete_account(&export.auth_username)
+            .await
+            .map_err(|e| self.failed("remove the volume's CHAP account", e))
+    }
+
+    async fn turn(&self, volume_id: VolumeId) -> Result<turns::Turn, BackendError> {
+        self.turns
+            .take(volume_id)
+            .await
+            .map_err(|e| self.failed("take the volume's turn", e))
+    }
+
+    /// Creates the volume's export (database record first, then tgtd); on failure
+    /// nothing of it is left.
+    async fn export(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        let (username, password) = new_credentials();
+        let export = self
+            .records
+            .record_export(volume_id, &username, &password)
+            .await
+            .map_err(|e| self.failed("record the volume's export", e))?;
+        let turn = self.turn(volume_id).await?;
+        if let Err(err) = self.sync_volume(volume_id, None).await {
+            let _ = self.unexport(&export).await;
+            let _ = self.records.forget_export(volume_id).await;
+            drop(turn);
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    fn grant_for(volume_id: VolumeId, connector: &Connector) -> Option<AccessGrant> {
+        let Some(Value::String(initiator)) = connector.get("initiator") else {
+            return None;
+        };
+        Some(AccessGrant {
+            volume_id,
+            initiator: initiator.trim().to_owned(),
+            read_only: connector.mode() == Some(AttachMode::ReadOnly),
+        })
+    }
+}
+
+/// A CHAP account for one volume: a random name (with this driver's prefix) and a
+/// random 20-character secret, as Cinder's drivers make them.
+fn new_credentials() -> (String, String) {
+    const ALPHABET: &[u8] = b"abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let random = |length: usize| -> String {
+        let bytes: Vec<u8> = (0..length.div_ceil(16))
+            .flat_map(|_| uuid::Uuid::new_v4().into_bytes())
+            .collect();
+        bytes
+            .iter()
+            .take(length)
+            .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+            .collect()
+    };
+    (format!("{ACCOUNT_PREFIX}{}", random(17)), random(20))
+}
+
+#[async_trait]
+impl Backend for TgtBackend {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            driver: "tgt",
+            ..self.storage.capabilities()
+        }
+    }
+
+    async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError> {
+        self.storage.create_volume(volume_id, size_gib).await?;
+        if let Err(err) = self.export(volume_id).await {
+            let _ = self.storage.delete_volume(volume_id).await;
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    async fn extend_volume(
+        &self,
+        volume_id: VolumeId,
+        new_size_gib: u64,
+    ) -> Result<(), BackendError> {
+        self.storage.extend_volume(volume_id, new_size_gib).await?;
+        // tgtd reads a logical unit's size when it is added: add it again, so that the
+        // next login sees the new size.
+        let _turn = self.turn(volume_id).await?;
+        if let Some(export) = self
+            .records
+            .export_of(volume_id)
+            .await
+            .map_err(|e| self.failed("read the volume's export", e))?
+        {
+            for tid in [export.read_write_tid(), export.read_only_tid()] {
+                self.options
+                    .control
+                    .delete_lun(tid, VOLUME_LUN)
+                    .await
+                    .map_err(|e| self.failed("resize the volume's logical unit", e))?;
+            }
+        }
+        self.sync_volume(volume_id, None).await.map(drop)
+    }
+
+    async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        let turn = self.turn(volume_id).await?;
+        if let Some(export) = self
+            .records
+            .export_of(volume_id)
+            .await
+            .map_err(|e| self.failed("read the volume's export", e))?
+        {
+            self.unexport(&export).await?;
+            self.records
+                .forget_export(volume_id)
+                .await
+                .map_err(|e| self.failed("forget the volume's export", e))?;
+        }
+        drop(turn);
+        self.storage.delete_volume(volume_id).await
+    }
+
+    async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
+        self.storage.volume_exists(volume_id).await
+    }
+
+    async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
+        self.storage.list_volumes().await
+    }
+
+    fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
+        match connector.get("initiator") {
+            Some(Value::String(initiator)) if !initiator.trim().is_empty() => Ok(()),
+            _ => Err(BackendError::InvalidConnector("initiator".to_owned())),
+        }
+    }
+
+    async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
+        let turn = self.turn(volume_id).await?;
+        Ok(Some(AccessTurn::new(turn)))
+    }
+
+    /// Lets the connector's initiator in (read-only target for an `ro` attachment), after
+    /// cutting off every initiator the database no longer lists. The caller holds the
+    /// volume's turn and records the attachment before releasing it.
+    async fn initialize_connection(
+        &self,
+        volume_id: VolumeId,
+        connector: &Connector,
+    ) -> Result<DriverConnection, BackendError> {
+        self.validate_connector(connector)?;
+        let grant = Self::grant_for(volume_id, connector)
+            .ok_or_else(|| BackendError::InvalidConnector("initiator".to_owned()))?;
+        let read_only = grant.read_only;
+        let (export, _) = self
+            .sync_volume(volume_id, Some(grant))
+            .await?
+            .ok_or_else(|| {
+                BackendError::Failed(format!(
+                    "Volume {volume_id} is not exported by the tgt backend {}.",
+                    self.name
+                ))
+            })?;
+        let data = json!({
+            "target_discovered": false,
+            "target_iqn": self.iqn(volume_id, read_only),
+            "target_portal": self.options.portal,
+            "target_lun": VOLUME_LUN,
+            "auth_method": "CHAP",
+            "auth_username": export.auth_username,
+            "auth_password": export.auth_password,
+            "volume_id": volume_id.to_string(),
+            "discard": false,
+        });
+        Ok(DriverConnection {
+            driver_volume_type: "iscsi".to_owned(),
+            data: data.as_object().cloned().unwrap_or_default(),
+        })
+    }
+
+    /// Makes the volume's ACLs what the database now holds: called after an attachment
+    /// is gone (or was refused), so its initiator is cut off, unless another live
+    /// attachment of the volume still names it.
+    async fn terminate_connection(
+        &self,
+        volume_id: VolumeId,
+        connector: &Connector,
+    ) -> Result<(), BackendError> {
+        self.validate_connector(connector)?;
+        self.sync_volume(volume_id, None).await.map(drop)
+    }
+
+    fn reconcile_interval(&self) -> Option<Duration> {
+        Some(self.options.reconcile_every)
+    }
+
+    async fn reconcile(&self, repair: bool) -> Result<Vec<String>, BackendError> {
+        let read = |e: String| self.failed("read its exports", e);
+        let exports = self.records.exports().await.map_err(read)?;
+        let grants = self.records.grants(None).await.map_err(read)?;
+        let targets = self.targets().await?;
+        let accounts = parse_accounts(
+            &self
+                .options
+                .control
+                .show_accounts()
+                .await
+                .map_err(|e| self.failed("read tgtd's accounts", e))?,
+        );
+        let mut drift = Vec::new();
+        for export in &exports {
+            let steps = plan(&self.wanted(export, &grants), &targets, Some(&accounts));
+            if steps.is_empty() {
+                continue;
+            }
+            let volume = export.volume_id;
+            let found = if repair {
+                // Read again inside the turn: the first read may be stale by now (an
+                // attach holding the turn has let its initiator in but not yet recorded
+                // it); what is reported is what was still wrong.
+                let _turn = self.turn(volume).await?;
+                self.sync_volume(volume, None)
+                    .await?
+                    .map(|(_, steps)| steps)
+                    .unwrap_or_default()
+            } else {
+                steps
+            };
+            drift.extend(
+                found
+                    .iter()
+                    .map(|s| format!("volume {volume}: {}", s.describe())),
+            );
+        }
+        let ours = |tid: u32| {
+            exports
+                .iter()
+                .any(|e| e.read_write_tid() == tid || e.read_only_tid() == tid)
+        };
+        for target in targets.iter().filter(|t| !ours(t.tid)) {
+            let Some(volume) = self.volume_of(&target.iqn) else {
+                continue;
+            };
+            drift.push(format!(
+                "target {} ({}) belongs to no exported volume",
+                target.tid, target.iqn
+            ));
+            if repair {
+                let _turn = self.turn(volume).await?;
+                // Recorded meanwhile (a volume being created): it is not extra after all.
+                let now = self.records.export_of(volume).await.map_err(read)?;
+                if now.is_some_and(|e| {
+                    e.read_write_tid() == target.tid || e.read_only_tid() == target.tid
+                }) {
+                    continue;
+                }
+                self.options
+                    .control
+                    .delete_target(target.tid)
+                    .await
+                    .map_err(|e| self.failed("remove an extra target", e))?;
+            }
+        }
+        let known_accounts = |name: &str| exports.iter().any(|e| e.auth_username == name);
+        let extra: Vec<&String> = accounts
+            .iter()
+            .filter(|a| a.starts_with(ACCOUNT_PREFIX) && !known_accounts(a))
+            .collect();
+        if !extra.is_empty() {
+            let current = if repair {
+                self.records.exports().await.map_err(read)?
+            } else {
+                Vec::new()
+            };
+            for account in extra {
+                drift.push(format!(
+                    "CHAP account {account} belongs to no exported volume"
+                ));
+                if repair && !current.iter().any(|e| &e.auth_username == account) {
+                    self.options
+                        .control
+                        .delete_account(account)
+                        .await
+                        .map_err(|e| self.failed("remove an extra CHAP account", e))?;
+                }
+            }
+        }
+        Ok(drift)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_random_and_marked() {
+        let (user, password) = new_credentials();
+        let (other, _) = new_credentials();
+        assert!(user.starts_with(ACCOUNT_PREFIX));
+        assert_eq!(user.len(), ACCOUNT_PREFIX.len() + 17);
+        assert_eq!(password.len(), 20);
+        assert!(password.chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(user, other);
+    }
+}

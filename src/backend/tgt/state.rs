@@ -1,0 +1,219 @@
+//! What tgtd holds, read from the text of `show` (the same text `tgtadm --op show --mode
+//! target` prints): per target its sessions, logical units, bound accounts and ACL.
+
+/// One target as tgtd shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TargetState {
+    pub tid: u32,
+    pub iqn: String,
+    pub sessions: Vec<SessionState>,
+    pub luns: Vec<LunState>,
+    pub accounts: Vec<String>,
+    /// Initiator names (and addresses) allowed to log in.
+    pub acl: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionState {
+    pub sid: u64,
+    pub initiator: String,
+    pub connections: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LunState {
+    pub lun: u64,
+    pub read_only: bool,
+    pub path: Option<String>,
+}
+
+impl TargetState {
+    pub fn lun(&self, lun: u64) -> Option<&LunState> {
+        self.luns.iter().find(|l| l.lun == lun)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Section {
+    Other,
+    Sessions,
+    Luns,
+    Accounts,
+    Acl,
+}
+
+/// Every target in a `show` text. Lines it does not know are skipped, so a newer tgtd
+/// that adds fields still parses.
+pub fn parse_targets(text: &str) -> Vec<TargetState> {
+    let mut targets: Vec<TargetState> = Vec::new();
+    let mut section = Section::Other;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(rest) = line.strip_prefix("Target ") {
+            if let Some((tid, iqn)) = rest.split_once(": ") {
+                if let Ok(tid) = tid.parse() {
+                    targets.push(TargetState {
+                        tid,
+                        iqn: iqn.trim().to_owned(),
+                        ..Default::default()
+                    });
+                    section = Section::Other;
+                    continue;
+                }
+            }
+        }
+        let Some(target) = targets.last_mut() else {
+            continue;
+        };
+        let indent = line.len() - line.trim_start().len();
+        if indent == 4 {
+            section = match trimmed {
+                "I_T nexus information:" => Section::Sessions,
+                "LUN information:" => Section::Luns,
+                "Account information:" => Section::Accounts,
+                "ACL information:" => Section::Acl,
+                _ => Section::Other,
+            };
+            continue;
+        }
+        match section {
+            Section::Sessions => {
+                if let Some(sid) = trimmed.strip_prefix("I_T nexus: ") {
+                    target.sessions.push(SessionState {
+                        sid: sid.trim().parse().unwrap_or_default(),
+                        ..Default::default()
+                    });
+                } else if let Some(session) = target.sessions.last_mut() {
+                    if let Some(initiator) = trimmed.strip_prefix("Initiator: ") {
+                        // "Initiator: iqn... alias: none"
+                        let name = initiator.split(" alias:").next().unwrap_or(initiator);
+                        session.initiator = name.trim().to_owned();
+                    } else if let Some(cid) = trimmed.strip_prefix("Connection: ") {
+                        if let Ok(cid) = cid.trim().parse() {
+                            session.connections.push(cid);
+                        }
+                    }
+                }
+            }
+            Section::Luns => {
+                if let Some(lun) = trimmed.strip_prefix("LUN: ") {
+                    target.luns.push(LunState {
+                        lun: lun.trim().parse().unwrap_or_default(),
+                        ..Default::default()
+                    });
+                } else if let Some(lun) = target.luns.last_mut() {
+                    if let Some(value) = trimmed.strip_prefix("Readonly: ") {
+                        lun.read_only = value.trim() == "Yes";
+                    } else if let Some(path) = trimmed.strip_prefix("Backing store path: ") {
+                        let path = path.trim();
+                        lun.path = (path != "None").then(|| path.to_owned());
+                    }
+                }
+            }
+            // An outgoing account is shown as "name (outgoing)"; only incoming ones guard
+            // logins.
+            Section::Accounts if indent == 8 && !trimmed.ends_with("(outgoing)") => {
+                target.accounts.push(trimmed.to_owned());
+            }
+            Section::Acl if indent == 8 => target.acl.push(trimmed.to_owned()),
+            _ => {}
+        }
+    }
+    targets
+}
+
+/// The account names in `show --mode account` ("Account list:" then one per line).
+pub fn parse_accounts(text: &str) -> Vec<String> {
+    text.lines()
+        .skip_while(|line| !line.starts_with("Account list:"))
+        .skip(1)
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| name.split(' ').next().unwrap_or(name).to_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cut from tgtd 1.0.85's own output.
+    const SHOWN: &str = "\
+Target 1: iqn.2010-10.org.test:volume-1
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+        I_T nexus: 3
+            Initiator: iqn.2004-10.org.test:host-a alias: none
+            Connection: 0
+                IP Address: 127.0.0.1
+    LUN information:
+        LUN: 0
+            Type: controller
+            Readonly: No
+            Backing store path: None
+        LUN: 1
+            Type: disk
+            Size: 67 MB, Block size: 512
+            Readonly: Yes
+            Backing store type: rdwr
+            Backing store path: /tmp/tg/vol1
+            Backing store flags: 
+    Account information:
+        u1
+        out1 (outgoing)
+    ACL information:
+        iqn.2004-10.org.test:host-a
+Target 2: iqn.2010-10.org.test:volume-1-ro
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+    LUN information:
+    Account information:
+    ACL information:
+";
+
+    #[test]
+    fn targets_sessions_luns_accounts_and_acls() {
+        let targets = parse_targets(SHOWN);
+        assert_eq!(targets.len(), 2);
+        let first = &targets[0];
+        assert_eq!(first.tid, 1);
+        assert_eq!(first.iqn, "iqn.2010-10.org.test:volume-1");
+        assert_eq!(
+            first.sessions,
+            vec![SessionState {
+                sid: 3,
+                initiator: "iqn.2004-10.org.test:host-a".into(),
+                connections: vec![0],
+            }]
+        );
+        assert_eq!(first.luns.len(), 2);
+        let disk = first.lun(1).unwrap();
+        assert!(disk.read_only);
+        assert_eq!(disk.path.as_deref(), Some("/tmp/tg/vol1"));
+        assert_eq!(first.lun(0).unwrap().path, None);
+        assert_eq!(first.accounts, vec!["u1"]);
+        assert_eq!(first.acl, vec!["iqn.2004-10.org.test:host-a"]);
+        assert_eq!(
+            targets[1],
+            TargetState {
+                tid: 2,
+                iqn: "iqn.2010-10.org.test:volume-1-ro".into(),
+                ..Default::default()
+            }
+        );
+        assert!(parse_targets("").is_empty());
+    }
+
+    #[test]
+    fn account_list() {
+        assert_eq!(
+            parse_accounts("Account list:\n    u9\n    u1\n    o (outgoing)\n"),
+            vec!["u9", "u1", "o"]
+        );
+        assert!(parse_accounts("Account list:\n").is_empty());
+    }
+}

@@ -1,0 +1,125 @@
+//! The database side of backends that enforce access (`backend::AccessRecords`), over
+//! the store, for one backend host; and the loop that keeps such backends reconciled.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::backend::{AccessRecords, Backends};
+use crate::clock::Clock;
+use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::ids::VolumeId;
+use crate::store::{NewExport, Store};
+
+pub struct StoreRecords {
+    store: Arc<dyn Store>,
+    backend_host: String,
+    clock: Arc<dyn Clock>,
+}
+
+impl StoreRecords {
+    pub fn new(store: Arc<dyn Store>, backend_host: String, clock: Arc<dyn Clock>) -> Self {
+        StoreRecords {
+            store,
+            backend_host,
+            clock,
+        }
+    }
+}
+
+#[async_trait]
+impl AccessRecords for StoreRecords {
+    async fn record_export(
+        &self,
+        volume_id: VolumeId,
+        auth_username: &str,
+        auth_password: &str,
+    ) -> Result<TargetExport, String> {
+        let new = NewExport {
+            volume_id,
+            backend_host: &self.backend_host,
+            auth_username,
+            auth_password,
+            now: self.clock.now(),
+        };
+        self.store
+            .record_export(&new)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, String> {
+        self.store
+            .export_of(volume_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn exports(&self) -> Result<Vec<TargetExport>, String> {
+        self.store
+            .exports_of_backend(&self.backend_host)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn forget_export(&self, volume_id: VolumeId) -> Result<(), String> {
+        self.store
+            .forget_export(volume_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn grants(&self, volume_id: Option<VolumeId>) -> Result<Vec<AccessGrant>, String> {
+        self.store
+            .access_grants(&self.backend_host, volume_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Reconciles, once, every backend that asks for it (at start, before serving).
+pub async fn reconcile_once(backends: &Backends) {
+    for backend in backends.iter() {
+        if backend.driver.reconcile_interval().is_some() {
+            reconcile_backend(backend).await;
+        }
+    }
+}
+
+/// Keeps reconciling each backend at its interval, for as long as the process runs; what
+/// had to be repaired is logged (a restarted tgtd shows up as its exports put back).
+pub fn keep_reconciled(backends: Arc<Backends>) {
+    for index in 0..backends.iter().count() {
+        let backends = backends.clone();
+        tokio::spawn(async move {
+            let Some(backend) = backends.iter().nth(index) else {
+                return;
+            };
+            let Some(every) = backend.driver.reconcile_interval() else {
+                return;
+            };
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                reconcile_backend(backend).await;
+            }
+        });
+    }
+}
+
+async fn reconcile_backend(backend: &crate::backend::ConfiguredBackend) {
+    match backend.driver.reconcile(true).await {
+        Ok(repaired) if repaired.is_empty() => {}
+        Ok(repaired) => tracing::warn!(
+            backend = %backend.name,
+            changes = repaired.len(),
+            first = %repaired[0],
+            "backend drifted from the database; put back what the database holds"
+        ),
+        Err(err) => {
+            tracing::warn!(backend = %backend.name, error = %err, "could not reconcile the backend")
+        }
+    }
+}

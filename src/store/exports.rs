@@ -1,0 +1,191 @@
+//! What target-based backends export (`target_exports`) and who may log in to it: the
+//! initiators of live, connected attachments. The backend asks; the database decides.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::db::Database;
+use super::error::StoreError;
+use super::row::{Columns, FromRow};
+use super::sql::Sql;
+use super::SqlStore;
+use crate::domain::attachment::{AttachMode, AttachStatus};
+use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::ids::VolumeId;
+
+/// A volume's export as a backend asks for it: the number is the store's to allocate.
+#[derive(Clone)]
+pub struct NewExport<'a> {
+    pub volume_id: VolumeId,
+    pub backend_host: &'a str,
+    pub auth_username: &'a str,
+    pub auth_password: &'a str,
+    pub now: DateTime<Utc>,
+}
+
+#[async_trait]
+pub trait ExportStore: Send + Sync {
+    /// Records the volume's export with the lowest number above every number this backend
+    /// uses, or returns the export the volume already has. Safe when several processes
+    /// record at once: a number goes to one volume only.
+    async fn record_export(&self, new: &NewExport<'_>) -> Result<TargetExport, StoreError>;
+    async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, StoreError>;
+    /// Every export of one backend, by number.
+    async fn exports_of_backend(&self, backend_host: &str)
+        -> Result<Vec<TargetExport>, StoreError>;
+    async fn forget_export(&self, volume_id: VolumeId) -> Result<(), StoreError>;
+    /// Who may log in now: the initiators of the live, connected attachments of the
+    /// backend's exported volumes (of one volume when `volume_id` is given).
+    async fn access_grants(
+        &self,
+        backend_host: &str,
+        volume_id: Option<VolumeId>,
+    ) -> Result<Vec<AccessGrant>, StoreError>;
+}
+
+const EXPORT_COLUMNS: &str =
+    "select volume_id, number, auth_username, auth_password from target_exports";
+
+/// The next number is one above the backend's highest; a number taken meanwhile by
+/// another process (or an export the volume already has) inserts nothing.
+const RECORD_EXPORT: &str = "\
+    insert into target_exports (volume_id, backend_host, number, auth_username, auth_password, \
+                                created_at) \
+    select $1, $2, coalesce(max(number), 0) + 1, $3, $4, $5 from target_exports \
+     where backend_host = $2 \
+    on conflict do nothing";
+
+const FORGET_EXPORT: &str = "delete from target_exports where volume_id = $1";
+
+/// `$1` backend host, `$2`/`$3` the connected statuses.
+const ACCESS_GRANTS: &str = "\
+    select a.volume_id, s.value, a.attach_mode from volume_attachment a \
+      join attachment_specs s on s.attachment_id = a.id \
+      join target_exports e on e.volume_id = a.volume_id \
+     where e.backend_host = $1 and a.deleted = false and a.attach_status in ($2, $3) \
+       and s.deleted = false and s.key = 'initiator'";
+
+/// A number taken by another process between our read and insert: try again, a few times.
+const RECORD_ATTEMPTS: usize = 8;
+
+impl FromRow for TargetExport {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        let volume_id = c.get()?;
+        let number: i64 = c.get()?;
+        Ok(TargetExport {
+            volume_id,
+            number: u32::try_from(number)
+                .map_err(|_| StoreError::corrupt(format!("export number {number}")))?,
+            auth_username: c.get()?,
+            auth_password: c.get()?,
+        })
+    }
+}
+
+/// A grant row: the initiator is kept as JSON text, like every connector value.
+struct GrantRow {
+    volume_id: VolumeId,
+    initiator: Option<String>,
+    mode: Option<AttachMode>,
+}
+
+impl FromRow for GrantRow {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(GrantRow {
+            volume_id: c.get()?,
+            initiator: c.get()?,
+            mode: c.get()?,
+        })
+    }
+}
+
+impl GrantRow {
+    /// The grant, when the connector's initiator is a name at all.
+    fn grant(self) -> Option<AccessGrant> {
+        let text = self.initiator?;
+        let initiator = match serde_json::from_str(&text) {
+            Ok(serde_json::Value::String(name)) => name,
+            _ => return None,
+        };
+        Some(AccessGrant {
+            volume_id: self.volume_id,
+            initiator,
+            read_only: self.mode == Some(AttachMode::ReadOnly),
+        })
+    }
+}
+
+#[async_trait]
+impl<D: Database> ExportStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, err)]
+    async fn record_export(&self, new: &NewExport<'_>) -> Result<TargetExport, StoreError> {
+        for _ in 0..RECORD_ATTEMPTS {
+            let sql = Sql::new(RECORD_EXPORT)
+                .bind(new.volume_id)
+                .bind(new.backend_host)
+                .bind(new.auth_username)
+                .bind(new.auth_password)
+                .bind(new.now);
+            let inserted = self.db.execute(sql).await?;
+            if inserted == 1 {
+                break;
+            }
+            if self.export_of(new.volume_id).await?.is_some() {
+                break;
+            }
+        }
+        self.export_of(new.volume_id).await?.ok_or_else(|| {
+            StoreError::corrupt(format!(
+                "no export number could be recorded for volume {}",
+                new.volume_id
+            ))
+        })
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, StoreError> {
+        let mut sql = Sql::new(EXPORT_COLUMNS);
+        sql.push(" where volume_id = ").push_bind(volume_id);
+        self.db.fetch_optional(sql).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn exports_of_backend(
+        &self,
+        backend_host: &str,
+    ) -> Result<Vec<TargetExport>, StoreError> {
+        let mut sql = Sql::new(EXPORT_COLUMNS);
+        sql.push(" where backend_host = ")
+            .push_bind(backend_host)
+            .push(" order by number");
+        self.db.fetch_all(sql).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn forget_export(&self, volume_id: VolumeId) -> Result<(), StoreError> {
+        self.db
+            .execute(Sql::new(FORGET_EXPORT).bind(volume_id))
+            .await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn access_grants(
+        &self,
+        backend_host: &str,
+        volume_id: Option<VolumeId>,
+    ) -> Result<Vec<AccessGrant>, StoreError> {
+        let mut sql = Sql::new(ACCESS_GRANTS)
+            .bind(backend_host)
+            .bind(AttachStatus::Attaching)
+            .bind(AttachStatus::Attached);
+        if let Some(volume_id) = volume_id {
+            sql.push(" and a.volume_id = ").push_bind(volume_id);
+        }
+        let rows: Vec<GrantRow> = self.db.fetch_all(sql).await?;
+        let mut grants: Vec<AccessGrant> = rows.into_iter().filter_map(GrantRow::grant).collect();
+        grants.sort();
+        grants.dedup();
+        Ok(grants)
+    }
+}
