@@ -35,10 +35,15 @@ pub trait AccessRecords: Send + Sync {
         auth_password: &str,
     ) -> Result<TargetExport, String>;
     async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, String>;
+    /// The volume's export and its grants, read together.
+    async fn export_with_grants(
+        &self,
+        volume_id: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, String>;
     async fn exports(&self) -> Result<Vec<TargetExport>, String>;
     async fn forget_export(&self, volume_id: VolumeId) -> Result<(), String>;
-    /// Initiators of live, connected attachments (of one volume, or of all of them).
-    async fn grants(&self, volume_id: Option<VolumeId>) -> Result<Vec<AccessGrant>, String>;
+    /// Initiators of live, connected attachments of every exported volume.
+    async fn grants(&self) -> Result<Vec<AccessGrant>, String>;
 }
 
 /// A turn at changing who may reach one volume, held from the backend's change until
@@ -463,13 +468,19 @@ mod tests {
         async fn export_of(&self, _: VolumeId) -> Result<Option<TargetExport>, String> {
             Ok(None)
         }
+        async fn export_with_grants(
+            &self,
+            _: VolumeId,
+        ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, String> {
+            Ok(None)
+        }
         async fn exports(&self) -> Result<Vec<TargetExport>, String> {
             Ok(Vec::new())
         }
         async fn forget_export(&self, _: VolumeId) -> Result<(), String> {
             Ok(())
         }
-        async fn grants(&self, _: Option<VolumeId>) -> Result<Vec<AccessGrant>, String> {
+        async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
             Ok(Vec::new())
         }
     }

@@ -55,6 +55,16 @@ impl AccessRecords for StoreRecords {
             .map_err(|e| e.to_string())
     }
 
+    async fn export_with_grants(
+        &self,
+        volume_id: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, String> {
+        self.store
+            .export_with_grants(volume_id)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     async fn exports(&self) -> Result<Vec<TargetExport>, String> {
         self.store
             .exports_of_backend(&self.backend_host)
@@ -69,9 +79,9 @@ impl AccessRecords for StoreRecords {
             .map_err(|e| e.to_string())
     }
 
-    async fn grants(&self, volume_id: Option<VolumeId>) -> Result<Vec<AccessGrant>, String> {
+    async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
         self.store
-            .access_grants(&self.backend_host, volume_id)
+            .access_grants(&self.backend_host)
             .await
             .map_err(|e| e.to_string())
     }

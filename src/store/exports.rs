@@ -30,17 +30,19 @@ pub trait ExportStore: Send + Sync {
     /// record at once: a number goes to one volume only.
     async fn record_export(&self, new: &NewExport<'_>) -> Result<TargetExport, StoreError>;
     async fn export_of(&self, volume_id: VolumeId) -> Result<Option<TargetExport>, StoreError>;
+    /// The volume's export and who may log in to it now, in one statement (asked on
+    /// every attach and detach).
+    async fn export_with_grants(
+        &self,
+        volume_id: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, StoreError>;
     /// Every export of one backend, by number.
     async fn exports_of_backend(&self, backend_host: &str)
         -> Result<Vec<TargetExport>, StoreError>;
     async fn forget_export(&self, volume_id: VolumeId) -> Result<(), StoreError>;
     /// Who may log in now: the initiators of the live, connected attachments of the
-    /// backend's exported volumes (of one volume when `volume_id` is given).
-    async fn access_grants(
-        &self,
-        backend_host: &str,
-        volume_id: Option<VolumeId>,
-    ) -> Result<Vec<AccessGrant>, StoreError>;
+    /// backend's exported volumes.
+    async fn access_grants(&self, backend_host: &str) -> Result<Vec<AccessGrant>, StoreError>;
 }
 
 const EXPORT_COLUMNS: &str =
@@ -65,6 +67,18 @@ const ACCESS_GRANTS: &str = "\
      where e.backend_host = $1 and a.deleted = false and a.attach_status in ($2, $3) \
        and s.deleted = false and s.key = 'initiator'";
 
+/// `$1` the volume, `$2`/`$3` the connected statuses: one row per live attachment (or
+/// one with nulls), each with the export.
+const EXPORT_WITH_GRANTS: &str = "\
+    select e.volume_id, e.number, e.auth_username, e.auth_password, a.volume_id, s.value, \
+           a.attach_mode \
+      from target_exports e \
+      left join volume_attachment a on a.volume_id = e.volume_id and a.deleted = false \
+                                   and a.attach_status in ($2, $3) \
+      left join attachment_specs s on s.attachment_id = a.id and s.deleted = false \
+                                  and s.key = 'initiator' \
+     where e.volume_id = $1";
+
 /// A number taken by another process between our read and insert: try again, a few times.
 const RECORD_ATTEMPTS: usize = 8;
 
@@ -82,9 +96,10 @@ impl FromRow for TargetExport {
     }
 }
 
-/// A grant row: the initiator is kept as JSON text, like every connector value.
+/// A grant row: the initiator is kept as JSON text, like every connector value (all
+/// columns null when an export has no live attachment).
 struct GrantRow {
-    volume_id: VolumeId,
+    volume_id: Option<VolumeId>,
     initiator: Option<String>,
     mode: Option<AttachMode>,
 }
@@ -99,16 +114,40 @@ impl FromRow for GrantRow {
     }
 }
 
+/// An export next to one of its grant rows.
+struct ExportGrantRow {
+    export: TargetExport,
+    grant: GrantRow,
+}
+
+impl FromRow for ExportGrantRow {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(ExportGrantRow {
+            export: TargetExport::from_row(c)?,
+            grant: GrantRow::from_row(c)?,
+        })
+    }
+}
+
+/// Sorted and without repeats (two attachments from one host are one grant).
+fn grants(rows: impl IntoIterator<Item = GrantRow>) -> Vec<AccessGrant> {
+    let mut grants: Vec<AccessGrant> = rows.into_iter().filter_map(GrantRow::grant).collect();
+    grants.sort();
+    grants.dedup();
+    grants
+}
+
 impl GrantRow {
     /// The grant, when the connector's initiator is a name at all.
     fn grant(self) -> Option<AccessGrant> {
+        let volume_id = self.volume_id?;
         let text = self.initiator?;
         let initiator = match serde_json::from_str(&text) {
             Ok(serde_json::Value::String(name)) => name,
             _ => return None,
         };
         Some(AccessGrant {
-            volume_id: self.volume_id,
+            volume_id,
             initiator,
             read_only: self.mode == Some(AttachMode::ReadOnly),
         })
@@ -170,22 +209,31 @@ impl<D: Database> ExportStore for SqlStore<D> {
     }
 
     #[tracing::instrument(skip_all, err)]
-    async fn access_grants(
-        &self,
-        backend_host: &str,
-        volume_id: Option<VolumeId>,
-    ) -> Result<Vec<AccessGrant>, StoreError> {
-        let mut sql = Sql::new(ACCESS_GRANTS)
+    async fn access_grants(&self, backend_host: &str) -> Result<Vec<AccessGrant>, StoreError> {
+        let sql = Sql::new(ACCESS_GRANTS)
             .bind(backend_host)
             .bind(AttachStatus::Attaching)
             .bind(AttachStatus::Attached);
-        if let Some(volume_id) = volume_id {
-            sql.push(" and a.volume_id = ").push_bind(volume_id);
-        }
         let rows: Vec<GrantRow> = self.db.fetch_all(sql).await?;
-        let mut grants: Vec<AccessGrant> = rows.into_iter().filter_map(GrantRow::grant).collect();
-        grants.sort();
-        grants.dedup();
-        Ok(grants)
+        Ok(grants(rows))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn export_with_grants(
+        &self,
+        volume_id: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, StoreError> {
+        let sql = Sql::new(EXPORT_WITH_GRANTS)
+            .bind(volume_id)
+            .bind(AttachStatus::Attaching)
+            .bind(AttachStatus::Attached);
+        let rows: Vec<ExportGrantRow> = self.db.fetch_all(sql).await?;
+        let Some(export) = rows.first().map(|row| row.export.clone()) else {
+            return Ok(None);
+        };
+        Ok(Some((
+            export,
+            grants(rows.into_iter().map(|row| row.grant)),
+        )))
     }
 }

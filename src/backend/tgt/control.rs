@@ -231,7 +231,8 @@ impl Control {
         while body.last() == Some(&0) {
             body.pop();
         }
-        Ok(String::from_utf8_lossy(&body).into_owned())
+        Ok(String::from_utf8(body)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()))
     }
 
     /// Sends a change; a refusal saying it is already in place counts as done.

@@ -26,7 +26,7 @@ use crate::domain::export::{AccessGrant, TargetExport};
 use crate::domain::ids::VolumeId;
 pub use control::{Control, ControlError};
 use plan::{plan, Step, Wanted, VOLUME_LUN};
-use state::{parse_accounts, parse_targets, TargetState};
+use state::{parse_accounts, parse_targets, parse_targets_of, TargetState};
 use turns::Turns;
 
 /// Account names this driver creates start with this, so that reconciliation can tell
@@ -85,14 +85,18 @@ impl TgtBackend {
         ))
     }
 
-    async fn targets(&self) -> Result<Vec<TargetState>, BackendError> {
+    /// What tgtd holds: every target, or only those with `tids`.
+    async fn targets(&self, tids: Option<&[u32]>) -> Result<Vec<TargetState>, BackendError> {
         let text = self
             .options
             .control
             .show_targets()
             .await
             .map_err(|e| self.failed("read tgtd's targets", e))?;
-        Ok(parse_targets(&text))
+        Ok(match tids {
+            Some(tids) => parse_targets_of(&text, tids),
+            None => parse_targets(&text),
+        })
     }
 
     fn wanted<'a>(&self, export: &'a TargetExport, grants: &'a [AccessGrant]) -> Wanted<'a> {
@@ -113,21 +117,17 @@ impl TgtBackend {
         volume_id: VolumeId,
         joining: Option<AccessGrant>,
     ) -> Result<Option<(TargetExport, Vec<Step>)>, BackendError> {
-        let Some(export) = self
+        let Some((export, mut grants)) = self
             .records
-            .export_of(volume_id)
+            .export_with_grants(volume_id)
             .await
-            .map_err(|e| self.failed("read the volume's export", e))?
+            .map_err(|e| self.failed("read who may reach the volume", e))?
         else {
             return Ok(None);
         };
-        let mut grants = self
-            .records
-            .grants(Some(volume_id))
-            .await
-            .map_err(|e| self.failed("read who may reach the volume", e))?;
         grants.extend(joining);
-        let targets = self.targets().await?;
+        let tids = [export.read_write_tid(), export.read_only_tid()];
+        let targets = self.targets(Some(&tids)).await?;
         let path = self.storage.path_of(volume_id).display().to_string();
         let steps = plan(&self.wanted(&export, &grants), &targets, None);
         self.apply(&steps, &export, &path, &targets).await?;
@@ -229,10 +229,22 @@ impl TgtBackend {
         };
         Some(AccessGrant {
             volume_id,
-            initiator: initiator.trim().to_owned(),
+            initiator: initiator.clone(),
             read_only: connector.mode() == Some(AttachMode::ReadOnly),
         })
     }
+}
+
+/// Whether `name` can be an initiator's iSCSI name (RFC 3720's characters, plus '_' that
+/// some initiators use). Anything else is refused before it reaches tgtd, whose
+/// parameters are `key=value,...`: a ',' or '=' in a name would add parameters of the
+/// caller's choosing to an ACL change.
+fn is_iscsi_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 223
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '_'))
 }
 
 /// A CHAP account for one volume: a random name (with this driver's prefix) and a
@@ -324,7 +336,13 @@ impl Backend for TgtBackend {
 
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
         match connector.get("initiator") {
-            Some(Value::String(initiator)) if !initiator.trim().is_empty() => Ok(()),
+            Some(Value::String(initiator)) if is_iscsi_name(initiator) => Ok(()),
+            Some(Value::String(initiator)) if !initiator.trim().is_empty() => Err(
+                BackendError::InvalidConnector(
+                    "initiator (an iSCSI name: letters, digits, '.', '-', ':', '_'; at most 223 characters)"
+                        .to_owned(),
+                ),
+            ),
             _ => Err(BackendError::InvalidConnector("initiator".to_owned())),
         }
     }
@@ -391,8 +409,8 @@ impl Backend for TgtBackend {
     async fn reconcile(&self, repair: bool) -> Result<Vec<String>, BackendError> {
         let read = |e: String| self.failed("read its exports", e);
         let exports = self.records.exports().await.map_err(read)?;
-        let grants = self.records.grants(None).await.map_err(read)?;
-        let targets = self.targets().await?;
+        let grants = self.records.grants().await.map_err(read)?;
+        let targets = self.targets(None).await?;
         let accounts = parse_accounts(
             &self
                 .options
@@ -486,6 +504,22 @@ impl Backend for TgtBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initiator_names_cannot_smuggle_parameters() {
+        assert!(is_iscsi_name("iqn.2004-10.com.ubuntu:01:abc"));
+        assert!(is_iscsi_name("eui.02004567A425678D"));
+        for bad in [
+            "",
+            "iqn.a,initiator-address=ALL",
+            "iqn.a=b",
+            "iqn a",
+            "iqn.\u{e9}",
+        ] {
+            assert!(!is_iscsi_name(bad), "{bad:?}");
+        }
+        assert!(!is_iscsi_name(&"a".repeat(224)));
+    }
 
     #[test]
     fn credentials_are_random_and_marked() {

@@ -45,26 +45,43 @@ enum Section {
 /// Every target in a `show` text. Lines it does not know are skipped, so a newer tgtd
 /// that adds fields still parses.
 pub fn parse_targets(text: &str) -> Vec<TargetState> {
+    parse(text, |_| true)
+}
+
+/// Only the targets with these ids: the text lists every target tgtd has, and a change to
+/// one volume needs its two (the others' lines are skipped unread).
+pub fn parse_targets_of(text: &str, tids: &[u32]) -> Vec<TargetState> {
+    parse(text, |tid| tids.contains(&tid))
+}
+
+fn parse(text: &str, wanted: impl Fn(u32) -> bool) -> Vec<TargetState> {
     let mut targets: Vec<TargetState> = Vec::new();
     let mut section = Section::Other;
+    let mut keeping = false;
     for line in text.lines() {
-        let trimmed = line.trim();
         if let Some(rest) = line.strip_prefix("Target ") {
             if let Some((tid, iqn)) = rest.split_once(": ") {
                 if let Ok(tid) = tid.parse() {
-                    targets.push(TargetState {
-                        tid,
-                        iqn: iqn.trim().to_owned(),
-                        ..Default::default()
-                    });
+                    keeping = wanted(tid);
+                    if keeping {
+                        targets.push(TargetState {
+                            tid,
+                            iqn: iqn.trim().to_owned(),
+                            ..Default::default()
+                        });
+                    }
                     section = Section::Other;
                     continue;
                 }
             }
         }
+        if !keeping {
+            continue;
+        }
         let Some(target) = targets.last_mut() else {
             continue;
         };
+        let trimmed = line.trim();
         let indent = line.len() - line.trim_start().len();
         if indent == 4 {
             section = match trimmed {
@@ -206,6 +223,9 @@ Target 2: iqn.2010-10.org.test:volume-1-ro
             }
         );
         assert!(parse_targets("").is_empty());
+        let second = parse_targets_of(SHOWN, &[2, 9]);
+        assert_eq!(second, vec![targets[1].clone()]);
+        assert_eq!(parse_targets_of(SHOWN, &[1]), vec![targets[0].clone()]);
     }
 
     #[test]

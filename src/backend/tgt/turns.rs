@@ -3,7 +3,7 @@
 //! processes can never apply what they read in the opposite order. A turn is an
 //! exclusive `flock` on one of a fixed set of files beside the volumes.
 
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::path::PathBuf;
 
 use crate::domain::ids::VolumeId;
@@ -32,17 +32,34 @@ impl Turns {
         self.dir.join(format!("access-{stripe:02}.lock"))
     }
 
-    /// Waits for the volume's turn (on the blocking pool: `flock` blocks).
-    pub async fn take(&self, volume_id: VolumeId) -> std::io::Result<Turn> {
+    fn open(&self, volume_id: VolumeId) -> std::io::Result<File> {
         let path = self.path(volume_id);
-        let dir = self.dir.clone();
-        tokio::task::spawn_blocking(move || {
-            std::fs::create_dir_all(&dir)?;
-            let file = OpenOptions::new()
+        let open = || {
+            OpenOptions::new()
                 .create(true)
                 .truncate(false)
                 .write(true)
-                .open(&path)?;
+                .open(&path)
+        };
+        match open() {
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(&self.dir)?;
+                open()
+            }
+            other => other,
+        }
+    }
+
+    /// Waits for the volume's turn. Uncontended (the usual case) it is taken right here,
+    /// in microseconds; a wait happens on the blocking pool, since `flock` blocks.
+    pub async fn take(&self, volume_id: VolumeId) -> std::io::Result<Turn> {
+        let file = self.open(volume_id)?;
+        match file.try_lock() {
+            Ok(()) => return Ok(Turn { _file: file }),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(err)) => return Err(err),
+        }
+        tokio::task::spawn_blocking(move || {
             file.lock()?;
             Ok(Turn { _file: file })
         })
