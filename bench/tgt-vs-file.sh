@@ -5,6 +5,9 @@
 # on alternately, ROUNDS times. One line per run: backend, store, cycles/s, errors, p99 of
 # attachment create, CPU ms per cycle of the server, the database and tgtd.
 #
+# EXTRA_VOLUMES=N first creates N idle volumes (2N targets for tgt), to see what the size
+# of tgtd's state costs.
+#
 # Usage: bench/tgt-vs-file.sh BIN [SECONDS] [ROUNDS] [CLIENTS]   (as root: tgtd needs it)
 # Needs target/release/cinder-attach-bench and PostgreSQL at PGURL.
 set -euo pipefail
@@ -26,6 +29,11 @@ run() { # backend store
   [ "$backend" = tgt ] && spec="tgt=tgt,dir=DIR,portal=$portal,control_port=$control"
   [ "$store" = postgres ] && database=(--database-process postgres)
   start_server "$bin" "$store" "$port" "$spec"
+  local refused
+  refused="$(seq 1 "${EXTRA_VOLUMES:-0}" | xargs -P 8 -I{} curl -s -o /dev/null -w '%{http_code}\n' -X POST \
+    "http://127.0.0.1:$port/v3/p1/volumes" -H 'X-Auth-Token: admin:p1' -H 'Content-Type: application/json' \
+    -d '{"volume": {"size": 1}}' | grep -vc '^202$' || true)"
+  [ "$refused" = 0 ] || echo "warning: $refused of $EXTRA_VOLUMES idle volumes were not created" >&2
   before="$(ticks "$tgtd_pid")"
   "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode own \
     --server-pid "$server_pid" "${database[@]}" --json "$server_work/report.json" >/dev/null || true

@@ -79,8 +79,9 @@ const EXPORT_WITH_GRANTS: &str = "\
                                   and s.key = 'initiator' \
      where e.volume_id = $1";
 
-/// A number taken by another process between our read and insert: try again, a few times.
-const RECORD_ATTEMPTS: usize = 8;
+/// A number taken by another process between our read and insert: try again. Each round
+/// of concurrent recorders has a winner, so this bounds how many may record at once.
+const RECORD_ATTEMPTS: usize = 256;
 
 impl FromRow for TargetExport {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {

@@ -419,7 +419,48 @@ async fn an_initiator_name_cannot_carry_tgtd_parameters(app: TestApp) {
     );
 }
 
+async fn parallel_creates_get_distinct_exports(app: TestApp) {
+    let Some((app, tgtd)) = tgt_app(app, "tgt::parallel_creates").await else {
+        return;
+    };
+    let requests: Vec<Pending> = (0..24)
+        .map(|_| -> Pending {
+            Box::pin(
+                app.request(axum::http::Method::POST, "/v3/p1/volumes")
+                    .json(&json!({"volume": {"size": 1}}))
+                    .send(),
+            )
+        })
+        .collect();
+    let responses = all_at_once(requests).await;
+    let failed: Vec<&str> = responses
+        .iter()
+        .filter(|r| r.status != 202)
+        .map(|r| r.text.as_str())
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    let mut numbers = Vec::new();
+    for response in &responses {
+        let id = str_of(&response.json["volume"], "id");
+        assert_eq!(app.volume_status(&id).await, "available");
+        let volume_id = VolumeId::from(Uuid::parse_str(&id).unwrap());
+        numbers.push(
+            app.store
+                .export_of(volume_id)
+                .await
+                .unwrap()
+                .expect("exported")
+                .number,
+        );
+    }
+    numbers.sort();
+    numbers.dedup();
+    assert_eq!(numbers.len(), 24, "one number per volume");
+    assert_eq!(tgtd.acls().await.len(), 48, "two targets per volume");
+}
+
 backend_tests!(
+    parallel_creates_get_distinct_exports,
     an_initiator_name_cannot_carry_tgtd_parameters,
     persistent_reservations_pass_through,
     a_writer_and_a_reader_share_bytes_and_the_target_enforces_ro,

@@ -78,26 +78,6 @@ impl Refusal {
         .find(|r| *r as i64 == i64::from(code))
         .unwrap_or(Other)
     }
-
-    /// Whether the refusal means the change is already in place (or already undone).
-    pub fn already_done(self) -> bool {
-        use Refusal::*;
-        matches!(
-            self,
-            NoTarget
-                | NoLun
-                | NoSession
-                | NoConnection
-                | NoBinding
-                | TargetExists
-                | LunExists
-                | BindingExists
-                | AclExists
-                | AclMissing
-                | UserExists
-                | NoUser
-        )
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,8 +95,8 @@ pub enum ControlError {
 }
 
 impl ControlError {
-    pub fn already_done(&self) -> bool {
-        matches!(self, ControlError::Refused { refusal, .. } if refusal.already_done())
+    pub fn is(&self, wanted: Refusal) -> bool {
+        matches!(self, ControlError::Refused { refusal, .. } if *refusal == wanted)
     }
 }
 
@@ -235,11 +215,12 @@ impl Control {
             .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned()))
     }
 
-    /// Sends a change; a refusal saying it is already in place counts as done.
-    async fn change(&self, request: Request) -> Result<(), ControlError> {
+    /// Sends a change; the refusals in `done` say it is already in place (or already
+    /// undone), so they count as done.
+    async fn change(&self, request: Request, done: &[Refusal]) -> Result<(), ControlError> {
         match self.send(request).await {
             Ok(_) => Ok(()),
-            Err(err) if err.already_done() => Ok(()),
+            Err(ControlError::Refused { refusal, .. }) if done.contains(&refusal) => Ok(()),
             Err(err) => Err(err),
         }
     }
@@ -248,6 +229,13 @@ impl Control {
     /// accounts and ACL (tgtd has no per-target form of it).
     pub async fn show_targets(&self) -> Result<String, ControlError> {
         self.send(Request::new("list targets", Mode::Target, Op::Show))
+            .await
+    }
+
+    /// One target's sessions and their connections (cheap: only that target); refused
+    /// with `NoTarget` when tgtd has no such target.
+    pub async fn show_sessions(&self, tid: u32) -> Result<String, ControlError> {
+        self.send(Request::new("list a target's sessions", Mode::Connection, Op::Show).tid(tid))
             .await
     }
 
@@ -261,6 +249,7 @@ impl Control {
             Request::new("create a target", Mode::Target, Op::New)
                 .tid(tid)
                 .params(format!("targetname={iqn}")),
+            &[Refusal::TargetExists],
         )
         .await
     }
@@ -269,7 +258,7 @@ impl Control {
     pub async fn delete_target(&self, tid: u32) -> Result<(), ControlError> {
         let mut request = Request::new("delete a target", Mode::Target, Op::Delete).tid(tid);
         request.force = true;
-        self.change(request).await
+        self.change(request, &[Refusal::NoTarget]).await
     }
 
     pub async fn new_lun(&self, tid: u32, lun: u64, path: &str) -> Result<(), ControlError> {
@@ -277,13 +266,14 @@ impl Control {
             .tid(tid)
             .params(format!("path={path}"));
         request.lun = lun;
-        self.change(request).await
+        self.change(request, &[Refusal::LunExists]).await
     }
 
     pub async fn delete_lun(&self, tid: u32, lun: u64) -> Result<(), ControlError> {
         let mut request = Request::new("remove a logical unit", Mode::Device, Op::Delete).tid(tid);
         request.lun = lun;
-        self.change(request).await
+        self.change(request, &[Refusal::NoLun, Refusal::NoTarget])
+            .await
     }
 
     pub async fn set_read_only(
@@ -303,6 +293,7 @@ impl Control {
         self.change(
             Request::new("create a CHAP account", Mode::Account, Op::New)
                 .params(format!("user={user},password={password}")),
+            &[Refusal::UserExists],
         )
         .await
     }
@@ -311,6 +302,7 @@ impl Control {
         self.change(
             Request::new("delete a CHAP account", Mode::Account, Op::Delete)
                 .params(format!("user={user}")),
+            &[Refusal::NoUser],
         )
         .await
     }
@@ -320,6 +312,7 @@ impl Control {
             Request::new("bind a CHAP account", Mode::Account, Op::Bind)
                 .tid(tid)
                 .params(format!("user={user}")),
+            &[Refusal::BindingExists, Refusal::UserExists],
         )
         .await
     }
@@ -329,6 +322,7 @@ impl Control {
             Request::new("allow an initiator", Mode::Target, Op::Bind)
                 .tid(tid)
                 .params(format!("initiator-name={initiator}")),
+            &[Refusal::AclExists],
         )
         .await
     }
@@ -338,6 +332,7 @@ impl Control {
             Request::new("disallow an initiator", Mode::Target, Op::Unbind)
                 .tid(tid)
                 .params(format!("initiator-name={initiator}")),
+            &[Refusal::AclMissing, Refusal::NoTarget],
         )
         .await
     }
@@ -347,7 +342,11 @@ impl Control {
         let mut request = Request::new("end a session", Mode::Connection, Op::Delete).tid(tid);
         request.sid = sid;
         request.cid = cid;
-        self.change(request).await
+        self.change(
+            request,
+            &[Refusal::NoSession, Refusal::NoConnection, Refusal::NoTarget],
+        )
+        .await
     }
 
     /// Takes tgtd offline, so that it stops on SIGTERM (tests and `scripts/tgtd`).
@@ -387,15 +386,16 @@ mod tests {
     }
 
     #[test]
-    fn refusals_that_mean_done() {
+    fn refusals_by_code() {
         assert_eq!(Refusal::from_code(12), Refusal::AclExists);
-        assert!(Refusal::from_code(13).already_done());
-        assert!(!Refusal::from_code(17).already_done());
+        assert_eq!(Refusal::from_code(4), Refusal::NoTarget);
+        assert_eq!(Refusal::from_code(17), Refusal::Other);
         let refused = ControlError::Refused {
             what: "create a CHAP account",
             code: 17,
             refusal: Refusal::Other,
         };
+        assert!(refused.is(Refusal::Other));
         assert_eq!(
             refused.to_string(),
             "tgtd refused to create a CHAP account (tgtadm error 17)"

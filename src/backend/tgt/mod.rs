@@ -11,7 +11,8 @@ mod plan;
 mod state;
 mod turns;
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -24,9 +25,10 @@ use super::{
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::{AccessGrant, TargetExport};
 use crate::domain::ids::VolumeId;
+use control::Refusal;
 pub use control::{Control, ControlError};
-use plan::{plan, Step, Wanted, VOLUME_LUN};
-use state::{parse_accounts, parse_targets, parse_targets_of, TargetState};
+use plan::{plan, plan_change, Step, TargetSessions, Wanted, VOLUME_LUN};
+use state::{parse_accounts, parse_sessions, parse_targets, parse_targets_of, TargetState};
 use turns::Turns;
 
 /// Account names this driver creates start with this, so that reconciliation can tell
@@ -47,6 +49,8 @@ pub struct TgtBackend {
     options: TgtOptions,
     records: Arc<dyn AccessRecords>,
     turns: Turns,
+    /// Volumes the last reconciliation saw drift on (`None` before the first pass).
+    suspects: Mutex<Option<BTreeSet<VolumeId>>>,
 }
 
 impl TgtBackend {
@@ -63,6 +67,7 @@ impl TgtBackend {
             options,
             records,
             turns,
+            suspects: Mutex::new(None),
         }
     }
 
@@ -108,30 +113,86 @@ impl TgtBackend {
         }
     }
 
-    /// Makes tgtd hold what the database holds for one volume, plus `joining` (an
-    /// attachment being connected, recorded right after). The caller holds the volume's
-    /// turn. Returns the export and the steps it took; `None` when the volume has no
-    /// export (deleted meanwhile).
+    /// Makes everything tgtd holds for one volume (targets, logical units, account, ACLs,
+    /// sessions) what the database holds, from tgtd's full show. The caller holds the
+    /// volume's turn. Returns the export and the steps it took; `None` when the volume
+    /// has no export (deleted meanwhile).
     async fn sync_volume(
         &self,
         volume_id: VolumeId,
-        joining: Option<AccessGrant>,
     ) -> Result<Option<(TargetExport, Vec<Step>)>, BackendError> {
-        let Some((export, mut grants)) = self
-            .records
-            .export_with_grants(volume_id)
-            .await
-            .map_err(|e| self.failed("read who may reach the volume", e))?
-        else {
+        let Some((export, grants)) = self.export_with_grants(volume_id).await? else {
             return Ok(None);
         };
-        grants.extend(joining);
+        let steps = self.sync_export(&export, &grants).await?;
+        Ok(Some((export, steps)))
+    }
+
+    async fn sync_export(
+        &self,
+        export: &TargetExport,
+        grants: &[AccessGrant],
+    ) -> Result<Vec<Step>, BackendError> {
         let tids = [export.read_write_tid(), export.read_only_tid()];
         let targets = self.targets(Some(&tids)).await?;
+        let path = self.storage.path_of(export.volume_id).display().to_string();
+        let steps = plan(&self.wanted(export, grants), &targets, None);
+        self.apply(&steps, export, &path, &targets).await?;
+        Ok(steps)
+    }
+
+    async fn export_with_grants(
+        &self,
+        volume_id: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, BackendError> {
+        self.records
+            .export_with_grants(volume_id)
+            .await
+            .map_err(|e| self.failed("read who may reach the volume", e))
+    }
+
+    /// One attach (`joining`) or detach (`leaving`): the change, planned from the two
+    /// targets' sessions (see `plan_change`); when a target is missing (tgtd restarted)
+    /// the whole volume is put back instead. The caller holds the volume's turn.
+    async fn change_access(
+        &self,
+        volume_id: VolumeId,
+        joining: Option<AccessGrant>,
+        leaving: Option<AccessGrant>,
+    ) -> Result<Option<TargetExport>, BackendError> {
+        let Some((export, mut grants)) = self.export_with_grants(volume_id).await? else {
+            return Ok(None);
+        };
+        let control = &self.options.control;
+        let mut shown = Vec::with_capacity(2);
+        for tid in [export.read_write_tid(), export.read_only_tid()] {
+            match control.show_sessions(tid).await {
+                Ok(text) => shown.push((tid, parse_sessions(&text))),
+                Err(err) if err.is(Refusal::NoTarget) => {
+                    grants.extend(joining);
+                    self.sync_export(&export, &grants).await?;
+                    return Ok(Some(export));
+                }
+                Err(err) => return Err(self.failed("read the volume's sessions", err)),
+            }
+        }
+        let sessions: Vec<TargetSessions<'_>> = shown
+            .iter()
+            .map(|(tid, sessions)| TargetSessions {
+                tid: *tid,
+                sessions,
+            })
+            .collect();
+        let steps = plan_change(
+            &export,
+            &grants,
+            &sessions,
+            joining.as_ref(),
+            leaving.as_ref(),
+        );
         let path = self.storage.path_of(volume_id).display().to_string();
-        let steps = plan(&self.wanted(&export, &grants), &targets, None);
-        self.apply(&steps, &export, &path, &targets).await?;
-        Ok(Some((export, steps)))
+        self.apply(&steps, &export, &path, &[]).await?;
+        Ok(Some(export))
     }
 
     async fn apply(
@@ -214,7 +275,7 @@ impl TgtBackend {
             .await
             .map_err(|e| self.failed("record the volume's export", e))?;
         let turn = self.turn(volume_id).await?;
-        if let Err(err) = self.sync_volume(volume_id, None).await {
+        if let Err(err) = self.sync_volume(volume_id).await {
             let _ = self.unexport(&export).await;
             let _ = self.records.forget_export(volume_id).await;
             drop(turn);
@@ -305,7 +366,7 @@ impl Backend for TgtBackend {
                     .map_err(|e| self.failed("resize the volume's logical unit", e))?;
             }
         }
-        self.sync_volume(volume_id, None).await.map(drop)
+        self.sync_volume(volume_id).await.map(drop)
     }
 
     async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
@@ -353,8 +414,8 @@ impl Backend for TgtBackend {
     }
 
     /// Lets the connector's initiator in (read-only target for an `ro` attachment), after
-    /// cutting off every initiator the database no longer lists. The caller holds the
-    /// volume's turn and records the attachment before releasing it.
+    /// cutting off every initiator with a session the database no longer backs. The
+    /// caller holds the volume's turn and records the attachment before releasing it.
     async fn initialize_connection(
         &self,
         volume_id: VolumeId,
@@ -364,8 +425,8 @@ impl Backend for TgtBackend {
         let grant = Self::grant_for(volume_id, connector)
             .ok_or_else(|| BackendError::InvalidConnector("initiator".to_owned()))?;
         let read_only = grant.read_only;
-        let (export, _) = self
-            .sync_volume(volume_id, Some(grant))
+        let export = self
+            .change_access(volume_id, Some(grant), None)
             .await?
             .ok_or_else(|| {
                 BackendError::Failed(format!(
@@ -390,16 +451,17 @@ impl Backend for TgtBackend {
         })
     }
 
-    /// Makes the volume's ACLs what the database now holds: called after an attachment
-    /// is gone (or was refused), so its initiator is cut off, unless another live
-    /// attachment of the volume still names it.
+    /// Called after an attachment is gone (or was refused): its initiator is cut off
+    /// (ACL entry and sessions), unless another live attachment of the volume still
+    /// names it.
     async fn terminate_connection(
         &self,
         volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<(), BackendError> {
         self.validate_connector(connector)?;
-        self.sync_volume(volume_id, None).await.map(drop)
+        let leaving = Self::grant_for(volume_id, connector);
+        self.change_access(volume_id, None, leaving).await.map(drop)
     }
 
     fn reconcile_interval(&self) -> Option<Duration> {
@@ -420,29 +482,45 @@ impl Backend for TgtBackend {
                 .map_err(|e| self.failed("read tgtd's accounts", e))?,
         );
         let mut drift = Vec::new();
+        let mut drifting = BTreeSet::new();
+        let suspected = self.suspects.lock().map(|s| s.clone()).unwrap_or_default();
         for export in &exports {
             let steps = plan(&self.wanted(export, &grants), &targets, Some(&accounts));
             if steps.is_empty() {
                 continue;
             }
             let volume = export.volume_id;
-            let found = if repair {
-                // Read again inside the turn: the first read may be stale by now (an
-                // attach holding the turn has let its initiator in but not yet recorded
-                // it); what is reported is what was still wrong.
-                let _turn = self.turn(volume).await?;
-                self.sync_volume(volume, None)
-                    .await?
-                    .map(|(_, steps)| steps)
-                    .unwrap_or_default()
-            } else {
+            drifting.insert(volume);
+            let describe = |steps: &[Step]| -> Vec<String> {
                 steps
-            };
-            drift.extend(
-                found
                     .iter()
-                    .map(|s| format!("volume {volume}: {}", s.describe())),
-            );
+                    .map(|s| format!("volume {volume}: {}", s.describe()))
+                    .collect()
+            };
+            if !repair {
+                drift.extend(describe(&steps));
+                continue;
+            }
+            // Drift seen once may be an operation in flight (holding the turn, it has
+            // changed tgtd but not yet the database, or the other way round): it is
+            // repaired when the next pass still sees it, or at once on the first pass.
+            if suspected.as_ref().is_some_and(|s| !s.contains(&volume)) {
+                continue;
+            }
+            // Inside the turn the database is read again; tgtd's text is not (it lists
+            // every target, so it costs tgtd milliseconds per thousand targets): where an
+            // operation finished in between, the plan repeats what it did, and every
+            // step is idempotent.
+            let _turn = self.turn(volume).await?;
+            if let Some((export, grants)) = self.export_with_grants(volume).await? {
+                let steps = plan(&self.wanted(&export, &grants), &targets, Some(&accounts));
+                let path = self.storage.path_of(volume).display().to_string();
+                self.apply(&steps, &export, &path, &targets).await?;
+                drift.extend(describe(&steps));
+            }
+        }
+        if let Ok(mut suspects) = self.suspects.lock() {
+            *suspects = Some(drifting);
         }
         let ours = |tid: u32| {
             exports
@@ -453,11 +531,15 @@ impl Backend for TgtBackend {
             let Some(volume) = self.volume_of(&target.iqn) else {
                 continue;
             };
-            drift.push(format!(
+            let extra = format!(
                 "target {} ({}) belongs to no exported volume",
                 target.tid, target.iqn
-            ));
-            if repair {
+            );
+            if !repair {
+                drift.push(extra);
+                continue;
+            }
+            {
                 let _turn = self.turn(volume).await?;
                 // Recorded meanwhile (a volume being created): it is not extra after all.
                 let now = self.records.export_of(volume).await.map_err(read)?;
@@ -471,6 +553,7 @@ impl Backend for TgtBackend {
                     .delete_target(target.tid)
                     .await
                     .map_err(|e| self.failed("remove an extra target", e))?;
+                drift.push(extra);
             }
         }
         let known_accounts = |name: &str| exports.iter().any(|e| e.auth_username == name);
@@ -485,16 +568,19 @@ impl Backend for TgtBackend {
                 Vec::new()
             };
             for account in extra {
-                drift.push(format!(
-                    "CHAP account {account} belongs to no exported volume"
-                ));
-                if repair && !current.iter().any(|e| &e.auth_username == account) {
+                if repair && current.iter().any(|e| &e.auth_username == account) {
+                    continue; // recorded meanwhile (a volume being created)
+                }
+                if repair {
                     self.options
                         .control
                         .delete_account(account)
                         .await
                         .map_err(|e| self.failed("remove an extra CHAP account", e))?;
                 }
+                drift.push(format!(
+                    "CHAP account {account} belongs to no exported volume"
+                ));
             }
         }
         Ok(drift)

@@ -139,6 +139,32 @@ fn parse(text: &str, wanted: impl Fn(u32) -> bool) -> Vec<TargetState> {
     targets
 }
 
+/// The sessions in one target's `show --mode conn` text ("Session: N", then per
+/// connection "Connection: C" and "Initiator: NAME").
+pub fn parse_sessions(text: &str) -> Vec<SessionState> {
+    let mut sessions: Vec<SessionState> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(sid) = line.strip_prefix("Session: ") {
+            let sid = sid.parse().unwrap_or_default();
+            if sessions.last().is_none_or(|s| s.sid != sid) {
+                sessions.push(SessionState {
+                    sid,
+                    ..Default::default()
+                });
+            }
+        } else if let Some(session) = sessions.last_mut() {
+            if let Some(cid) = line.strip_prefix("Connection: ") {
+                if let Ok(cid) = cid.parse() {
+                    session.connections.push(cid);
+                }
+            } else if let Some(initiator) = line.strip_prefix("Initiator: ") {
+                session.initiator = initiator.to_owned();
+            }
+        }
+    }
+    sessions
+}
+
 /// The account names in `show --mode account` ("Account list:" then one per line).
 pub fn parse_accounts(text: &str) -> Vec<String> {
     text.lines()
@@ -226,6 +252,28 @@ Target 2: iqn.2010-10.org.test:volume-1-ro
         let second = parse_targets_of(SHOWN, &[2, 9]);
         assert_eq!(second, vec![targets[1].clone()]);
         assert_eq!(parse_targets_of(SHOWN, &[1]), vec![targets[0].clone()]);
+    }
+
+    #[test]
+    fn one_targets_sessions() {
+        let text = "Session: 1\n    Connection: 0\n        Initiator: iqn.h:a\n        IP Address: 127.0.0.1\n\
+                    Session: 4\n    Connection: 0\n        Initiator: iqn.h:b\n        IP Address: 127.0.0.1\n";
+        assert_eq!(
+            parse_sessions(text),
+            vec![
+                SessionState {
+                    sid: 1,
+                    initiator: "iqn.h:a".into(),
+                    connections: vec![0]
+                },
+                SessionState {
+                    sid: 4,
+                    initiator: "iqn.h:b".into(),
+                    connections: vec![0]
+                },
+            ]
+        );
+        assert!(parse_sessions("").is_empty());
     }
 
     #[test]
