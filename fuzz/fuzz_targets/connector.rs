@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use cinder_attach::api::attachments::create_schema;
 use cinder_attach::api::schema::validate;
-use cinder_attach::backend::{Backend, BackendSpec};
+use cinder_attach::backend::{Backend, BackendSpec, NoRecords};
 use cinder_attach::domain::attachment::{AttachMode, Connector};
 use cinder_attach::store::connector_specs::{decode, encode};
 use libfuzzer_sys::fuzz_target;
@@ -18,12 +18,13 @@ static BACKENDS: LazyLock<Vec<std::sync::Arc<dyn Backend>>> = LazyLock::new(|| {
     [
         "f=file,dir=/nonexistent/fuzz",
         "i=iscsi-sim,dir=/nonexistent/fuzz",
+        "t=tgt,dir=/nonexistent/fuzz",
     ]
     .iter()
     .map(|spec| {
         spec.parse::<BackendSpec>()
             .expect("spec")
-            .build()
+            .build(std::sync::Arc::new(NoRecords))
             .expect("builds")
             .0
     })

@@ -46,6 +46,35 @@ pub trait AccessRecords: Send + Sync {
     async fn grants(&self) -> Result<Vec<AccessGrant>, String>;
 }
 
+/// Records for drivers built without a database (fuzz targets, unit tests): nothing is
+/// exported, nothing recorded.
+pub struct NoRecords;
+
+#[async_trait]
+impl AccessRecords for NoRecords {
+    async fn record_export(&self, _: VolumeId, _: &str, _: &str) -> Result<TargetExport, String> {
+        Err("no database to record exports in".into())
+    }
+    async fn export_of(&self, _: VolumeId) -> Result<Option<TargetExport>, String> {
+        Ok(None)
+    }
+    async fn export_with_grants(
+        &self,
+        _: VolumeId,
+    ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, String> {
+        Ok(None)
+    }
+    async fn exports(&self) -> Result<Vec<TargetExport>, String> {
+        Ok(Vec::new())
+    }
+    async fn forget_export(&self, _: VolumeId) -> Result<(), String> {
+        Ok(())
+    }
+    async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
+        Ok(Vec::new())
+    }
+}
+
 /// A turn at changing who may reach one volume, held from the backend's change until
 /// the database records the decision behind it (released when dropped).
 pub struct AccessTurn(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>);
@@ -451,39 +480,6 @@ impl Backends {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// For specs whose driver reads nothing from the database.
-    struct NoRecords;
-
-    #[async_trait]
-    impl AccessRecords for NoRecords {
-        async fn record_export(
-            &self,
-            _: VolumeId,
-            _: &str,
-            _: &str,
-        ) -> Result<TargetExport, String> {
-            Err("none".into())
-        }
-        async fn export_of(&self, _: VolumeId) -> Result<Option<TargetExport>, String> {
-            Ok(None)
-        }
-        async fn export_with_grants(
-            &self,
-            _: VolumeId,
-        ) -> Result<Option<(TargetExport, Vec<AccessGrant>)>, String> {
-            Ok(None)
-        }
-        async fn exports(&self) -> Result<Vec<TargetExport>, String> {
-            Ok(Vec::new())
-        }
-        async fn forget_export(&self, _: VolumeId) -> Result<(), String> {
-            Ok(())
-        }
-        async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
-            Ok(Vec::new())
-        }
-    }
 
     fn build(spec: &BackendSpec) -> Result<(Arc<dyn Backend>, String), String> {
         spec.build(Arc::new(NoRecords))
