@@ -3,6 +3,7 @@
 
 use super::error::ApiError;
 use crate::domain::attach::reserve_statuses;
+use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
 use crate::domain::volume::Unschedulable;
 use crate::domain::volume_rules::DELETABLE_STATUSES;
 use crate::domain::DomainError;
@@ -46,6 +47,57 @@ fn delete_refusal(force: bool) -> String {
 const RETYPE_REFUSAL: &str = "Retype needs volume to be in available or in-use state, not be \
 part of an active migration or a consistency group, requested type has to be different that \
 the one from the volume, and for in-use volumes front-end qos specs cannot change.";
+
+/// A legacy attach action's refusal. Cinder's volume manager refuses some of them, and
+/// its API wraps those in "Error attaching/detaching volume - InvalidVolume: ...".
+fn legacy_refusal(step: LegacyStep, why: LegacyWhy) -> ApiError {
+    let from_manager = |action: &str, reason: String| {
+        ApiError::BadRequest(format!(
+            "Error {action} volume - InvalidVolume: Invalid volume: {reason}"
+        ))
+    };
+    let statuses: Vec<&str> = OPEN_STATUSES.iter().map(|s| s.as_str()).collect();
+    let statuses = statuses.join(", ");
+    match (step, why) {
+        (LegacyStep::Initialize, LegacyWhy::Maintenance) => {
+            invalid_volume("The volume connection cannot be initialized in maintenance mode.")
+        }
+        (LegacyStep::Attach, LegacyWhy::Maintenance) => {
+            invalid_volume("The volume cannot be attached in maintenance mode.")
+        }
+        (LegacyStep::Detach, LegacyWhy::Maintenance) => {
+            invalid_volume("The volume cannot be detached in maintenance mode.")
+        }
+        (LegacyStep::Initialize, LegacyWhy::Status(status)) => invalid_volume(format!(
+            "Volume status must be one of {statuses} to initialize a connection, but the \
+             status is {status}."
+        )),
+        (LegacyStep::Initialize, LegacyWhy::DifferentMode) => {
+            invalid_volume("being attached by different mode")
+        }
+        (_, LegacyWhy::Status(status)) => from_manager(
+            "attaching",
+            format!(
+                "Volume status must be one of {statuses} to attach, but the status is {status}."
+            ),
+        ),
+        (_, LegacyWhy::AttachedElsewhere) => from_manager(
+            "attaching",
+            "volume is already attached and multiple attachments are not enabled".to_owned(),
+        ),
+        (_, LegacyWhy::DifferentMode) => {
+            from_manager("attaching", "being attached by different mode".to_owned())
+        }
+        (_, LegacyWhy::SeveralAttachments) => from_manager(
+            "detaching",
+            "Detach volume failed: More than one attachment, but no attachment_id provided."
+                .to_owned(),
+        ),
+        (_, LegacyWhy::HostNeeded) => {
+            invalid_input("Connector doesn't have required information: host")
+        }
+    }
+}
 
 /// The message of a failure that is shown (500s with Cinder's own text).
 fn failure_text(err: &DomainError) -> String {
@@ -161,6 +213,11 @@ impl From<DomainError> for ApiError {
                     "Volume status must be {expected} to reserve, but the status is {status}."
                 ))
             }
+            E::LegacyRefused { step, why } => legacy_refusal(step, why),
+            E::InvalidAttachMode { volume, mode } => ApiError::BadRequest(format!(
+                "Invalid attaching mode '{mode}' for volume {volume}."
+            )),
+            E::MismatchedAttachment => invalid_input("Mismatched volume and attachment"),
             E::NotAttached => invalid_volume(
                 "Unable to detach volume. Volume status must be 'in-use' and attach_status must \
                  be 'attached' to detach.",

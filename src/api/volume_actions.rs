@@ -4,6 +4,8 @@ use std::sync::LazyLock;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -13,17 +15,14 @@ use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::volumes::{volume_id, VolumePath};
 use crate::api::AppState;
-use crate::domain::attachment::AttachStatus;
+use crate::domain::attachment::{AttachMode, AttachStatus, Connector};
+use crate::domain::ids::AttachmentId;
 use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::volume::{MigrationStatus, StatusReset, VolumeStatus};
+use crate::service::legacy_attachments::{AttachVolume, DetachTarget};
 
 /// Actions Cinder has that this service does not build yet.
 const NOT_BUILT: &[&str] = &[
-    "os-attach",
-    "os-detach",
-    "os-initialize_connection",
-    "os-terminate_connection",
-    "os-force_detach",
     "os-extend_volume_completion",
     "os-volume_upload_image",
     "os-migrate_volume",
@@ -105,6 +104,84 @@ static RESET_STATUS: LazyLock<Value> = LazyLock::new(|| {
 });
 static FORCE_DELETE: LazyLock<Value> =
     LazyLock::new(|| action_schema("os-force_delete", json!({})));
+
+/// cinder/api/schemas/volume_actions.py `attach`.
+static ATTACH: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-attach",
+        json!({
+            "type": "object",
+            "properties": {
+                "instance_uuid": {"type": "string", "format": "uuid"},
+                "mountpoint": {"type": "string", "minLength": 1, "maxLength": 255},
+                "host_name": {"type": "string", "maxLength": 255},
+                "mode": {"type": "string", "enum": ["rw", "ro"]}
+            },
+            "required": ["mountpoint"],
+            "anyOf": [{"required": ["instance_uuid"]}, {"required": ["host_name"]}],
+            "additionalProperties": false
+        }),
+    )
+});
+/// `detach`: the body may be null; `attachment_id` a UUID or null.
+static DETACH: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-detach",
+        json!({
+            "type": ["object", "null"],
+            "properties": {
+                "attachment_id": {"oneOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]}
+            },
+            "additionalProperties": false
+        }),
+    )
+});
+static INITIALIZE: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-initialize_connection",
+        json!({
+            "type": "object",
+            "properties": {"connector": {"type": ["object", "string"]}},
+            "required": ["connector"],
+            "additionalProperties": false
+        }),
+    )
+});
+static TERMINATE: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-terminate_connection",
+        json!({
+            "type": "object",
+            "properties": {"connector": {"type": ["string", "object", "null"]}},
+            "required": ["connector"],
+            "additionalProperties": false
+        }),
+    )
+});
+/// cinder/api/schemas/admin_actions.py `force_detach`.
+static FORCE_DETACH: LazyLock<Value> = LazyLock::new(|| {
+    action_schema(
+        "os-force_detach",
+        json!({
+            "type": "object",
+            "properties": {
+                "connector": {"type": ["string", "object", "null"]},
+                "attachment_id": {"type": ["string", "null"]}
+            },
+            "additionalProperties": false
+        }),
+    )
+});
+
+/// A connector as the legacy actions take it: an object; null (or, for
+/// `os-initialize_connection`, a string Cinder's schema lets through) is none.
+fn connector_of(body: &Value, action: &str) -> Option<Connector> {
+    Connector::from_json(Some(body[action]["connector"].clone()))
+}
+
+fn attachment_text<'a>(body: &'a Value, action: &str) -> Option<&'a str> {
+    body[action]["attachment_id"].as_str()
+}
 
 fn flag(body: &Value, action: &str, field: &str) -> bool {
     super::schema::as_bool(&body[action][field]).unwrap_or(false)
@@ -188,13 +265,19 @@ fn parse_reset(fields: ResetFields) -> Result<StatusReset, ApiError> {
     })
 }
 
+/// An attachment id the schema let through (`os-force_detach` takes any string).
+fn parse_attachment(text: &str) -> Result<AttachmentId, ApiError> {
+    text.parse()
+        .map_err(|_| ApiError::BadRequest(format!("Invalid input received: {text} is not a UUID")))
+}
+
 /// Dispatches on the body's single key.
 pub async fn action(
     State(state): State<AppState>,
     ctx: Ctx,
     Path(path): Path<VolumePath>,
     body: JsonBody,
-) -> Result<StatusCode, ApiError> {
+) -> Result<Response, ApiError> {
     ctx.require(Endpoint::VolumeAction)?;
     let name = body.action_name()?;
     let service = &state.service;
@@ -206,7 +289,7 @@ pub async fn action(
             service
                 .set_bootable(caller, volume_id(&path)?, bootable)
                 .await?;
-            Ok(StatusCode::OK)
+            Ok(StatusCode::OK.into_response())
         }
         "os-update_readonly_flag" => {
             super::schema::validate(&READONLY, &body.0).map_err(ApiError::BadRequest)?;
@@ -214,14 +297,14 @@ pub async fn action(
             service
                 .update_readonly_flag(caller, volume_id(&path)?, readonly)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-retype" => {
             let parsed: RetypeBody = body.parse(&RETYPE)?;
             service
                 .retype_volume(caller, volume_id(&path)?, &parsed.retype.new_type)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-reset_status" => {
             let parsed: ResetBody = body.parse(&RESET_STATUS)?;
@@ -229,14 +312,14 @@ pub async fn action(
             service
                 .reset_status(caller, volume_id(&path)?, reset)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-force_delete" => {
             super::schema::validate(&FORCE_DELETE, &body.0).map_err(ApiError::BadRequest)?;
             service
                 .force_delete_volume(caller, volume_id(&path)?)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-extend" => {
             super::schema::validate(&EXTEND, &body.0).map_err(ApiError::BadRequest)?;
@@ -249,7 +332,67 @@ pub async fn action(
             service
                 .extend_volume(caller, volume_id(&path)?, new_size)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-initialize_connection" => {
+            super::schema::validate(&INITIALIZE, &body.0).map_err(ApiError::BadRequest)?;
+            let id = volume_id(&path)?;
+            // Cinder lets a string through its schema and then fails on it; here it is a
+            // connector without the keys the backend needs.
+            let connector = connector_of(&body.0, &name).unwrap_or_default();
+            let info = service.initialize_connection(caller, id, connector).await?;
+            Ok(Json(json!({"connection_info": info})).into_response())
+        }
+        "os-attach" => {
+            super::schema::validate(&ATTACH, &body.0).map_err(ApiError::BadRequest)?;
+            let fields = &body.0["os-attach"];
+            let text = |key: &str| fields[key].as_str().map(str::to_owned);
+            let request = AttachVolume {
+                instance_uuid: text("instance_uuid"),
+                host_name: text("host_name"),
+                mountpoint: text("mountpoint").unwrap_or_default(),
+                mode: text("mode")
+                    .as_deref()
+                    .and_then(AttachMode::requested)
+                    .unwrap_or(AttachMode::ReadWrite),
+            };
+            service
+                .attach_volume(caller, volume_id(&path)?, request)
+                .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-detach" => {
+            super::schema::validate(&DETACH, &body.0).map_err(ApiError::BadRequest)?;
+            let target = match attachment_text(&body.0, &name) {
+                Some(text) => DetachTarget::Id(parse_attachment(text)?),
+                None => DetachTarget::Only,
+            };
+            service
+                .detach_volume(caller, volume_id(&path)?, target)
+                .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-terminate_connection" => {
+            super::schema::validate(&TERMINATE, &body.0).map_err(ApiError::BadRequest)?;
+            let connector = connector_of(&body.0, &name);
+            service
+                .terminate_connection(caller, volume_id(&path)?, connector)
+                .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-force_detach" => {
+            super::schema::validate(&FORCE_DETACH, &body.0).map_err(ApiError::BadRequest)?;
+            let target = match attachment_text(&body.0, &name) {
+                Some(text) => {
+                    parse_attachment(text).map_or(DetachTarget::Nothing, DetachTarget::Id)
+                }
+                None => DetachTarget::Only,
+            };
+            let connector = connector_of(&body.0, &name);
+            service
+                .force_detach(caller, volume_id(&path)?, target, connector)
+                .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-reserve" | "os-unreserve" | "os-begin_detaching" | "os-roll_detaching" => {
             let action = match name.as_str() {
@@ -261,7 +404,7 @@ pub async fn action(
             service
                 .legacy_attach(caller, volume_id(&path)?, action)
                 .await?;
-            Ok(StatusCode::ACCEPTED)
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         other => match NOT_BUILT.iter().find(|known| **known == other) {
             // A volume that does not exist is 404 first, as in Cinder.

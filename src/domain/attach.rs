@@ -70,7 +70,7 @@ pub struct Transition {
 
 impl Transition {
     /// The volume moves to `state`; nothing is written when it is already there.
-    fn towards(volume: &LockedVolume, state: VolumeState) -> Self {
+    pub(super) fn towards(volume: &LockedVolume, state: VolumeState) -> Self {
         Transition {
             volume: (state != volume.state()).then_some(state),
             detached: Vec::new(),
@@ -161,28 +161,38 @@ pub fn reserve(
     if volume.multiattach && volume.migrating() {
         return Err(Refusal::Migrating);
     }
+    sharing_limits(volume, live, request.mode, request.default_max_attachments)?;
+    let hold = Hold::of(volume.status, statuses(live));
+    let after = statuses(live).chain([AttachStatus::Reserved]);
+    Ok(Transition::towards(volume, aggregate(volume, hold, after)))
+}
+
+/// The sharing limits a new attachment of `mode` must fit: the volume's attachment cap
+/// (its type's, else the service's `default_max_attachments`) and, on a single-writer
+/// type, at most one `rw` attachment.
+pub(super) fn sharing_limits(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    mode: AttachMode,
+    default_max_attachments: Option<u32>,
+) -> Result<(), Refusal> {
     let limit = volume
         .type_max_attachments
         .map(|limit| AttachmentLimit {
             limit,
             from_type: true,
         })
-        .or(request
-            .default_max_attachments
-            .map(|limit| AttachmentLimit {
-                limit,
-                from_type: false,
-            }));
+        .or(default_max_attachments.map(|limit| AttachmentLimit {
+            limit,
+            from_type: false,
+        }));
     if let Some(limit) = limit.filter(|l| live.len() >= l.limit as usize) {
         return Err(Refusal::AttachmentLimit {
             limit: limit.limit,
             from_type: limit.from_type,
         });
     }
-    single_writer(volume, live, None, request.mode)?;
-    let hold = Hold::of(volume.status, statuses(live));
-    let after = statuses(live).chain([AttachStatus::Reserved]);
-    Ok(Transition::towards(volume, aggregate(volume, hold, after)))
+    single_writer(volume, live, None, mode)
 }
 
 /// A cap on a volume's live attachments, and where it comes from.
@@ -194,7 +204,7 @@ struct AttachmentLimit {
 
 /// On a single-writer type, `mode` may be `rw` only while no other live attachment
 /// (other than `target`, which is being reconnected) holds write access.
-fn single_writer(
+pub(super) fn single_writer(
     volume: &LockedVolume,
     live: &[LiveAttachment],
     target: Option<AttachmentId>,
@@ -209,7 +219,7 @@ fn single_writer(
     }
 }
 
-fn statuses(live: &[LiveAttachment]) -> impl Iterator<Item = AttachStatus> + '_ {
+pub(super) fn statuses(live: &[LiveAttachment]) -> impl Iterator<Item = AttachStatus> + '_ {
     live.iter().map(|a| a.attach_status)
 }
 

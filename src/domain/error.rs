@@ -3,6 +3,7 @@
 //! one place, `api::faults`.
 
 use super::ids::{AttachmentId, VolumeId, VolumeTypeId};
+use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::volume::{Unschedulable, VolumeStatus};
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
@@ -79,6 +80,18 @@ pub enum DomainError {
     },
     #[error("os-begin_detaching refused: not attached")]
     NotAttached,
+    /// `os-initialize_connection`, `os-attach` or `os-detach` refused.
+    #[error("{step:?} refused: {why:?}")]
+    LegacyRefused { step: LegacyStep, why: LegacyWhy },
+    /// `os-attach` asking a read-only volume for write access.
+    #[error("attach mode {mode} refused for read-only volume {volume}")]
+    InvalidAttachMode {
+        volume: VolumeId,
+        mode: &'static str,
+    },
+    /// `os-detach` naming an attachment of another volume.
+    #[error("the attachment belongs to another volume")]
+    MismatchedAttachment,
 
     // --- volumes
     #[error("invalid size {0:?}")]

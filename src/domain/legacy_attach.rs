@@ -3,7 +3,7 @@
 //! status only, with Cinder's compare-and-swap rules. Tempest and older Nova still use
 //! them.
 
-use super::attach::{LiveAttachment, Transition};
+use super::attach::{aggregate, statuses, Hold, LiveAttachment, Transition};
 use super::attachment::AttachStatus;
 use super::outcome::Refusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
@@ -52,16 +52,12 @@ pub fn decide(
                 })
             }
         }
-        LegacyAction::Unreserve if volume.status == VolumeStatus::Attaching => {
-            let attached = live
-                .iter()
-                .any(|a| a.attach_status == AttachStatus::Attached);
-            set(if attached {
-                VolumeStatus::InUse
-            } else {
-                VolumeStatus::Available
-            })
-        }
+        // Cinder: `in-use` when something is attached, else `available`; here the
+        // aggregator's answer, so a connection still attaching keeps the volume
+        // `attaching`.
+        LegacyAction::Unreserve if volume.status == VolumeStatus::Attaching => Ok(
+            Transition::towards(volume, aggregate(volume, Hold::None, statuses(live))),
+        ),
         LegacyAction::BeginDetaching => {
             if volume.status == VolumeStatus::InUse
                 && volume.attach_status == AttachStatus::Attached

@@ -8,6 +8,7 @@ pub mod error;
 pub mod export;
 pub mod ids;
 pub mod legacy_attach;
+pub mod legacy_connect;
 pub mod message;
 pub mod outcome;
 pub mod paging;

@@ -42,6 +42,8 @@ pub enum Refusal {
     },
     /// `os-begin_detaching`: the volume is not `in-use` and attached.
     NotAttached,
+    /// `os-initialize_connection`, `os-attach`, `os-terminate_connection`, `os-detach`.
+    Legacy(super::legacy_connect::LegacyWhy),
     /// The volume's status forbids this change.
     VolumeStatus(VolumeStatus),
     /// An extend to a size that is not larger than `current`.

@@ -44,6 +44,11 @@ pub mod rules {
     pub const LEGACY_UNRESERVE: &str = "volume_extension:volume_actions:unreserve";
     pub const LEGACY_BEGIN_DETACHING: &str = "volume_extension:volume_actions:begin_detaching";
     pub const LEGACY_ROLL_DETACHING: &str = "volume_extension:volume_actions:roll_detaching";
+    pub const LEGACY_ATTACH: &str = "volume_extension:volume_actions:attach";
+    pub const LEGACY_DETACH: &str = "volume_extension:volume_actions:detach";
+    pub const LEGACY_INITIALIZE: &str = "volume_extension:volume_actions:initialize_connection";
+    pub const LEGACY_TERMINATE: &str = "volume_extension:volume_actions:terminate_connection";
+    pub const FORCE_DETACH: &str = "volume_extension:volume_admin_actions:force_detach";
     pub const RESET_STATUS: &str = "volume_extension:volume_admin_actions:reset_status";
     pub const ADMIN_FORCE_DELETE: &str = "volume_extension:volume_admin_actions:force_delete";
     pub const TYPE_CREATE: &str = "volume_extension:type_create";

@@ -7,7 +7,7 @@
 //! reserves and connects in one transaction, so nothing is left to undo.
 
 use super::Service;
-use crate::backend::{AccessTurn, BackendError};
+use crate::backend::{AccessTurn, Backend, BackendError};
 use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
@@ -50,7 +50,7 @@ fn not_found(id: AttachmentId) -> DomainError {
     DomainError::AttachmentNotFound(id.to_string())
 }
 
-fn connector_error(err: BackendError) -> DomainError {
+pub(super) fn connector_error(err: BackendError) -> DomainError {
     match err {
         BackendError::InvalidConnector(key) => DomainError::ConnectorMissing(key),
         BackendError::Failed(message) => DomainError::ConnectFailed(message),
@@ -67,7 +67,7 @@ enum Connect<'a> {
 
 /// What a refused attach event means for the caller (`updating`: the refusal answers an
 /// update, not the create that reserves).
-fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
+pub(super) fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
     match refusal {
         Refusal::Reservation {
             status,
@@ -376,13 +376,7 @@ impl Service {
         };
         drop(turn);
         if !matches!(outcome, Ok(Outcome::Done(_))) {
-            let withdrawn = backend
-                .driver
-                .terminate_connection(volume.id, &connection.connector)
-                .await;
-            if let Err(err) = withdrawn {
-                tracing::warn!(volume_id = %volume.id, error = %err, "could not withdraw an unused export");
-            }
+            withdraw_unused_export(backend.driver.as_ref(), volume.id, &connection.connector).await;
         }
         drop(access);
         match outcome? {
@@ -499,6 +493,19 @@ impl Service {
         {
             tracing::warn!(%volume_id, error = %err, "backend could not terminate the connection");
         }
+    }
+}
+
+/// Withdraws an export made for a connection whose record was refused (or failed): the
+/// backend lets the host in only while a record says so. A failure is logged; the
+/// backend's reconciliation repairs what is left.
+pub(super) async fn withdraw_unused_export(
+    driver: &dyn Backend,
+    volume_id: VolumeId,
+    connector: &Connector,
+) {
+    if let Err(err) = driver.terminate_connection(volume_id, connector).await {
+        tracing::warn!(%volume_id, error = %err, "could not withdraw an unused export");
     }
 }
 

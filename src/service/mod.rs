@@ -5,6 +5,7 @@
 pub mod attachments;
 mod backends;
 pub mod exports;
+pub mod legacy_attachments;
 pub mod messages;
 pub mod types;
 mod volume_actions;

@@ -152,7 +152,7 @@ const INSERT_RESERVATION: &str = "\
                                    connection_info, created_at, deleted) \
     values ($1, $2, $3, $4, $5, '{}', $6, false)";
 
-static INSERT_CONNECTED: LazyLock<String> = LazyLock::new(|| {
+pub(super) static INSERT_CONNECTED: LazyLock<String> = LazyLock::new(|| {
     format!(
         "insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, \
                                         attached_host, mountpoint, attach_time, connection_info, \

@@ -6,6 +6,7 @@
 //! file of its concern:
 //!
 //! - `attachments.rs`: attachment lookups and the attach events;
+//! - `legacy_attachments.rs`: the legacy attach actions that keep attachment rows;
 //! - `locks.rs`: how every write to a volume or its attachments starts (the volume row
 //!   locked, its live attachments read) and ends (the volume's new state written);
 //! - `volumes.rs`, `volume_writes.rs`, `volume_metadata.rs`: volume reads, the volume
@@ -22,6 +23,7 @@ pub mod connector_specs;
 mod db;
 mod error;
 mod exports;
+mod legacy_attachments;
 mod locks;
 mod messages;
 mod operations;
@@ -43,6 +45,7 @@ use std::time::Duration;
 pub use attachments::AttachmentStore;
 pub use error::{BoxError, StoreError};
 pub use exports::{ExportStore, NewExport};
+pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use postgres::Postgres;
@@ -64,6 +67,7 @@ pub trait Store:
     + Operations
     + PurgeStore
     + ExportStore
+    + LegacyAttachStore
 {
 }
 
@@ -77,6 +81,7 @@ impl<T> Store for T where
         + Operations
         + PurgeStore
         + ExportStore
+        + LegacyAttachStore
 {
 }
 

@@ -176,7 +176,10 @@ impl<D: Database> SqlStore<D> {
     }
 
     /// The connectors of the volume's live attachments, by attachment.
-    async fn connectors_of(tx: &mut D::Tx, locked: &Locked) -> Result<Vec<Detached>, StoreError> {
+    pub(super) async fn connectors_of(
+        tx: &mut D::Tx,
+        locked: &Locked,
+    ) -> Result<Vec<Detached>, StoreError> {
         let items: Vec<KeyValue> = tx
             .fetch_all(Sql::new(CONNECTORS_OF_VOLUME).bind(locked.volume.id))
             .await?;

@@ -459,7 +459,87 @@ async fn parallel_creates_get_distinct_exports(app: TestApp) {
     assert_eq!(tgtd.acls().await.len(), 48, "two targets per volume");
 }
 
+/// The legacy flow on a real target: `os-initialize_connection` lets the host in,
+/// `os-terminate_connection` and `os-force_detach` cut it off, each for its host only.
+async fn the_legacy_flow_opens_and_closes_the_target(app: TestApp) {
+    let Some((app, tgtd)) = tgt_app(app, "tgt::legacy_flow").await else {
+        return;
+    };
+    let v = app.multiattach_volume().await;
+    let initialize = |host: &'static str, initiator: &'static str| {
+        let (app, v) = (&app, v.clone());
+        async move {
+            let body = json!({"os-initialize_connection": {"connector": iscsi_connector(host, initiator)}});
+            let response = app.volume_action(&v, body).await;
+            assert_eq!(response.status, 200, "{}", response.text);
+            response.json["connection_info"]["data"].clone()
+        }
+    };
+    let action = |body: Value| {
+        let (app, v) = (&app, v.clone());
+        async move {
+            let response = app.volume_action(&v, body).await;
+            assert_eq!(response.status, 202, "{}", response.text);
+        }
+    };
+    action(json!({"os-reserve": null})).await;
+    let info_a = initialize("host-a", IQN_A).await;
+    action(json!({"os-attach": {"instance_uuid": I1, "mountpoint": "/dev/vdb"}})).await;
+    let info_b = initialize("host-b", IQN_B).await;
+    action(json!({"os-attach": {"instance_uuid": I2, "mountpoint": "/dev/vdb"}})).await;
+    assert_eq!(info_a["target_iqn"], rw_iqn(&v));
+    assert_eq!(
+        tgtd.acls().await,
+        acl(&[(&rw_iqn(&v), &[IQN_A, IQN_B]), (&ro_iqn(&v), &[])])
+    );
+    let mut a = Session::login(&info_a, IQN_A)
+        .await
+        .expect("host a logs in");
+    let mut b = Session::login(&info_b, IQN_B)
+        .await
+        .expect("host b logs in");
+    assert_eq!(a.write(0, "from-a").await["ok"], true);
+    assert_eq!(b.read(0).await["text"], "from-a");
+
+    action(json!({"os-terminate_connection": {"connector": iscsi_connector("host-a", IQN_A)}}))
+        .await;
+    let cut = a.write(1, "after").await;
+    assert_eq!(
+        cut["ok"], false,
+        "a terminated host cannot keep writing: {cut}"
+    );
+    assert!(!can_log_in(&info_a, IQN_A).await);
+    assert_eq!(
+        b.write(1, "from-b").await["ok"],
+        true,
+        "the other host keeps its access"
+    );
+
+    let b_attachment = app
+        .get(&format!(
+            "/v3/p1/attachments?volume_id={v}&instance_id={I2}"
+        ))
+        .version("3.44")
+        .send()
+        .await
+        .json["attachments"][0]["id"]
+        .clone();
+    action(json!({"os-force_detach": {"attachment_id": b_attachment, "connector": null}})).await;
+    let cut = b.write(2, "after").await;
+    assert_eq!(cut["ok"], false, "a force-detached host is cut off: {cut}");
+    assert_eq!(
+        tgtd.acls().await,
+        acl(&[(&rw_iqn(&v), &[]), (&ro_iqn(&v), &[])])
+    );
+    // Instance I1 is still attached (without a connection) until os-detach.
+    assert_eq!(app.volume_status(&v).await, "in-use");
+    action(json!({"os-detach": {}})).await;
+    assert_eq!(app.volume_status(&v).await, "available");
+    assert!(checked(&app).await.is_empty());
+}
+
 backend_tests!(
+    the_legacy_flow_opens_and_closes_the_target,
     parallel_creates_get_distinct_exports,
     an_initiator_name_cannot_carry_tgtd_parameters,
     persistent_reservations_pass_through,

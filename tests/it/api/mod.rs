@@ -10,6 +10,7 @@ mod auth;
 mod faults;
 mod health;
 mod hostile;
+mod legacy_attach;
 mod metrics;
 mod multiattach;
 mod routing;

@@ -62,13 +62,13 @@ async fn body_must_name_one_known_action(app: TestApp) {
     app.volume_action(&id, json!({"os-set_bootable": {"bootable": true}, "x": 1}))
         .await
         .assert_fault(400, "badRequest", "Malformed request body");
-    app.volume_action(&id, json!({"os-attach": {}}))
+    app.volume_action(&id, json!({"os-migrate_volume": {}}))
         .await
-        .assert_fault(501, "notImplemented", "os-attach");
+        .assert_fault(501, "notImplemented", "os-migrate_volume");
     // ...but a volume that does not exist is 404 first.
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
-        json!({"os-attach": {}}),
+        json!({"os-migrate_volume": {}}),
     )
     .await
     .assert_fault(404, "itemNotFound", "could not be found");
