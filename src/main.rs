@@ -2,30 +2,34 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use cinder_attach::cli::{Cli, Command};
+use cinder_attach::cli::{self, Command};
 use cinder_attach::commands;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = Cli::parse();
-    cinder_attach::telemetry::init(cli.log_format);
-    let result = match cli.command.unwrap_or_default() {
-        Command::Serve => commands::run(&cli.database, cli.serve).await,
-        Command::Migrate => commands::migrate(&cli.database).await,
-        Command::Policy => commands::print_policy(&cli.serve),
-        Command::Purge(args) => commands::purge(&cli.database, &args).await,
-        Command::Check(args) => {
-            match commands::check::check(&cli.database, &cli.serve, &args).await {
-                Ok(true) => return ExitCode::SUCCESS,
-                Ok(false) => return ExitCode::from(1),
-                Err(err) => {
-                    eprintln!("cinder-attach: {err}");
-                    return ExitCode::from(2);
-                }
-            }
+    let parsed = cli::parse();
+    cinder_attach::telemetry::init(parsed.cli.log_format);
+    if !parsed.file.ignored.is_empty() {
+        tracing::debug!(options = %parsed.file.ignored.join(", "), "configuration file options not used here");
+    }
+    let settings = parsed.describe_settings();
+    let result = match parsed.cli.into_command() {
+        Command::Config(_) => {
+            print!("{settings}");
+            Ok(())
         }
+        Command::Serve(args) => commands::run(args).await,
+        Command::Migrate(database) => commands::migrate(&database).await,
+        Command::Policy(args) => commands::print_policy(&args),
+        Command::Purge(args) => commands::purge(&args).await,
+        Command::Check(args) => match commands::check::check(&args).await {
+            Ok(true) => return ExitCode::SUCCESS,
+            Ok(false) => return ExitCode::from(1),
+            Err(err) => {
+                eprintln!("cinder-attach: {err}");
+                return ExitCode::from(2);
+            }
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,20 +8,17 @@ use serde::Serialize;
 
 use super::{connect_options, StartError};
 use crate::backend::{Backend, BackendSpec};
-use crate::cli::{CheckArgs, DatabaseArgs, ServeArgs};
+use crate::cli::CheckArgs;
 use crate::clock::SystemClock;
 use crate::domain::consistency::{self, BackendObjects, Finding};
 use crate::service::exports::StoreRecords;
 use crate::store::{self, Store};
 
 /// The subcommand: `Ok(true)` when nothing is broken.
-pub async fn check(
-    db: &DatabaseArgs,
-    serve: &ServeArgs,
-    args: &CheckArgs,
-) -> Result<bool, StartError> {
-    let store = store::connect(&connect_options(db, false, false)).await?;
-    let backends = backends_from_specs(&serve.backends, &serve.host_name(), &store)
+pub async fn check(args: &CheckArgs) -> Result<bool, StartError> {
+    let store = store::connect(&connect_options(&args.database, false, false)).await?;
+    let specs = &args.backends;
+    let backends = backends_from_specs(&specs.backends, &specs.host_name(), &store)
         .map_err(StartError::Config)?;
     let report = run(store.as_ref(), &backends).await;
     store.close().await;

@@ -4,10 +4,11 @@
 use chrono::{Duration, Utc};
 
 use super::{connect_options, StartError};
-use crate::cli::{DatabaseArgs, PurgeArgs};
+use crate::cli::PurgeArgs;
 use crate::store;
 
-pub async fn purge(db: &DatabaseArgs, args: &PurgeArgs) -> Result<(), StartError> {
+pub async fn purge(args: &PurgeArgs) -> Result<(), StartError> {
+    let db = &args.database;
     let store = store::connect(&connect_options(db, false, false)).await?;
     let before = Utc::now() - Duration::days(i64::from(args.older_than));
     let purged = store.purge_deleted(before).await;

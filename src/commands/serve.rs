@@ -12,14 +12,15 @@ use super::{connect_options, StartError};
 use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use crate::auth::Authenticator;
-use crate::cli::{AuthStrategy, DatabaseArgs, MigrateMode, ServeArgs};
+use crate::cli::{AuthStrategy, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
 use crate::policy::PolicyEngine;
 use crate::service::{exports, register_backends, Service, Settings};
 use crate::store;
 
 /// `cinder-attach serve`: runs until SIGINT or SIGTERM.
-pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
+pub async fn run(args: ServeArgs) -> Result<(), StartError> {
+    let db = &args.database;
     if args.auth_strategy == AuthStrategy::Noauth
         && !args.listen.ip().is_loopback()
         && !args.allow_insecure_noauth
@@ -27,7 +28,7 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
         return Err(StartError::InsecureNoauth(args.listen));
     }
     let policy =
-        Arc::new(PolicyEngine::load(args.policy_file.clone()).map_err(StartError::Policy)?);
+        Arc::new(PolicyEngine::load(args.policy.policy_file.clone()).map_err(StartError::Policy)?);
     let store = store::connect(&connect_options(
         db,
         args.migrate == MigrateMode::Auto,
@@ -35,7 +36,13 @@ pub async fn run(db: &DatabaseArgs, args: ServeArgs) -> Result<(), StartError> {
     ))
     .await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let backends = register_backends(&store, &args.backends, &args.host_name(), &clock).await?;
+    let backends = register_backends(
+        &store,
+        &args.backends.backends,
+        &args.backends.host_name(),
+        &clock,
+    )
+    .await?;
     for backend in backends.iter() {
         tracing::info!(host = %backend.host, service_uuid = %backend.service_uuid, "backend ready");
     }

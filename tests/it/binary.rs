@@ -46,7 +46,8 @@ fn serves_with_no_configuration_and_stops_on_sigterm() {
     let mut child = binary()
         .current_dir(&dir)
         .env("CINDER_ATTACH_LISTEN", "127.0.0.1:0")
-        .env("NO_COLOR", "1")
+        // Piped, not a terminal: no colour even without NO_COLOR.
+        .env_remove("NO_COLOR")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -56,6 +57,10 @@ fn serves_with_no_configuration_and_stops_on_sigterm() {
     let mut addr = None;
     for line in stdout.lines() {
         let line = line.unwrap();
+        assert!(
+            !line.contains('\u{1b}'),
+            "escape codes in a piped log: {line:?}"
+        );
         if let Some(rest) = line.split("address=").nth(1) {
             addr = Some(rest.split_whitespace().next().unwrap().to_owned());
             break;

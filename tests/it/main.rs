@@ -6,6 +6,7 @@ mod support;
 mod api;
 mod binary;
 mod check;
+mod config_file;
 mod connections;
 mod crash;
 mod keystone;

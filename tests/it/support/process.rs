@@ -50,6 +50,23 @@ impl ServerProcess {
         backend: &str,
         extra: &[&str],
     ) -> ServerProcess {
+        let mut args = vec![
+            "serve",
+            "--listen",
+            listen,
+            "--host",
+            "test-host",
+            "--database-url",
+            database_url,
+            "--backend",
+            backend,
+        ];
+        args.extend_from_slice(extra);
+        Self::start_args(&args)
+    }
+
+    /// The binary with exactly `args` (and JSON logs), waiting until it listens.
+    pub fn start_args(args: &[&str]) -> ServerProcess {
         let mut command = Command::new(env!("CARGO_BIN_EXE_cinder-attach"));
         for (key, _) in std::env::vars() {
             if key.starts_with("CINDER_ATTACH_") {
@@ -57,17 +74,8 @@ impl ServerProcess {
             }
         }
         let mut child = command
-            .args([
-                "serve",
-                "--listen",
-                listen,
-                "--log-format",
-                "json",
-                "--host",
-                "test-host",
-            ])
-            .args(["--database-url", database_url, "--backend", backend])
-            .args(extra)
+            .args(args)
+            .args(["--log-format", "json"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -1,0 +1,430 @@
+//! `--config-file`: an operator's `cinder.conf` (oslo.config INI) as a source of settings,
+//! below flags and the environment and above the built-in defaults. The options that
+//! mean the same here are translated to our flags; every other option is ignored (a
+//! Cinder file holds hundreds), and listed once at debug level.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use ini::{Ini, ParseOption};
+
+/// A flag's value taken from a file, and where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSetting {
+    /// The clap id of the flag (its field name).
+    pub arg: &'static str,
+    pub values: Vec<String>,
+    /// `FILE [SECTION] option`.
+    pub origin: String,
+}
+
+/// What the files set, and what they hold that is not used here.
+#[derive(Debug, Clone, Default)]
+pub struct FileSettings {
+    pub settings: Vec<FileSetting>,
+    /// `[section] option` of every option read but not used.
+    pub ignored: Vec<String>,
+}
+
+impl FileSettings {
+    pub fn get(&self, arg: &str) -> Option<&FileSetting> {
+        self.settings.iter().find(|s| s.arg == arg)
+    }
+}
+
+/// A file that cannot be read, or an option we use with a value we cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {place}{reason}")]
+pub struct ConfError {
+    pub file: String,
+    /// `[section] option: `, or `line N: ` for a syntax error, or empty.
+    pub place: String,
+    pub reason: String,
+}
+
+/// One option as written, with the file that wrote it last.
+#[derive(Debug, Clone)]
+struct Written {
+    value: String,
+    file: PathBuf,
+}
+
+type Options = BTreeMap<(String, String), Written>;
+
+/// Options of our own drivers that a backend section may carry, besides `volume_driver`.
+const BACKEND_OPTIONS: &[&str] = &[
+    "dir",
+    "pool",
+    "availability_zone",
+    "multiattach",
+    "shared_targets",
+    "nfs_export",
+    "capacity_gb",
+    "portal",
+    "iqn_prefix",
+    "control_port",
+    "ipc_socket",
+    "reconcile_seconds",
+];
+
+/// Reads the files in order; a later file's option wins, as with oslo.config.
+pub fn load(paths: &[PathBuf]) -> Result<FileSettings, ConfError> {
+    let mut options = Options::new();
+    for path in paths {
+        read_into(path, &mut options)?;
+    }
+    translate(&options)
+}
+
+fn read_into(path: &Path, options: &mut Options) -> Result<(), ConfError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|err| ConfError {
+        file: shown.clone(),
+        place: String::new(),
+        reason: format!("cannot read it: {err}"),
+    })?;
+    // oslo.config takes values as written: no quotes, no escapes; continuation lines
+    // are indented.
+    let parse = ParseOption {
+        enabled_quote: false,
+        enabled_escape: false,
+        enabled_indented_mutiline_value: true,
+        enabled_preserve_key_leading_whitespace: false,
+    };
+    let ini = Ini::load_from_str_opt(&text, parse).map_err(|err| ConfError {
+        file: shown.clone(),
+        place: format!("line {}: ", err.line + 1),
+        reason: err.msg.to_string(),
+    })?;
+    for (section, properties) in ini.iter() {
+        let Some(section) = section else {
+            if let Some((key, _)) = properties.iter().next() {
+                return Err(ConfError {
+                    file: shown,
+                    place: String::new(),
+                    reason: format!("option {key} is outside any [section]"),
+                });
+            }
+            continue;
+        };
+        for (key, value) in properties.iter() {
+            let key = key.trim().replace('-', "_");
+            options.insert(
+                (section.to_owned(), key),
+                Written {
+                    value: value.trim().to_owned(),
+                    file: path.to_path_buf(),
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Builds the settings from the options, and checks the value of each one used.
+struct Translation<'a> {
+    options: &'a Options,
+    used: Vec<(String, String)>,
+    settings: Vec<FileSetting>,
+}
+
+impl<'a> Translation<'a> {
+    fn take(&mut self, section: &str, key: &str) -> Option<&'a Written> {
+        let found = self.options.get(&(section.to_owned(), key.to_owned()))?;
+        self.used.push((section.to_owned(), key.to_owned()));
+        Some(found)
+    }
+
+    fn error(&self, section: &str, key: &str, reason: String) -> ConfError {
+        let file = self
+            .options
+            .get(&(section.to_owned(), key.to_owned()))
+            .map(|w| w.file.display().to_string())
+            .unwrap_or_default();
+        ConfError {
+            file,
+            place: format!("[{section}] {key}: "),
+            reason,
+        }
+    }
+
+    fn set(&mut self, arg: &'static str, values: Vec<String>, origin: &Written, place: &str) {
+        self.settings.retain(|s| s.arg != arg);
+        self.settings.push(FileSetting {
+            arg,
+            values,
+            origin: format!("{} {place}", origin.file.display()),
+        });
+    }
+
+    /// `[section] key` straight to `arg`, through `check`.
+    fn map(
+        &mut self,
+        section: &str,
+        key: &str,
+        arg: &'static str,
+        check: impl Fn(&str) -> Result<String, String>,
+    ) -> Result<(), ConfError> {
+        if let Some(written) = self.take(section, key) {
+            let value = check(&written.value).map_err(|r| self.error(section, key, r))?;
+            self.set(arg, vec![value], written, &format!("[{section}] {key}"));
+        }
+        Ok(())
+    }
+}
+
+fn as_is(value: &str) -> Result<String, String> {
+    Ok(value.to_owned())
+}
+
+fn not_empty(value: &str) -> Result<String, String> {
+    if value.is_empty() {
+        Err("must not be empty".to_owned())
+    } else {
+        Ok(value.to_owned())
+    }
+}
+
+fn translate(options: &Options) -> Result<FileSettings, ConfError> {
+    let mut t = Translation {
+        options,
+        used: Vec::new(),
+        settings: Vec::new(),
+    };
+    listen(&mut t)?;
+    t.map("DEFAULT", "auth_strategy", "auth_strategy", |v| match v {
+        "noauth" | "noauth_include_project_id" => Ok("noauth".to_owned()),
+        "keystone" => Ok("keystone".to_owned()),
+        other => Err(format!("'{other}' is not one of noauth, keystone")),
+    })?;
+    t.map("DEFAULT", "host", "host", not_empty)?;
+    t.map(
+        "DEFAULT",
+        "default_volume_type",
+        "default_volume_type",
+        not_empty,
+    )?;
+    backends(&mut t)?;
+    t.map("database", "connection", "database_url", database_url)?;
+    pool_size(&mut t)?;
+    keystone(&mut t)?;
+    policy_file(&mut t)?;
+    let ignored = options
+        .keys()
+        .filter(|k| !t.used.contains(k))
+        .map(|(section, key)| format!("[{section}] {key}"))
+        .collect();
+    Ok(FileSettings {
+        settings: t.settings,
+        ignored,
+    })
+}
+
+/// `osapi_volume_listen` and `osapi_volume_listen_port` make one `--listen`.
+fn listen(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let host = t.take("DEFAULT", "osapi_volume_listen");
+    let port = t.take("DEFAULT", "osapi_volume_listen_port");
+    let ip: IpAddr = match host {
+        Some(w) => w.value.parse().map_err(|_| {
+            t.error(
+                "DEFAULT",
+                "osapi_volume_listen",
+                format!("'{}' is not an IP address", w.value),
+            )
+        })?,
+        None => IpAddr::from([127, 0, 0, 1]),
+    };
+    let number: u16 = match port {
+        Some(w) => w.value.parse().map_err(|_| {
+            t.error(
+                "DEFAULT",
+                "osapi_volume_listen_port",
+                format!("'{}' is not a port number (0-65535)", w.value),
+            )
+        })?,
+        None => 8776,
+    };
+    if let Some(origin) = port.or(host) {
+        let place = "[DEFAULT] osapi_volume_listen(_port)";
+        let address = std::net::SocketAddr::new(ip, number).to_string();
+        t.set("listen", vec![address], origin, place);
+    }
+    Ok(())
+}
+
+/// SQLAlchemy URLs as Cinder writes them, in the form this service takes.
+fn database_url(url: &str) -> Result<String, String> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| format!("'{url}' is not a database URL"))?;
+    match scheme.split('+').next().unwrap_or_default() {
+        "postgresql" | "postgres" => Ok(format!("postgres://{rest}")),
+        // SQLAlchemy: `sqlite:///relative` and `sqlite:////absolute`.
+        "sqlite" => match rest.strip_prefix('/') {
+            Some(path) if !path.is_empty() => Ok(format!("sqlite://{path}")),
+            _ => Err("an in-memory SQLite database would lose everything at exit".to_owned()),
+        },
+        other => Err(format!(
+            "the '{other}' database is not supported (PostgreSQL or SQLite)"
+        )),
+    }
+}
+
+/// oslo.db's pool is `max_pool_size` plus `max_overflow` connections (5 and 50).
+fn pool_size(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let mut total = 0u32;
+    let mut origin = None;
+    for (key, default) in [("max_pool_size", 5u32), ("max_overflow", 50)] {
+        let Some(written) = t.take("database", key) else {
+            total += default;
+            continue;
+        };
+        let number: u32 = written.value.parse().map_err(|_| {
+            t.error(
+                "database",
+                key,
+                format!("'{}' is not a number", written.value),
+            )
+        })?;
+        total += number;
+        origin = Some(written);
+    }
+    if let Some(origin) = origin {
+        let place = "[database] max_pool_size + max_overflow";
+        t.set(
+            "db_max_connections",
+            vec![total.max(1).to_string()],
+            origin,
+            place,
+        );
+    }
+    Ok(())
+}
+
+fn keystone(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let section = "keystone_authtoken";
+    // The service user logs in at `auth_url`; `www_authenticate_uri` is what clients
+    // are told, and the same Keystone.
+    let url_key = if t
+        .options
+        .contains_key(&(section.to_owned(), "auth_url".to_owned()))
+    {
+        "auth_url"
+    } else {
+        "www_authenticate_uri"
+    };
+    t.map(section, url_key, "keystone_url", |url| {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(format!("'{url}' is not an http(s) URL"));
+        }
+        let url = url.trim_end_matches('/');
+        Ok(if url.ends_with("/v3") {
+            url.to_owned()
+        } else {
+            format!("{url}/v3")
+        })
+    })?;
+    if url_key == "auth_url" {
+        // Read, so it is not listed as ignored: it names the same Keystone.
+        t.take(section, "www_authenticate_uri");
+    }
+    t.map(section, "username", "keystone_username", not_empty)?;
+    t.map(section, "password", "keystone_password", as_is)?;
+    t.map(section, "project_name", "keystone_project", not_empty)?;
+    t.map(
+        section,
+        "user_domain_name",
+        "keystone_user_domain",
+        not_empty,
+    )?;
+    t.map(
+        section,
+        "project_domain_name",
+        "keystone_project_domain",
+        not_empty,
+    )?;
+    Ok(())
+}
+
+/// oslo.policy finds a relative `policy_file` next to the configuration file.
+fn policy_file(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let Some(written) = t.take("oslo_policy", "policy_file") else {
+        return Ok(());
+    };
+    let given = PathBuf::from(&written.value);
+    let beside = written
+        .file
+        .parent()
+        .map(|dir| dir.join(&given))
+        .filter(|p| given.is_relative() && p.exists());
+    let path = beside.unwrap_or(given);
+    let value = path.display().to_string();
+    t.set(
+        "policy_file",
+        vec![value],
+        written,
+        "[oslo_policy] policy_file",
+    );
+    Ok(())
+}
+
+/// `enabled_backends` names sections; each becomes a `--backend NAME=DRIVER,...`.
+fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let Some(written) = t.take("DEFAULT", "enabled_backends") else {
+        return Ok(());
+    };
+    let names: Vec<String> = written
+        .value
+        .split(',')
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut specs = Vec::new();
+    for name in &names {
+        let section_exists = t.options.keys().any(|(section, _)| section == name);
+        if !section_exists {
+            return Err(t.error(
+                "DEFAULT",
+                "enabled_backends",
+                format!("names the backend '{name}', but the file has no [{name}] section"),
+            ));
+        }
+        let driver = t.take(name, "volume_driver").ok_or_else(|| ConfError {
+            file: written.file.display().to_string(),
+            place: format!("[{name}] "),
+            reason: "volume_driver is missing (file, iscsi-sim or tgt)".to_owned(),
+        })?;
+        let driver = match driver.value.as_str() {
+            "file" | "iscsi-sim" | "tgt" => driver.value.clone(),
+            other => {
+                return Err(t.error(
+                    name,
+                    "volume_driver",
+                    format!("'{other}' is not a driver cinder-attach has (file, iscsi-sim, tgt)"),
+                ))
+            }
+        };
+        let mut spec = format!("{name}={driver}");
+        // Cinder's name for the zone option, then ours.
+        if let Some(zone) = t.take(name, "backend_availability_zone") {
+            spec.push_str(&format!(",availability_zone={}", zone.value));
+        }
+        t.take(name, "volume_backend_name");
+        for key in BACKEND_OPTIONS {
+            if let Some(value) = t.take(name, key) {
+                spec.push_str(&format!(",{key}={}", value.value));
+            }
+        }
+        spec.parse::<crate::backend::BackendSpec>()
+            .map_err(|reason| t.error("DEFAULT", "enabled_backends", reason))?;
+        specs.push(spec);
+    }
+    if !specs.is_empty() {
+        t.set("backends", specs, written, "[DEFAULT] enabled_backends");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

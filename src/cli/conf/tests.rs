@@ -1,0 +1,144 @@
+use super::*;
+
+fn write(text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cinder-attach-conf-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("cinder.conf");
+    std::fs::write(&path, text).expect("written");
+    path
+}
+
+fn values(settings: &FileSettings, arg: &str) -> Vec<String> {
+    settings
+        .get(arg)
+        .map(|s| s.values.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn cinders_own_options_become_flags() {
+    let path = write(
+        "# a comment\n[DEFAULT]\nauth_strategy = keystone\nosapi_volume_listen = 0.0.0.0\n\
+         osapi_volume_listen_port = 18776\nhost = anchor\ndefault_volume_type = gold\n\
+         enabled_backends = fast, slow\ntransport_url = rabbit://x\n\
+         [fast]\nvolume_driver = tgt\nvolume_backend_name = fast\nportal = 127.0.0.1:3261\n\
+         [slow]\nvolume_driver = file\nbackend_availability_zone = az2\ndir = /srv/slow\n\
+         [database]\nconnection = postgresql+psycopg2://cinder:s3cret@db/cinder\nmax_pool_size = 5\nmax_overflow = 10\n\
+         [keystone_authtoken]\nwww_authenticate_uri = https://keystone:5000\nauth_url = https://keystone:5000/\n\
+         username = cinder\npassword = p#ss;word\nproject_name = service\n\
+         user_domain_name = Default\nproject_domain_name = Default\nmemcached_servers = m:11211\n\
+         [oslo_policy]\npolicy_file = /etc/cinder/policy.yaml\n",
+    );
+    let settings = load(std::slice::from_ref(&path)).expect("loads");
+    assert_eq!(values(&settings, "listen"), ["0.0.0.0:18776"]);
+    assert_eq!(values(&settings, "auth_strategy"), ["keystone"]);
+    assert_eq!(values(&settings, "host"), ["anchor"]);
+    assert_eq!(values(&settings, "default_volume_type"), ["gold"]);
+    assert_eq!(
+        values(&settings, "backends"),
+        [
+            "fast=tgt,portal=127.0.0.1:3261",
+            "slow=file,availability_zone=az2,dir=/srv/slow"
+        ]
+    );
+    assert_eq!(
+        values(&settings, "database_url"),
+        ["postgres://cinder:s3cret@db/cinder"]
+    );
+    assert_eq!(values(&settings, "db_max_connections"), ["15"]);
+    assert_eq!(
+        values(&settings, "keystone_url"),
+        ["https://keystone:5000/v3"]
+    );
+    assert_eq!(values(&settings, "keystone_password"), ["p#ss;word"]);
+    assert_eq!(
+        values(&settings, "policy_file"),
+        ["/etc/cinder/policy.yaml"]
+    );
+    assert_eq!(
+        settings.get("listen").map(|s| s.origin.clone()),
+        Some(format!(
+            "{} [DEFAULT] osapi_volume_listen(_port)",
+            path.display()
+        ))
+    );
+    assert_eq!(
+        settings.ignored,
+        [
+            "[DEFAULT] transport_url",
+            "[keystone_authtoken] memcached_servers"
+        ]
+    );
+}
+
+#[test]
+fn a_later_file_wins_and_relative_policy_files_are_found_beside_it() {
+    let first = write("[DEFAULT]\nhost = one\n");
+    let second = write("[DEFAULT]\nhost = two\n[oslo_policy]\npolicy_file = policy.yaml\n");
+    let beside = second.parent().unwrap().join("policy.yaml");
+    std::fs::write(&beside, "{}").unwrap();
+    let settings = load(&[first, second]).expect("loads");
+    assert_eq!(values(&settings, "host"), ["two"]);
+    assert_eq!(
+        values(&settings, "policy_file"),
+        [beside.display().to_string()]
+    );
+}
+
+#[test]
+fn database_urls_are_translated() {
+    assert_eq!(
+        database_url("postgresql://u@h:5432/d?sslmode=require").unwrap(),
+        "postgres://u@h:5432/d?sslmode=require"
+    );
+    assert_eq!(
+        database_url("sqlite:///cinder.db").unwrap(),
+        "sqlite://cinder.db"
+    );
+    assert_eq!(
+        database_url("sqlite:////var/lib/cinder/cinder.db").unwrap(),
+        "sqlite:///var/lib/cinder/cinder.db"
+    );
+    assert!(database_url("mysql+pymysql://u@h/d")
+        .unwrap_err()
+        .contains("'mysql'"));
+    assert!(database_url("sqlite://").is_err());
+}
+
+#[test]
+fn bad_values_name_the_file_section_and_option() {
+    let cases = [
+        ("[DEFAULT]\nosapi_volume_listen_port = http\n", "[DEFAULT] osapi_volume_listen_port: 'http' is not a port number"),
+        ("[DEFAULT]\nosapi_volume_listen = localhost\n", "[DEFAULT] osapi_volume_listen: 'localhost' is not an IP address"),
+        ("[DEFAULT]\nauth_strategy = ldap\n", "[DEFAULT] auth_strategy: 'ldap' is not one of noauth, keystone"),
+        ("[database]\nconnection = mysql://x/y\n", "[database] connection: the 'mysql' database is not supported"),
+        ("[DEFAULT]\nenabled_backends = lvm\n", "[DEFAULT] enabled_backends: names the backend 'lvm', but the file has no [lvm] section"),
+        ("[DEFAULT]\nenabled_backends = lvm\n[lvm]\nvolume_driver = cinder.volume.drivers.lvm.LVMVolumeDriver\n",
+         "[lvm] volume_driver: 'cinder.volume.drivers.lvm.LVMVolumeDriver' is not a driver cinder-attach has"),
+        ("[database]\nmax_pool_size = many\n", "[database] max_pool_size: 'many' is not a number"),
+    ];
+    for (text, expected) in cases {
+        let path = write(text);
+        let err = load(std::slice::from_ref(&path)).expect_err(text);
+        let shown = err.to_string();
+        assert!(
+            shown.starts_with(&path.display().to_string()) && shown.contains(expected),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn broken_files_are_refused() {
+    let path = write("[DEFAULT\nhost = x\n");
+    assert!(load(std::slice::from_ref(&path)).is_err());
+    let outside = write("host = x\n[DEFAULT]\n");
+    let err = load(std::slice::from_ref(&outside)).expect_err("outside a section");
+    assert!(
+        err.to_string()
+            .contains("option host is outside any [section]"),
+        "{err}"
+    );
+    let missing = load(&[PathBuf::from("/nonexistent/cinder.conf")]).expect_err("missing");
+    assert!(missing.to_string().contains("cannot read it"), "{missing}");
+}

@@ -1,0 +1,715 @@
+//! Command line and environment configuration.
+//!
+//! Every flag can also be set through `CINDER_ATTACH_<FLAG>`; `.env.sample` lists them all.
+//! Each subcommand takes only the options it uses; with no subcommand the service runs
+//! with `serve`'s options.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+pub mod conf;
+
+pub use conf::{ConfError, FileSettings};
+
+/// A block-storage control plane speaking the OpenStack Cinder v3 API.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cinder-attach",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    after_help = "With no subcommand, cinder-attach runs `serve`; `cinder-attach serve --help` lists its options."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// `serve`'s options, for a start without a subcommand (hidden from this help).
+    #[command(flatten)]
+    pub serve: ServeArgs,
+
+    /// Log line format.
+    #[arg(long, env = "CINDER_ATTACH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+
+    /// A Cinder configuration file (oslo.config INI, e.g. /etc/cinder/cinder.conf) to
+    /// take settings from; repeat for several (a later file wins). Flags and
+    /// CINDER_ATTACH_* variables override it. See the README for the options read.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_CONFIG_FILE",
+        value_delimiter = ',',
+        global = true
+    )]
+    pub config_file: Vec<std::path::PathBuf>,
+}
+
+impl Cli {
+    /// The subcommand to run (`serve` when none was given).
+    pub fn into_command(self) -> Command {
+        self.command.unwrap_or(Command::Serve(self.serve))
+    }
+}
+
+/// The command line as clap sees it: the top level shows the subcommands, each
+/// subcommand its own options; values from configuration files are their defaults
+/// (so a flag or the environment still wins).
+pub fn command(file: &FileSettings) -> clap::Command {
+    let top = Cli::command().mut_args(|arg| {
+        if matches!(arg.get_id().as_str(), "log_format" | "config_file") {
+            arg
+        } else {
+            arg.hide(true)
+        }
+    });
+    with_file_defaults(top, file)
+}
+
+fn with_file_defaults(mut command: clap::Command, file: &FileSettings) -> clap::Command {
+    for setting in &file.settings {
+        if command.get_arguments().any(|a| a.get_id() == setting.arg) {
+            // Parsed once at start-up: leaking these few strings is the simple way to
+            // give clap the 'static defaults it wants.
+            let values: Vec<&'static str> = setting
+                .values
+                .iter()
+                .map(|v| &*Box::leak(v.clone().into_boxed_str()))
+                .collect();
+            command = command.mut_arg(setting.arg, |arg| arg.default_values(values));
+        }
+    }
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, |sub| with_file_defaults(sub, file));
+    }
+    command
+}
+
+/// A command line that could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error(transparent)]
+    Args(#[from] clap::Error),
+    #[error("configuration file {0}")]
+    File(#[from] ConfError),
+}
+
+/// The parsed command line with what the configuration files set.
+#[derive(Debug)]
+pub struct Parsed {
+    pub cli: Cli,
+    pub file: FileSettings,
+    matches: clap::ArgMatches,
+}
+
+/// Parses the process's arguments; exits with a message on an error (status 2) or after
+/// `--help`.
+pub fn parse() -> Parsed {
+    match try_parse_with_files(std::env::args_os()) {
+        Ok(parsed) => parsed,
+        Err(ParseError::Args(err)) => err.exit(),
+        Err(err @ ParseError::File(_)) => {
+            eprintln!("cinder-attach: {err}");
+            std::process::exit(2);
+        }
+    }
+}
+
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, ParseError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Ok(try_parse_with_files(args)?.cli)
+}
+
+pub fn try_parse_with_files<I, T>(args: I) -> Result<Parsed, ParseError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let file = conf::load(&config_files(&args))?;
+    let matches = command(&file).try_get_matches_from(args)?;
+    let cli = Cli::from_arg_matches(&matches)?;
+    Ok(Parsed { cli, file, matches })
+}
+
+/// The `--config-file` paths on the command line, else in `CINDER_ATTACH_CONFIG_FILE`
+/// (comma-separated). Read before clap, because their values become clap's defaults.
+fn config_files(args: &[std::ffi::OsString]) -> Vec<std::path::PathBuf> {
+    let mut paths = Vec::new();
+    let mut args = args.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let text = arg.to_string_lossy();
+        if text == "--" {
+            break;
+        }
+        if text == "--config-file" {
+            if let Some(path) = args.next() {
+                paths.push(std::path::PathBuf::from(path));
+            }
+        } else if let Some(path) = text.strip_prefix("--config-file=") {
+            paths.push(std::path::PathBuf::from(path));
+        }
+    }
+    if paths.is_empty() {
+        if let Some(list) = std::env::var_os("CINDER_ATTACH_CONFIG_FILE") {
+            let list = list.to_string_lossy().into_owned();
+            paths.extend(
+                list.split(',')
+                    .filter(|p| !p.trim().is_empty())
+                    .map(|p| std::path::PathBuf::from(p.trim())),
+            );
+        }
+    }
+    paths
+}
+
+/// Flags whose values are secrets, or may hold one.
+const SECRET_ARGS: &[&str] = &["keystone_password"];
+
+impl Parsed {
+    /// The options of `serve` (as `config` received them): each value and where it came
+    /// from, secrets masked.
+    pub fn describe_settings(&self) -> String {
+        let Some(("config", matches)) = self.matches.subcommand() else {
+            return String::new();
+        };
+        let command = command(&self.file);
+        let Some(config) = command.find_subcommand("config") else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for arg in config.get_arguments() {
+            let id = arg.get_id().as_str();
+            if matches!(id, "help" | "version" | "config_file") {
+                continue;
+            }
+            let values: Vec<String> = matches
+                .get_raw(id)
+                .map(|raw| raw.map(|v| v.to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            let shown = if values.is_empty() {
+                "(unset)".to_owned()
+            } else if SECRET_ARGS.contains(&id) {
+                "***".to_owned()
+            } else {
+                values
+                    .iter()
+                    .map(|v| mask_url_password(v))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            };
+            let source = match matches.value_source(id) {
+                Some(clap::parser::ValueSource::CommandLine) => "command line".to_owned(),
+                Some(clap::parser::ValueSource::EnvVariable) => arg
+                    .get_env()
+                    .map(|e| format!("environment {}", e.to_string_lossy()))
+                    .unwrap_or_else(|| "environment".to_owned()),
+                _ => match self.file.get(id) {
+                    Some(setting) => setting.origin.clone(),
+                    None => "default".to_owned(),
+                },
+            };
+            let name = arg.get_long().unwrap_or(id);
+            out.push_str(&format!("--{name} = {shown}    ({source})\n"));
+        }
+        out
+    }
+}
+
+/// `scheme://user:secret@host/...` with the secret masked.
+fn mask_url_password(value: &str) -> String {
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return value.to_owned();
+    };
+    let Some((credentials, host)) = rest.split_once('@') else {
+        return value.to_owned();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => value.to_owned(),
+    }
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Run the API service (the default when no subcommand is given).
+    Serve(ServeArgs),
+    /// Apply pending database migrations and exit.
+    Migrate(DatabaseArgs),
+    /// Print the effective policy rules (defaults with --policy-file laid over) and exit.
+    Policy(PolicyArgs),
+    /// Check the database and the backends' storage for broken invariants (read-only).
+    /// Exit status 0: none found, 1: findings, 2: the check could not run.
+    Check(CheckArgs),
+    /// Remove rows soft-deleted more than --older-than days ago, for good (Cinder's
+    /// `cinder-manage db purge`); safe while the service runs.
+    Purge(PurgeArgs),
+    /// Print the settings `serve` would run with, each with where it comes from (flag,
+    /// environment, configuration file, default), secrets masked; then exit.
+    Config(ServeArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct PurgeArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Only rows deleted at least this many days ago (0: every deleted row).
+    #[arg(long)]
+    pub older_than: u32,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub backends: BackendArgs,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct DatabaseArgs {
+    /// `sqlite://path/to/file.db` (embedded, the default) or `postgres://user@host/db`.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DATABASE_URL",
+        default_value = "sqlite://data/cinder-attach.db"
+    )]
+    pub database_url: String,
+
+    /// Upper bound of the database connection pool.
+    #[arg(long, env = "CINDER_ATTACH_DB_MAX_CONNECTIONS", default_value_t = 16)]
+    pub db_max_connections: u32,
+
+    /// Seconds to wait for a pooled connection before answering 503.
+    #[arg(long, env = "CINDER_ATTACH_DB_ACQUIRE_TIMEOUT", default_value_t = 5)]
+    pub db_acquire_timeout: u64,
+}
+
+impl DatabaseArgs {
+    pub fn acquire_timeout(&self) -> Duration {
+        Duration::from_secs(self.db_acquire_timeout.max(1))
+    }
+}
+
+/// The oslo.policy file.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PolicyArgs {
+    /// An oslo.policy file (YAML or JSON) overriding Cinder's default rules; SIGHUP reloads it.
+    #[arg(long, env = "CINDER_ATTACH_POLICY_FILE")]
+    pub policy_file: Option<std::path::PathBuf>,
+}
+
+/// The storage backends and the host name their volumes carry.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BackendArgs {
+    /// A storage backend, `NAME=DRIVER[,key=value...]`; repeat for several. Drivers:
+    /// `file` (options dir, nfs_export, capacity_gb), `iscsi-sim` (dir, portal,
+    /// iqn_prefix) and `tgt` (see the README); all take pool, availability_zone,
+    /// multiattach, shared_targets.
+    #[arg(
+        long = "backend",
+        env = "CINDER_ATTACH_BACKENDS",
+        value_delimiter = ';',
+        default_value = "file=file"
+    )]
+    pub backends: Vec<crate::backend::BackendSpec>,
+
+    /// This service's host name, the first part of every volume's `host@backend#pool`.
+    #[arg(long, env = "CINDER_ATTACH_HOST")]
+    pub host: Option<String>,
+}
+
+impl BackendArgs {
+    /// `--host`, else the machine's host name.
+    pub fn host_name(&self) -> String {
+        self.host.clone().unwrap_or_else(|| {
+            std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .ok()
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "localhost".to_owned())
+        })
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+
+    #[command(flatten)]
+    pub backends: BackendArgs,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// Address to listen on.
+    #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]
+    pub listen: SocketAddr,
+
+    /// Serve Prometheus metrics at `/metrics` on this separate address (off when unset);
+    /// keep it private, e.g. 127.0.0.1:9102.
+    #[arg(long, env = "CINDER_ATTACH_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
+
+    /// Let several cinder-attach processes listen on the same address (Linux
+    /// SO_REUSEPORT); the kernel spreads connections over them.
+    #[arg(long, env = "CINDER_ATTACH_REUSE_PORT")]
+    pub reuse_port: bool,
+
+    /// How requests are authenticated.
+    #[arg(long, env = "CINDER_ATTACH_AUTH_STRATEGY", value_enum, default_value_t = AuthStrategy::Noauth)]
+    pub auth_strategy: AuthStrategy,
+
+    #[command(flatten)]
+    pub keystone: KeystoneArgs,
+
+    /// Allow `noauth` on an address other than loopback (everyone becomes admin: never in production).
+    #[arg(long, env = "CINDER_ATTACH_ALLOW_INSECURE_NOAUTH")]
+    pub allow_insecure_noauth: bool,
+
+    /// Base URL advertised in version documents and links, e.g. `https://volume.example.com`.
+    /// Defaults to the URL the request came in on.
+    #[arg(long, env = "CINDER_ATTACH_PUBLIC_ENDPOINT")]
+    pub public_endpoint: Option<String>,
+
+    /// Apply migrations at start-up (`auto`) or expect an already migrated database (`skip`).
+    #[arg(long, env = "CINDER_ATTACH_MIGRATE", value_enum, default_value_t = MigrateMode::Auto)]
+    pub migrate: MigrateMode,
+
+    /// Seconds a connection has to send a complete request head, counted from connecting
+    /// or from the previous response: slow senders and idle keep-alive connections are
+    /// closed after it.
+    #[arg(long, env = "CINDER_ATTACH_HEADER_READ_TIMEOUT", default_value_t = 10)]
+    pub header_read_timeout: u64,
+
+    /// Connections served at once; more wait in the listen backlog (keep it well under
+    /// the open-file limit, which the database connections share).
+    #[arg(long, env = "CINDER_ATTACH_MAX_CONNECTIONS", default_value_t = 768)]
+    pub max_connections: usize,
+
+    /// Seconds a request may take before it is answered with 503.
+    #[arg(long, env = "CINDER_ATTACH_REQUEST_TIMEOUT", default_value_t = 60)]
+    pub request_timeout: u64,
+
+    /// On SIGTERM/SIGINT: seconds in-flight requests get to finish after the listener
+    /// closes; whatever still runs then is cut off.
+    #[arg(long, env = "CINDER_ATTACH_SHUTDOWN_GRACE", default_value_t = 30)]
+    pub shutdown_grace: u64,
+
+    /// The volume type used when a create names none.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_DEFAULT_VOLUME_TYPE",
+        default_value = "__DEFAULT__"
+    )]
+    pub default_volume_type: String,
+
+    /// Most live attachments a volume may have when its type sets no
+    /// `attach:max_attachments` (0: no cap).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_MAX_ATTACHMENTS_PER_VOLUME",
+        default_value_t = crate::service::DEFAULT_MAX_ATTACHMENTS
+    )]
+    pub max_attachments_per_volume: u32,
+
+    /// Largest request body accepted, in bytes (larger ones get 413).
+    #[arg(long, env = "CINDER_ATTACH_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
+    pub max_body_bytes: usize,
+}
+
+impl ServeArgs {
+    pub fn request_timeout(&self) -> Duration {
+        Duration::from_secs(self.request_timeout.max(1))
+    }
+
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout.max(1))
+    }
+
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AuthStrategy {
+    /// Cinder's noauth: `X-Auth-Token: user:project[:role,role]`; without roles everyone is admin.
+    Noauth,
+    /// Trust X-Identity-Status/X-User-Id/X-Project-Id/X-Roles set by an auth proxy.
+    TrustedHeaders,
+    /// Validate X-Auth-Token with Keystone (see the --keystone-* flags).
+    Keystone,
+}
+
+/// How to reach Keystone for `--auth-strategy keystone`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeystoneArgs {
+    /// Keystone's v3 endpoint, e.g. http://127.0.0.1:5000/v3.
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_URL")]
+    pub keystone_url: Option<String>,
+    /// The service user that validates tokens.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_USERNAME",
+        default_value = "cinder"
+    )]
+    pub keystone_username: String,
+    /// Its password.
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_PASSWORD", hide_env_values = true)]
+    pub keystone_password: Option<String>,
+    /// The project the service user logs in to.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_PROJECT",
+        default_value = "service"
+    )]
+    pub keystone_project: String,
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_USER_DOMAIN",
+        default_value = "Default"
+    )]
+    pub keystone_user_domain: String,
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_PROJECT_DOMAIN",
+        default_value = "Default"
+    )]
+    pub keystone_project_domain: String,
+    /// Seconds a validated token is trusted without asking again (0: always ask).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_CACHE_SECONDS",
+        default_value_t = 300
+    )]
+    pub keystone_cache_seconds: u64,
+    /// Seconds a token Keystone refused is refused again without asking (0: always ask).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_NEGATIVE_CACHE_SECONDS",
+        default_value_t = 60
+    )]
+    pub keystone_negative_cache_seconds: u64,
+    /// Most tokens kept in each cache (valid and refused).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_KEYSTONE_CACHE_SIZE",
+        default_value_t = 10000
+    )]
+    pub keystone_cache_size: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MigrateMode {
+    Auto,
+    Skip,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve_args(args: &[&str]) -> ServeArgs {
+        match try_parse_from(args).expect("parses").into_command() {
+            Command::Serve(serve) => serve,
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn defaults_need_no_configuration() {
+        let serve = serve_args(&["cinder-attach"]);
+        assert_eq!(serve.listen.to_string(), "127.0.0.1:8776");
+        assert_eq!(serve.auth_strategy, AuthStrategy::Noauth);
+        assert!(serve.database.database_url.starts_with("sqlite://"));
+        assert_eq!(serve.backends.backends.len(), 1);
+        assert_eq!(serve.backends.backends[0].name, "file");
+    }
+
+    #[test]
+    fn several_backends() {
+        let serve = serve_args(&[
+            "cinder-attach",
+            "--backend",
+            "a=file,dir=/tmp/a",
+            "--backend",
+            "b=iscsi-sim,portal=10.0.0.1:3260",
+        ]);
+        let names: Vec<&str> = serve
+            .backends
+            .backends
+            .iter()
+            .map(|b| b.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(try_parse_from(["cinder-attach", "--backend", "x=tape"]).is_err());
+    }
+
+    #[test]
+    fn serve_takes_its_options_after_the_subcommand_or_alone() {
+        assert_eq!(
+            serve_args(&["cinder-attach", "serve", "--listen", "127.0.0.1:0"])
+                .listen
+                .port(),
+            0
+        );
+        assert_eq!(
+            serve_args(&["cinder-attach", "--listen", "127.0.0.1:0"])
+                .listen
+                .port(),
+            0
+        );
+        // Top-level serve options do not mix with another subcommand.
+        assert!(try_parse_from(["cinder-attach", "--listen", "127.0.0.1:0", "migrate"]).is_err());
+        let cli =
+            try_parse_from(["cinder-attach", "migrate", "--log-format", "json"]).expect("parses");
+        assert_eq!(cli.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn each_subcommand_takes_only_its_options() {
+        assert!(try_parse_from([
+            "cinder-attach",
+            "migrate",
+            "--database-url",
+            "sqlite://x.db"
+        ])
+        .is_ok());
+        for (subcommand, foreign) in [
+            ("migrate", "--keystone-url"),
+            ("migrate", "--listen"),
+            ("migrate", "--backend"),
+            ("policy", "--database-url"),
+            ("purge", "--listen"),
+            ("check", "--auth-strategy"),
+        ] {
+            let parsed = try_parse_from(["cinder-attach", subcommand, foreign, "x"]);
+            assert!(parsed.is_err(), "{subcommand} took {foreign}");
+        }
+    }
+
+    fn help_of(subcommand: Option<&str>) -> String {
+        let mut command = command(&FileSettings::default());
+        let command = match subcommand {
+            Some(name) => command.find_subcommand_mut(name).expect("subcommand"),
+            None => &mut command,
+        };
+        command.render_long_help().to_string()
+    }
+
+    #[test]
+    fn help_fits_each_subcommand() {
+        let migrate = help_of(Some("migrate"));
+        assert!(migrate.contains("--database-url"));
+        for foreign in ["--keystone", "--listen", "--backend", "--policy-file"] {
+            assert!(
+                !migrate.contains(foreign),
+                "migrate --help shows {foreign}:\n{migrate}"
+            );
+        }
+        let top = help_of(None);
+        assert!(!top.contains("--listen"), "{top}");
+        for subcommand in ["serve", "migrate", "policy", "check", "purge"] {
+            assert!(top.contains(subcommand), "{top}");
+        }
+        assert!(help_of(Some("serve")).contains("--keystone-url"));
+    }
+
+    #[test]
+    fn a_flag_beats_the_file_which_beats_the_default() {
+        let dir = std::env::temp_dir().join(format!("cinder-attach-cli-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("cinder.conf");
+        std::fs::write(
+            &path,
+            "[DEFAULT]\nhost = from-file\nosapi_volume_listen_port = 18776\n\
+             [database]\nconnection = sqlite:///from-file.db\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        let serve = serve_args(&[
+            "cinder-attach",
+            "--config-file",
+            file,
+            "--host",
+            "from-flag",
+        ]);
+        assert_eq!(serve.backends.host.as_deref(), Some("from-flag"));
+        assert_eq!(serve.listen.to_string(), "127.0.0.1:18776");
+        assert_eq!(serve.database.database_url, "sqlite://from-file.db");
+        assert_eq!(
+            serve.request_timeout, 60,
+            "untouched options keep their defaults"
+        );
+        // Other subcommands take the options they have from the file too.
+        let cli = try_parse_from(["cinder-attach", "migrate", &format!("--config-file={file}")])
+            .expect("parses");
+        match cli.into_command() {
+            Command::Migrate(database) => {
+                assert_eq!(database.database_url, "sqlite://from-file.db")
+            }
+            other => panic!("{other:?}"),
+        }
+        let parsed = try_parse_with_files([
+            "cinder-attach",
+            "config",
+            "--config-file",
+            file,
+            "--host",
+            "h",
+        ])
+        .expect("parses");
+        let described = parsed.describe_settings();
+        assert!(
+            described.contains("--host = h    (command line)"),
+            "{described}"
+        );
+        assert!(
+            described.contains(&format!(
+                "--database-url = sqlite://from-file.db    ({file} [database] connection)"
+            )),
+            "{described}"
+        );
+        assert!(
+            described.contains("--request-timeout = 60    (default)"),
+            "{described}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn secrets_are_masked() {
+        assert_eq!(
+            mask_url_password("postgres://cinder:s3cret@db:5432/cinder"),
+            "postgres://cinder:***@db:5432/cinder"
+        );
+        assert_eq!(
+            mask_url_password("sqlite://data/x.db"),
+            "sqlite://data/x.db"
+        );
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        command(&FileSettings::default()).debug_assert();
+    }
+}
