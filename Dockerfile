@@ -2,6 +2,8 @@
 FROM rust:1-slim-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
+# SQLite's compile-time options (SQLITE_DEFAULT_MEMSTATUS=0 and friends).
+COPY .cargo ./.cargo
 COPY src ./src
 COPY migrations ./migrations
 # The manifest names the load generator's sources too (it is not built here).
@@ -9,14 +11,26 @@ COPY bench/loadgen ./bench/loadgen
 RUN cargo build --release --locked --bin cinder-attach
 
 FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 --home-dir /var/lib/cinder-attach --create-home cinder
+# The system's CA roots, for a Keystone behind https.
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --home-dir /var/lib/cinder-attach --create-home cinder \
+ && mkdir -p /var/lib/cinder-attach/data && chown cinder:cinder /var/lib/cinder-attach/data
 COPY --from=build /src/target/release/cinder-attach /usr/local/bin/cinder-attach
 USER cinder
 WORKDIR /var/lib/cinder-attach
 # noauth is for loopback only: in a container, choose an auth strategy (or, for a local
 # experiment, --allow-insecure-noauth) and a PostgreSQL database for anything shared.
+# The host name is every volume's home (host@backend#pool): a container's own name
+# changes when it is re-created, so it is fixed here (override it per deployment).
 ENV CINDER_ATTACH_LISTEN=0.0.0.0:8776 \
-    CINDER_ATTACH_DATABASE_URL=sqlite:///var/lib/cinder-attach/data/cinder-attach.db
+    CINDER_ATTACH_HOST=cinder-attach \
+    CINDER_ATTACH_DATABASE_URL=sqlite:///var/lib/cinder-attach/data/cinder-attach.db \
+    CINDER_ATTACH_BACKENDS=file=file,dir=/var/lib/cinder-attach/data/volumes
+# The SQLite database and the volume files: keep them across re-creations.
+VOLUME ["/var/lib/cinder-attach/data"]
 EXPOSE 8776
+HEALTHCHECK --interval=30s --timeout=10s --start-period=10s --retries=3 \
+  CMD ["/usr/local/bin/cinder-attach", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/cinder-attach"]
 CMD ["serve"]

@@ -14,6 +14,13 @@ async fn main() -> ExitCode {
     }
     let settings = parsed.describe_settings();
     let result = match parsed.cli.into_command() {
+        Command::Healthcheck(args) => match commands::healthcheck(&args).await {
+            Ok(()) => return ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("cinder-attach: {err}");
+                return ExitCode::FAILURE;
+            }
+        },
         Command::Config(_) => {
             print!("{settings}");
             Ok(())

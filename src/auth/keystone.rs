@@ -12,11 +12,11 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, Method, Request, StatusCode};
 use chrono::{DateTime, Utc};
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 
+use super::keystone_tls::{connector, KeystoneConnector, KeystoneTls};
 use super::token_cache::TokenCache;
 use super::trusted_headers::with_admin_flag;
 use super::{header_list, AuthError};
@@ -38,6 +38,8 @@ pub struct KeystoneConfig {
     /// How long a token Keystone called invalid is refused without asking again.
     pub negative_cache_seconds: u64,
     pub timeout: Duration,
+    /// How an `https://` Keystone's certificate is checked.
+    pub tls: KeystoneTls,
 }
 
 impl std::fmt::Debug for KeystoneConfig {
@@ -47,13 +49,14 @@ impl std::fmt::Debug for KeystoneConfig {
             .field("username", &self.username)
             .field("password", &"***")
             .field("project_name", &self.project_name)
+            .field("tls", &self.tls)
             .finish()
     }
 }
 
 pub struct KeystoneAuth {
     config: KeystoneConfig,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<KeystoneConnector, Full<Bytes>>,
     service_token: tokio::sync::Mutex<Option<(String, DateTime<Utc>)>>,
     valid: TokenCache<RequestContext>,
     /// The 401 message each refused token got.
@@ -83,8 +86,10 @@ fn unavailable(detail: impl std::fmt::Display) -> AuthError {
 }
 
 impl KeystoneAuth {
-    pub fn new(config: KeystoneConfig, policy: Arc<PolicyEngine>) -> Self {
-        let client = Client::builder(TokioExecutor::new()).build_http();
+    /// Refuses a URL that is neither `http://` nor `https://`, and an unusable CA file.
+    pub fn new(config: KeystoneConfig, policy: Arc<PolicyEngine>) -> Result<Self, String> {
+        let client =
+            Client::builder(TokioExecutor::new()).build(connector(&config.url, &config.tls)?);
         let size = if config.cache_seconds == 0 {
             0
         } else {
@@ -95,14 +100,14 @@ impl KeystoneAuth {
         } else {
             config.cache_size
         };
-        KeystoneAuth {
+        Ok(KeystoneAuth {
             config,
             client,
             service_token: tokio::sync::Mutex::new(None),
             valid: TokenCache::new(size),
             invalid: TokenCache::new(negative_size),
             policy,
-        }
+        })
     }
 
     fn endpoint(&self, path: &str) -> String {

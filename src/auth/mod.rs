@@ -1,6 +1,7 @@
 //! Authentication strategies: turn a request's headers into a `RequestContext`.
 
 pub mod keystone;
+pub mod keystone_tls;
 mod noauth;
 mod token_cache;
 mod trusted_headers;

@@ -174,6 +174,15 @@ impl<'a> Translation<'a> {
     }
 }
 
+/// oslo.config's booleans, as the flag takes them.
+fn oslo_bool(value: &str) -> Result<String, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok("true".to_owned()),
+        "false" | "0" | "no" | "off" => Ok("false".to_owned()),
+        _ => Err(format!("'{value}' is not a boolean")),
+    }
+}
+
 fn as_is(value: &str) -> Result<String, String> {
     Ok(value.to_owned())
 }
@@ -344,6 +353,8 @@ fn keystone(t: &mut Translation<'_>) -> Result<(), ConfError> {
         "keystone_project_domain",
         not_empty,
     )?;
+    t.map(section, "cafile", "keystone_cafile", not_empty)?;
+    t.map(section, "insecure", "keystone_insecure", oslo_bool)?;
     Ok(())
 }
 

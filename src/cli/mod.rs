@@ -252,6 +252,9 @@ pub enum Command {
     /// Remove rows soft-deleted more than --older-than days ago, for good (Cinder's
     /// `cinder-manage db purge`); safe while the service runs.
     Purge(PurgeArgs),
+    /// Ask a running service's /healthcheck (exit 0 when it answers 200, else 1): for a
+    /// container's HEALTHCHECK or a monitoring script.
+    Healthcheck(HealthcheckArgs),
     /// Print the settings `serve` would run with, each with where it comes from (flag,
     /// environment, configuration file, default), secrets masked; then exit.
     Config(ServeArgs),
@@ -300,6 +303,19 @@ impl DatabaseArgs {
     pub fn acquire_timeout(&self) -> Duration {
         Duration::from_secs(self.db_acquire_timeout.max(1))
     }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct HealthcheckArgs {
+    /// The service's listen address (an unspecified IP is asked on loopback).
+    #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]
+    pub listen: SocketAddr,
+    /// Ask the database too (`/healthcheck?detailed`).
+    #[arg(long)]
+    pub detailed: bool,
+    /// Seconds to wait for the answer.
+    #[arg(long, default_value_t = 5)]
+    pub timeout: u64,
 }
 
 /// The oslo.policy file.
@@ -489,6 +505,13 @@ pub struct KeystoneArgs {
         default_value = "Default"
     )]
     pub keystone_project_domain: String,
+    /// PEM file of the CA(s) that sign an https:// Keystone's certificate (default: the
+    /// system's trusted roots).
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_CAFILE")]
+    pub keystone_cafile: Option<std::path::PathBuf>,
+    /// Do not check an https:// Keystone's certificate (a test bed only: logged as a warning).
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_INSECURE")]
+    pub keystone_insecure: bool,
     /// Seconds a validated token is trusted without asking again (0: always ask).
     #[arg(
         long,

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod connections;
+mod healthcheck;
 mod migrate;
 mod policy;
 mod purge;
@@ -9,6 +10,7 @@ mod serve;
 
 use std::net::SocketAddr;
 
+pub use healthcheck::healthcheck;
 pub use migrate::migrate;
 pub use policy::print_policy;
 pub use purge::purge;

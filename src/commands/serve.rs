@@ -11,6 +11,7 @@ use super::connections::{accept_until, ConnectionLimits};
 use super::{connect_options, StartError};
 use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
+use crate::auth::keystone_tls::KeystoneTls;
 use crate::auth::Authenticator;
 use crate::cli::{AuthStrategy, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
@@ -212,8 +213,16 @@ fn authenticator(
                 cache_size: k.keystone_cache_size,
                 negative_cache_seconds: k.keystone_negative_cache_seconds,
                 timeout: timeout.min(Duration::from_secs(10)),
+                tls: KeystoneTls {
+                    cafile: k.keystone_cafile.clone(),
+                    insecure: k.keystone_insecure,
+                },
             };
-            Authenticator::Keystone(Arc::new(KeystoneAuth::new(config, policy.clone())))
+            if config.tls.insecure {
+                tracing::warn!("--keystone-insecure: Keystone's certificate is not checked; anyone between here and Keystone can answer for it");
+            }
+            let keystone = KeystoneAuth::new(config, policy.clone()).map_err(StartError::Config)?;
+            Authenticator::Keystone(Arc::new(keystone))
         }
     })
 }

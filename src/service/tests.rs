@@ -24,6 +24,14 @@ use crate::store::{self, ConnectOptions};
 struct Recording {
     files: FileBackend,
     terminated: Mutex<Vec<(VolumeId, Option<String>)>>,
+    /// The volume files' directory, removed with the driver.
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 #[async_trait]
@@ -95,8 +103,9 @@ async fn service() -> (Service, Arc<Recording>) {
     .expect("in-memory store");
     let dir = std::env::temp_dir().join(format!("service-tests-{}", uuid::Uuid::new_v4()));
     let driver = Arc::new(Recording {
-        files: FileBackend::new(dir, "file".into(), true, Some(false), None),
+        files: FileBackend::new(dir.clone(), "file".into(), true, Some(false), None),
         terminated: Mutex::new(Vec::new()),
+        dir,
     });
     let backend = ConfiguredBackend {
         name: "file".into(),

@@ -18,13 +18,15 @@ from keystone_admin import keystone, login  # noqa: E402
 
 KEYSTONE = os.environ.get("KEYSTONE_URL")
 ADMIN_PASSWORD = os.environ.get("KEYSTONE_ADMIN_PASSWORD")
+KEYSTONE_TLS = os.environ.get("KEYSTONE_TLS_URL")
+KEYSTONE_CAFILE = os.environ.get("KEYSTONE_CAFILE")
 
 if not KEYSTONE and os.environ.get("CI"):
     raise RuntimeError("CI is set but KEYSTONE_URL is not: the Keystone tests must run")
 pytestmark = pytest.mark.skipif(not KEYSTONE, reason="KEYSTONE_URL is not set")
 
 
-def provision(url, admin_password):
+def provision(url, admin_password, tls_url=None, cafile=None):
     """A service account (role service) and a member of a fresh project."""
     admin = login("admin", admin_password, "admin", url)
     call = lambda method, path, body=None: keystone(method, path, admin, body, url)  # noqa: E731
@@ -39,17 +41,22 @@ def provision(url, admin_password):
         for role in granted:
             assert call("PUT", f"projects/{ids[project]}/users/{user_id}/roles/{roles[role]}")[0] == 204
     return {"service_user": f"cinder-{suffix}", "service_project": f"svc-{suffix}", "user": f"alice-{suffix}",
-            "project": f"proj-{suffix}", "project_id": ids[f"proj-{suffix}"], "admin": admin, "url": url}
+            "project": f"proj-{suffix}", "project_id": ids[f"proj-{suffix}"], "admin": admin, "url": url,
+            "tls_url": tls_url, "cafile": cafile}
 
 
 @pytest.fixture(scope="module")
 def accounts():
-    return provision(KEYSTONE, ADMIN_PASSWORD)
+    return provision(KEYSTONE, ADMIN_PASSWORD, KEYSTONE_TLS, KEYSTONE_CAFILE)
 
 
 def server_behind(accounts, *extra):
+    # The service reaches Keystone over https when the suite started it that way.
+    reach = ["--keystone-url", accounts["url"]]
+    if accounts["tls_url"]:
+        reach = ["--keystone-url", accounts["tls_url"], "--keystone-cafile", accounts["cafile"]]
     return Server("sqlite", [
-        "--auth-strategy", "keystone", "--keystone-url", accounts["url"],
+        "--auth-strategy", "keystone", *reach,
         "--keystone-username", accounts["service_user"], "--keystone-password", "pw",
         "--keystone-project", accounts["service_project"], *extra,
     ])
@@ -128,7 +135,8 @@ def test_expired_tokens_are_refused():
     exports = subprocess.run([start], env=env, capture_output=True, text=True, timeout=900, check=True).stdout
     values = dict(part.split("=", 1) for part in exports.split()[1:])
     try:
-        accounts = provision(values["KEYSTONE_URL"], values["KEYSTONE_ADMIN_PASSWORD"])
+        accounts = provision(values["KEYSTONE_URL"], values["KEYSTONE_ADMIN_PASSWORD"],
+                             values.get("KEYSTONE_TLS_URL"), values.get("KEYSTONE_CAFILE"))
         server = server_behind(accounts, "--keystone-cache-seconds", "300")
         try:
             token = login(accounts["user"], "pw", accounts["project"], accounts["url"])

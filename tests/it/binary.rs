@@ -329,3 +329,58 @@ fn metrics_listener_and_json_logs() {
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn healthcheck_asks_a_running_service() {
+    let dir = temp_dir();
+    let db = format!("sqlite://{}", dir.join("h.db").display());
+    let server = crate::support::process::ServerProcess::start(&db, &dir.join("volumes"));
+    let ask = |extra: &[&str]| {
+        binary()
+            .args(["healthcheck", "--listen", &server.addr])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let plain = ask(&[]);
+    assert!(plain.status.success(), "{plain:?}");
+    assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), "OK");
+    let detailed = ask(&["--detailed"]);
+    assert!(detailed.status.success(), "{detailed:?}");
+    assert!(String::from_utf8_lossy(&detailed.stdout).contains("\"database\":\"OK\""));
+    drop(server);
+    let closed = binary()
+        .args(["healthcheck", "--listen", "127.0.0.1:9", "--timeout", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&closed.stderr).contains("127.0.0.1:9/healthcheck"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The systemd unit in deploy/ passes `systemd-analyze verify` without a warning (where
+/// that program exists), with its ExecStart pointed at the binary under test.
+#[test]
+fn the_systemd_unit_verifies() {
+    let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
+        eprintln!("note: no systemd-analyze here; the unit is not verified");
+        return;
+    };
+    assert!(version.status.success());
+    let unit = include_str!("../../deploy/cinder-attach.service").replace(
+        "/usr/local/bin/cinder-attach",
+        env!("CARGO_BIN_EXE_cinder-attach"),
+    );
+    let dir = temp_dir();
+    let path = dir.join("cinder-attach.service");
+    std::fs::write(&path, unit).unwrap();
+    let verified = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&verified.stderr);
+    assert!(verified.status.success(), "{stderr}");
+    assert!(stderr.trim().is_empty(), "warnings: {stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,6 +1,8 @@
 //! The `keystone` strategy against a real Keystone (started by `scripts/test`, address in
 //! `KEYSTONE_URL`, admin password in `KEYSTONE_ADMIN_PASSWORD`): real tokens, valid,
-//! invalid, revoked, of another project; and Keystone unreachable.
+//! invalid, revoked, of another project; and Keystone unreachable. The service reaches
+//! Keystone over https (`KEYSTONE_TLS_URL`, the same Keystone behind a certificate of a
+//! private CA in `KEYSTONE_CAFILE`); the tests set up their users over plain http.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +10,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::http::{Method, Request};
 use cinder_attach::auth::keystone::{KeystoneAuth, KeystoneConfig};
+use cinder_attach::auth::keystone_tls::KeystoneTls;
 use cinder_attach::auth::Authenticator;
 use cinder_attach::policy::{Policy, PolicyEngine};
 use http_body_util::{BodyExt, Full};
@@ -18,6 +21,19 @@ use uuid::Uuid;
 
 use crate::support::http::AuthMode;
 use crate::support::TestApp;
+
+/// Keystone over https and the CA that signs its certificate.
+fn keystone_tls_env() -> (String, std::path::PathBuf) {
+    match (
+        std::env::var("KEYSTONE_TLS_URL"),
+        std::env::var("KEYSTONE_CAFILE"),
+    ) {
+        (Ok(url), Ok(cafile)) if !url.is_empty() => (url, cafile.into()),
+        _ => panic!(
+            "KEYSTONE_TLS_URL and KEYSTONE_CAFILE come with KEYSTONE_URL (tests/keystone/start.sh)"
+        ),
+    }
+}
 
 fn keystone_env() -> Option<(String, String)> {
     match (
@@ -84,7 +100,11 @@ async fn token(url: &str, user: &str, password: &str, project: &str) -> String {
 
 /// Users and projects for one test, named uniquely so tests can run side by side.
 struct World {
+    /// Plain http, for setting up users and projects.
     url: String,
+    /// The same Keystone over https, as the service reaches it.
+    tls_url: String,
+    cafile: std::path::PathBuf,
     admin: String,
     service_user: String,
     service_project: String,
@@ -120,8 +140,11 @@ impl World {
                 .unwrap()
                 .to_owned()
         };
+        let (tls_url, cafile) = keystone_tls_env();
         let world = World {
             url: url.clone(),
+            tls_url,
+            cafile,
             admin: admin.clone(),
             service_user: format!("cinder-{suffix}"),
             service_project: format!("service-{suffix}"),
@@ -188,8 +211,23 @@ impl World {
         url: Option<&str>,
         password: Option<&str>,
     ) -> KeystoneAuth {
+        let tls = KeystoneTls {
+            cafile: Some(self.cafile.clone()),
+            insecure: false,
+        };
+        self.keystone_with(cache_seconds, url, password, tls)
+            .expect("a usable Keystone configuration")
+    }
+
+    fn keystone_with(
+        &self,
+        cache_seconds: u64,
+        url: Option<&str>,
+        password: Option<&str>,
+        tls: KeystoneTls,
+    ) -> Result<KeystoneAuth, String> {
         let config = KeystoneConfig {
-            url: url.unwrap_or(&self.url).to_owned(),
+            url: url.unwrap_or(&self.tls_url).to_owned(),
             username: self.service_user.clone(),
             password: password.unwrap_or(&self.password).to_owned(),
             project_name: self.service_project.clone(),
@@ -199,6 +237,7 @@ impl World {
             cache_size: 100,
             negative_cache_seconds: 60,
             timeout: Duration::from_secs(30),
+            tls,
         };
         KeystoneAuth::new(config, Arc::new(PolicyEngine::new(Policy::with_defaults())))
     }
@@ -390,6 +429,7 @@ async fn counting_proxy(upstream: &str) -> (String, Arc<std::sync::atomic::Atomi
 async fn refused_tokens_are_cached_briefly(app: TestApp) {
     use std::sync::atomic::Ordering;
     let Some(world) = world().await else { return };
+    // The proxy counts requests as they pass, so it needs them in plain http.
     let (url, validations) = counting_proxy(&world.url).await;
     let keystone = Arc::new(world.keystone(300, Some(&url), None));
     let app = app.with_auth(AuthMode::Custom(Authenticator::Keystone(keystone.clone())));
@@ -440,7 +480,52 @@ async fn refused_tokens_are_cached_briefly(app: TestApp) {
     );
 }
 
+/// https to Keystone: a certificate the configured CA does not sign is a 503 (never a
+/// hang, never a request let through); `insecure` takes any; plain http still works; a
+/// URL that is neither is refused when the service starts.
+async fn keystones_certificate_is_checked(app: TestApp) {
+    let Some(world) = world().await else { return };
+    let member = world.token_of("member").await;
+    let with =
+        |keystone: KeystoneAuth| AuthMode::Custom(Authenticator::Keystone(Arc::new(keystone)));
+    let system_roots = KeystoneTls::default();
+    let untrusted = world
+        .keystone_with(0, None, None, system_roots)
+        .expect("configured");
+    let app = app.with_auth(with(untrusted));
+    let answer = tokio::time::timeout(
+        Duration::from_secs(20),
+        app.get("/v3/volumes").token(&member).send(),
+    )
+    .await
+    .expect("answered, not hung");
+    answer.assert_fault(503, "serviceUnavailable", "identity service is unavailable");
+    let insecure = KeystoneTls {
+        cafile: None,
+        insecure: true,
+    };
+    let unchecked = world
+        .keystone_with(0, None, None, insecure)
+        .expect("configured");
+    let app = app.with_auth(with(unchecked));
+    assert_eq!(
+        app.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+    let plain = world.keystone(0, Some(&world.url), None);
+    let app = app.with_auth(with(plain));
+    assert_eq!(
+        app.get("/v3/volumes").token(&member).send().await.status,
+        200
+    );
+    let err = world
+        .keystone_with(0, Some("ldap://127.0.0.1/v3"), None, KeystoneTls::default())
+        .expect_err("refused");
+    assert!(err.contains("must start with http:// or https://"), "{err}");
+}
+
 backend_tests!(
+    keystones_certificate_is_checked,
     real_tokens,
     keystone_trouble_never_lets_a_request_through,
     refused_tokens_are_cached_briefly

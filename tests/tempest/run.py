@@ -15,6 +15,7 @@ Usage: run.py BINARY        (KEYSTONE_URL, KEYSTONE_ADMIN_PASSWORD, TEST_DATABAS
 import json
 import os
 import pathlib
+import shutil
 import socket
 import subprocess
 import sys
@@ -136,12 +137,20 @@ cinder = True
 """
 
 
+def keystone_reach(keystone_url):
+    """The service reaches Keystone over https (a private CA) when the suite offers it."""
+    tls_url, cafile = os.environ.get("KEYSTONE_TLS_URL"), os.environ.get("KEYSTONE_CAFILE")
+    if tls_url and cafile:
+        return ["--keystone-url", tls_url, "--keystone-cafile", cafile]
+    return ["--keystone-url", keystone_url]
+
+
 def start_server(binary, work, port, database_url, keystone_url, users):
     log = open(work / "server.log", "w")
     server = subprocess.Popen(
         [binary, "serve", "--listen", f"127.0.0.1:{port}", "--log-format", "json",
          "--database-url", database_url, "--backend", f"file=file,dir={work}/volumes",
-         "--host", "tempest", "--auth-strategy", "keystone", "--keystone-url", keystone_url,
+         "--host", "tempest", "--auth-strategy", "keystone", *keystone_reach(keystone_url),
          "--keystone-username", users["service_user"], "--keystone-password", PASSWORD,
          "--keystone-project", users["service_project"]],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "RUST_LOG": "info"})
@@ -166,12 +175,14 @@ def main():
     work = pathlib.Path(tempfile.mkdtemp(prefix="cinder-attach-tempest-"))
     server = None
     users = None
+    registered = False
     try:
         users = provision(keystone_url, os.environ["KEYSTONE_ADMIN_PASSWORD"], port)
         server = start_server(binary, work, port, database_url, keystone_url, users)
         # Workspaces are registered by name in ~/.tempest; each run gets its own.
         subprocess.run([str(tempest), "init", "--name", work.name, str(work / "ws")],
                        check=True, capture_output=True)
+        registered = True
         work_ws = work / "ws"
         (work_ws / "etc" / "accounts.yaml").write_text(accounts_yaml(users["accounts"]))
         (work_ws / "etc" / "tempest.conf").write_text(tempest_conf(work_ws, keystone_url, users["region"]))
@@ -194,6 +205,11 @@ def main():
             server.terminate()
             server.wait(timeout=30)
         subprocess.run(["psql", admin_url, "-qc", f'drop database if exists "{database}" with (force)'])
+        # Leave nothing behind: the workspace's registration in ~/.tempest and its files.
+        if registered:
+            subprocess.run([str(tempest), "workspace", "remove", "--name", work.name],
+                           capture_output=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,30 @@
 use super::*;
 
-fn write(text: &str) -> PathBuf {
+/// A file in a directory of its own, removed with it at the end of the test.
+struct Written(PathBuf);
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+impl std::ops::Deref for Written {
+    type Target = PathBuf;
+
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+fn write(text: &str) -> Written {
     let dir = std::env::temp_dir().join(format!("cinder-attach-conf-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("cinder.conf");
     std::fs::write(&path, text).expect("written");
-    path
+    Written(path)
 }
 
 fn values(settings: &FileSettings, arg: &str) -> Vec<String> {
@@ -29,7 +48,7 @@ fn cinders_own_options_become_flags() {
          user_domain_name = Default\nproject_domain_name = Default\nmemcached_servers = m:11211\n\
          [oslo_policy]\npolicy_file = /etc/cinder/policy.yaml\n",
     );
-    let settings = load(std::slice::from_ref(&path)).expect("loads");
+    let settings = load(&[path.to_path_buf()]).expect("loads");
     assert_eq!(values(&settings, "listen"), ["0.0.0.0:18776"]);
     assert_eq!(values(&settings, "auth_strategy"), ["keystone"]);
     assert_eq!(values(&settings, "host"), ["anchor"]);
@@ -77,7 +96,7 @@ fn a_later_file_wins_and_relative_policy_files_are_found_beside_it() {
     let second = write("[DEFAULT]\nhost = two\n[oslo_policy]\npolicy_file = policy.yaml\n");
     let beside = second.parent().unwrap().join("policy.yaml");
     std::fs::write(&beside, "{}").unwrap();
-    let settings = load(&[first, second]).expect("loads");
+    let settings = load(&[first.to_path_buf(), second.to_path_buf()]).expect("loads");
     assert_eq!(values(&settings, "host"), ["two"]);
     assert_eq!(
         values(&settings, "policy_file"),
@@ -119,7 +138,7 @@ fn bad_values_name_the_file_section_and_option() {
     ];
     for (text, expected) in cases {
         let path = write(text);
-        let err = load(std::slice::from_ref(&path)).expect_err(text);
+        let err = load(&[path.to_path_buf()]).expect_err(text);
         let shown = err.to_string();
         assert!(
             shown.starts_with(&path.display().to_string()) && shown.contains(expected),
@@ -131,9 +150,9 @@ fn bad_values_name_the_file_section_and_option() {
 #[test]
 fn broken_files_are_refused() {
     let path = write("[DEFAULT\nhost = x\n");
-    assert!(load(std::slice::from_ref(&path)).is_err());
+    assert!(load(&[path.to_path_buf()]).is_err());
     let outside = write("host = x\n[DEFAULT]\n");
-    let err = load(std::slice::from_ref(&outside)).expect_err("outside a section");
+    let err = load(&[outside.to_path_buf()]).expect_err("outside a section");
     assert!(
         err.to_string()
             .contains("option host is outside any [section]"),

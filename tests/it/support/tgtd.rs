@@ -77,8 +77,13 @@ impl Tgtd {
         Some(tgtd)
     }
 
+    /// tgtd's stderr, read when it does not start; removed with the daemon.
+    fn log_path(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("tgtd-{}.log", self.control_port))
+    }
+
     async fn run(&mut self) {
-        let log = std::env::temp_dir().join(format!("tgtd-{}.log", self.control_port));
+        let log = self.log_path();
         let child = Command::new("tgtd")
             .args(["-f", "-C", &self.control_port.to_string()])
             .args(["--iscsi", &format!("portal={}", self.portal)])
@@ -273,5 +278,6 @@ impl Drop for Tgtd {
         if let Some(child) = self.child.as_mut() {
             let _ = child.start_kill();
         }
+        let _ = std::fs::remove_file(self.log_path());
     }
 }
