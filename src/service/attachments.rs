@@ -11,7 +11,7 @@ use crate::backend::{AccessTurn, Backend, BackendError};
 use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
-    Connecting, Connector, NewAttachment, NewConnection,
+    Connecting, Connector, DriverConnection, NewAttachment, NewConnection,
 };
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
@@ -349,18 +349,8 @@ impl Service {
         };
         connector.set_mode(mode);
         let backend = self.backend_of(volume)?;
-        // Held until the decision is recorded: a backend whose access follows the
-        // database (tgt) lets no other change to this volume's access in between.
-        let access = backend
-            .driver
-            .access_turn(volume.id)
-            .await
-            .map_err(connector_error)?;
-        let driver = backend
-            .driver
-            .initialize_connection(volume.id, &connector)
-            .await
-            .map_err(connector_error)?;
+        let (access, driver) =
+            export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
         let connection = NewConnection {
             attachment_id,
             connector,
@@ -494,6 +484,26 @@ impl Service {
             tracing::warn!(%volume_id, error = %err, "backend could not terminate the connection");
         }
     }
+}
+
+/// Takes the volume's access turn at the backend, then exports the volume to
+/// `connector`. The turn is held until the caller has recorded the connection (or
+/// withdrawn the export): a backend whose access follows the database (tgt) lets no
+/// other change to this volume's access in between.
+pub(super) async fn export_in_turn(
+    driver: &dyn Backend,
+    volume_id: VolumeId,
+    connector: &Connector,
+) -> Result<(Option<AccessTurn>, DriverConnection), DomainError> {
+    let access = driver
+        .access_turn(volume_id)
+        .await
+        .map_err(connector_error)?;
+    let exported = driver
+        .initialize_connection(volume_id, connector)
+        .await
+        .map_err(connector_error)?;
+    Ok((access, exported))
 }
 
 /// Withdraws an export made for a connection whose record was refused (or failed): the

@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
-use super::attachments::{connector_error, refused, withdraw_unused_export};
+use super::attachments::{connector_error, export_in_turn, refused, withdraw_unused_export};
 use super::volumes::not_found;
 use super::Service;
 use crate::domain::attachment::{AttachMode, AttachStatus, Connector, Detached};
@@ -120,16 +120,8 @@ impl Service {
         };
         let mut connector = connector;
         connector.set_mode(mode);
-        let access = backend
-            .driver
-            .access_turn(volume.id)
-            .await
-            .map_err(connector_error)?;
-        let driver = backend
-            .driver
-            .initialize_connection(volume.id, &connector)
-            .await
-            .map_err(connector_error)?;
+        let (access, driver) =
+            export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
         let request = LegacyConnect {
             volume_id: volume.id,
             new_id: AttachmentId::generate(),
