@@ -43,6 +43,9 @@ pub trait Database: Send + Sync + 'static {
     const FOR_UPDATE: &'static str;
     /// The same for a `select` joining `volumes v` that locks only the volume row.
     const FOR_UPDATE_OF_VOLUME: &'static str;
+    /// The database has `cinder_attach_lock_volume` (migration 0003): a volume is locked
+    /// and its live attachments read in one round trip.
+    const LOCK_FUNCTION: bool;
 
     /// Reads that belong together (one connection; one snapshot on SQLite).
     fn begin_read(&self) -> impl Future<Output = Result<Self::Read, StoreError>> + Send;

@@ -2,7 +2,9 @@
 //! the volume row (`LockedVolume`) and reading the volume's live attachments; the rules
 //! of `domain` decide from those two; it ends by writing the volume's new state. Every
 //! transaction takes the volume's lock before it touches an attachment, so the lock order
-//! is the same everywhere.
+//! is the same everywhere. On PostgreSQL the lock and the read are one round trip, the
+//! function `cinder_attach_lock_volume` (migration 0003, which repeats the columns of
+//! `LOCKED_VOLUME_COLUMNS` and `LIVE_ATTACHMENTS`: change them together).
 
 use std::sync::LazyLock;
 
@@ -63,6 +65,11 @@ const LIVE_ATTACHMENTS: &str = "\
            connection_info \
       from volume_attachment where volume_id = $1 and deleted = false order by created_at, id";
 
+/// PostgreSQL: lock and read in one round trip (migration 0003); `$1` the volume or `$2`
+/// one of its attachments, `$3`-`$5` as `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`. One row per
+/// live attachment (one with nulls for none); nothing when the volume is gone.
+const LOCK_WITH_ATTACHMENTS: &str = "select * from cinder_attach_lock_volume($1, $2, $3, $4, $5)";
+
 const WRITE_VOLUME_STATE: &str =
     "update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1";
 
@@ -107,6 +114,34 @@ impl FromRow for LiveAttachment {
     }
 }
 
+/// A row of `LOCK_WITH_ATTACHMENTS`: the volume, and one of its live attachments.
+struct LockedRow {
+    volume: LockedVolume,
+    attachment: Option<LiveAttachment>,
+}
+
+impl FromRow for LockedRow {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        let volume = LockedVolume::from_row(c)?;
+        let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
+            (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
+        let info: Option<serde_json::Value> = c.get()?;
+        let attachment = match (id, volume_id, attach_status) {
+            (Some(id), Some(volume_id), Some(attach_status)) => Some(LiveAttachment {
+                id,
+                volume_id,
+                instance_uuid,
+                attach_status,
+                attach_mode,
+                attached_host,
+                connected: is_connected(info.as_ref()),
+            }),
+            _ => None,
+        };
+        Ok(LockedRow { volume, attachment })
+    }
+}
+
 /// Binds `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`.
 fn with_spec_keys(sql: Sql) -> Sql {
     sql.bind(SPEC_TRUE)
@@ -136,6 +171,9 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: VolumeId,
     ) -> Result<Option<Locked>, StoreError> {
+        if D::LOCK_FUNCTION {
+            return Self::lock_in_one(tx, Some(id), None).await;
+        }
         let Some(volume) = Self::lock_volume(tx, id).await? else {
             return Ok(None);
         };
@@ -148,6 +186,13 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         id: AttachmentId,
     ) -> Result<Option<(Locked, LiveAttachment)>, StoreError> {
+        if D::LOCK_FUNCTION {
+            let locked = Self::lock_in_one(tx, None, Some(id)).await?;
+            return Ok(locked.and_then(|locked| {
+                let target = locked.live.iter().find(|a| a.id == id).cloned();
+                target.map(|target| (locked, target))
+            }));
+        }
         let sql =
             with_spec_keys(Sql::locking(&LOCK_ATTACHMENT_VOLUME, D::FOR_UPDATE_OF_VOLUME).bind(id));
         let Some(volume) = tx.fetch_optional::<LockedVolume>(sql).await? else {
@@ -158,6 +203,32 @@ impl<D: Database> SqlStore<D> {
         // committed while it waited for the lock shows only in the read after it.
         let target = locked.live.iter().find(|a| a.id == id).cloned();
         Ok(target.map(|target| (locked, target)))
+    }
+
+    /// `cinder_attach_lock_volume`: the volume (given, or of the given attachment) locked,
+    /// with its live attachments read after the lock, in one round trip.
+    async fn lock_in_one(
+        tx: &mut D::Tx,
+        volume: Option<VolumeId>,
+        attachment: Option<AttachmentId>,
+    ) -> Result<Option<Locked>, StoreError> {
+        let sql = Sql::new(LOCK_WITH_ATTACHMENTS)
+            .bind(volume)
+            .bind(attachment)
+            .bind(SPEC_TRUE)
+            .bind(MAX_ATTACHMENTS_SPEC)
+            .bind(SINGLE_WRITER_SPEC);
+        let rows: Vec<LockedRow> = tx.fetch_all(sql).await?;
+        let mut rows = rows.into_iter();
+        let Some(first) = rows.next() else {
+            return Ok(None);
+        };
+        let mut live: Vec<LiveAttachment> = first.attachment.into_iter().collect();
+        live.extend(rows.filter_map(|row| row.attachment));
+        Ok(Some(Locked {
+            volume: first.volume,
+            live,
+        }))
     }
 
     async fn with_attachments(tx: &mut D::Tx, volume: LockedVolume) -> Result<Locked, StoreError> {

@@ -128,6 +128,7 @@ impl Database for Postgres {
     const KIND: StoreKind = StoreKind::Postgres;
     const FOR_UPDATE: &'static str = " for update";
     const FOR_UPDATE_OF_VOLUME: &'static str = " for update of v";
+    const LOCK_FUNCTION: bool = true;
 
     async fn begin_read(&self) -> Result<Self::Read, StoreError> {
         Ok(PgConn(self.pool.acquire().await?))

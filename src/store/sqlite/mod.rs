@@ -159,6 +159,9 @@ impl Database for Sqlite {
     const KIND: StoreKind = StoreKind::Sqlite;
     const FOR_UPDATE: &'static str = "";
     const FOR_UPDATE_OF_VOLUME: &'static str = "";
+    // One process holds the whole database during a write: two statements cost no round
+    // trip.
+    const LOCK_FUNCTION: bool = false;
 
     /// A group of reads in one read transaction: SQLite pays for locking and for checking
     /// its page cache once per transaction, not once per statement.
