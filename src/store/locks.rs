@@ -97,12 +97,14 @@ impl FromRow for LockedVolume {
     }
 }
 
-impl FromRow for LiveAttachment {
-    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
-            (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
-        let info: Option<serde_json::Value> = c.get()?;
-        Ok(LiveAttachment {
+/// The columns of `LIVE_ATTACHMENTS`; `None` for the row of nulls a left join gives a
+/// volume without attachments.
+fn live_attachment(c: &mut Columns<'_>) -> Result<Option<LiveAttachment>, StoreError> {
+    let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
+        (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
+    let info: Option<serde_json::Value> = c.get()?;
+    Ok(match (id, volume_id, attach_status) {
+        (Some(id), Some(volume_id), Some(attach_status)) => Some(LiveAttachment {
             id,
             volume_id,
             instance_uuid,
@@ -110,7 +112,14 @@ impl FromRow for LiveAttachment {
             attach_mode,
             attached_host,
             connected: is_connected(info.as_ref()),
-        })
+        }),
+        _ => None,
+    })
+}
+
+impl FromRow for LiveAttachment {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        live_attachment(c)?.ok_or_else(|| StoreError::corrupt("a live attachment without an id"))
     }
 }
 
@@ -122,23 +131,10 @@ struct LockedRow {
 
 impl FromRow for LockedRow {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        let volume = LockedVolume::from_row(c)?;
-        let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
-            (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
-        let info: Option<serde_json::Value> = c.get()?;
-        let attachment = match (id, volume_id, attach_status) {
-            (Some(id), Some(volume_id), Some(attach_status)) => Some(LiveAttachment {
-                id,
-                volume_id,
-                instance_uuid,
-                attach_status,
-                attach_mode,
-                attached_host,
-                connected: is_connected(info.as_ref()),
-            }),
-            _ => None,
-        };
-        Ok(LockedRow { volume, attachment })
+        Ok(LockedRow {
+            volume: LockedVolume::from_row(c)?,
+            attachment: live_attachment(c)?,
+        })
     }
 }
 
