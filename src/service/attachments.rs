@@ -11,7 +11,7 @@ use crate::backend::{AccessTurn, Backend, BackendError};
 use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
-    Connecting, Connector, DriverConnection, NewAttachment, NewConnection,
+    Connecting, Connector, Detached, DriverConnection, NewAttachment, NewConnection,
 };
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
@@ -516,6 +516,26 @@ pub(super) async fn withdraw_unused_export(
 ) {
     if let Err(err) = driver.terminate_connection(volume_id, connector).await {
         tracing::warn!(%volume_id, error = %err, "could not withdraw an unused export");
+    }
+}
+
+impl Service {
+    /// `withdraw_export` for each attachment whose connection a write ended.
+    pub(super) async fn withdraw_all(
+        &self,
+        volume_id: VolumeId,
+        volume_host: Option<&str>,
+        ended: &[Detached],
+    ) {
+        for attachment in ended {
+            self.withdraw_export(
+                volume_id,
+                volume_host,
+                attachment.attach_status,
+                &attachment.connector,
+            )
+            .await;
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! like every attachment write (export first, record, withdraw if refused; record the
 //! end first, then withdraw).
 
+use std::future::Future;
+
 use serde_json::{json, Map, Value};
 use uuid::Uuid;
 
@@ -17,7 +19,7 @@ use crate::domain::legacy_connect::{self, LegacyStep, LegacyWhy};
 use crate::domain::volume::{Volume, VolumeStatus};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::rules;
-use crate::store::{LegacyAttach, LegacyConnect};
+use crate::store::{LegacyAttach, LegacyConnect, StoreError};
 
 /// `os-attach` as the API received it.
 #[derive(Debug, Clone)]
@@ -232,7 +234,7 @@ impl Service {
 
     /// Records the end of a host's connection, then withdraws the backend's export for
     /// each connection that ended (or for the connector given, when nothing was recorded
-    /// for it), in the volume's access turn.
+    /// for it).
     async fn end_host_connection(
         &self,
         volume: &Volume,
@@ -242,34 +244,11 @@ impl Service {
             .as_ref()
             .and_then(|c| c.host())
             .filter(|h| !h.is_empty());
-        let access = self.access_turn(volume.id, volume.host.as_deref()).await;
-        let turn = self.gates.enter(volume.id).await;
-        let outcome = self
+        let record = self
             .store
-            .legacy_terminate(volume.id, host, self.clock.now())
-            .await;
-        drop(turn);
-        let ended = match outcome? {
-            Outcome::Done(ended) => ended,
-            Outcome::Gone => return Err(not_found(volume.id)),
-            Outcome::Refused(refusal) => {
-                return Err(legacy_refused(LegacyStep::Detach, volume.id, refusal))
-            }
-        };
-        match (ended.is_empty(), connector) {
-            (true, Some(connector)) if !connector.is_empty() => {
-                self.withdraw_export(
-                    volume.id,
-                    volume.host.as_deref(),
-                    AttachStatus::Attached,
-                    &connector,
-                )
-                .await;
-            }
-            _ => self.withdraw_all(volume, &ended).await,
-        }
-        drop(access);
-        Ok(())
+            .legacy_terminate(volume.id, host, self.clock.now());
+        let unrecorded = connector.as_ref().filter(|c| !c.is_empty());
+        self.end_connections(volume, record, unrecorded).await
     }
 
     async fn detach_legacy(
@@ -290,35 +269,42 @@ impl Service {
             // No attachment has the nil id.
             DetachTarget::Nothing => Some(AttachmentId::from(Uuid::nil())),
         };
-        let access = self.access_turn(volume.id, volume.host.as_deref()).await;
+        let record = self.store.legacy_detach(volume.id, id, self.clock.now());
+        self.end_connections(volume, record, None).await
+    }
+
+    /// Runs `record` (a write that ends connections; not started until awaited here) in
+    /// the volume's access turn and gate, then withdraws the export of each connection it
+    /// ended, or of `unrecorded` when it ended none: decided in the database first, then
+    /// applied to the backend, as every detach is.
+    async fn end_connections(
+        &self,
+        volume: &Volume,
+        record: impl Future<Output = Result<Outcome<Vec<Detached>>, StoreError>>,
+        unrecorded: Option<&Connector>,
+    ) -> Result<(), DomainError> {
+        let volume_host = volume.host.as_deref();
+        let access = self.access_turn(volume.id, volume_host).await;
         let turn = self.gates.enter(volume.id).await;
-        let outcome = self
-            .store
-            .legacy_detach(volume.id, id, self.clock.now())
-            .await;
+        let outcome = record.await;
         drop(turn);
-        let detached = match outcome? {
-            Outcome::Done(detached) => detached,
+        let ended = match outcome? {
+            Outcome::Done(ended) => ended,
             Outcome::Gone => return Err(not_found(volume.id)),
             Outcome::Refused(refusal) => {
                 return Err(legacy_refused(LegacyStep::Detach, volume.id, refusal))
             }
         };
-        self.withdraw_all(volume, &detached).await;
+        match unrecorded.filter(|_| ended.is_empty()) {
+            Some(connector) => {
+                let status = AttachStatus::Attached;
+                self.withdraw_export(volume.id, volume_host, status, connector)
+                    .await;
+            }
+            None => self.withdraw_all(volume.id, volume_host, &ended).await,
+        }
         drop(access);
         Ok(())
-    }
-
-    async fn withdraw_all(&self, volume: &Volume, ended: &[Detached]) {
-        for attachment in ended {
-            self.withdraw_export(
-                volume.id,
-                volume.host.as_deref(),
-                attachment.attach_status,
-                &attachment.connector,
-            )
-            .await;
-        }
     }
 }
 

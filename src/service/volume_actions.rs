@@ -262,15 +262,8 @@ impl Service {
             Outcome::Gone => return Err(not_found(id)),
             Outcome::Refused(other) => return Err(unexpected(other)),
         };
-        for attachment in detached {
-            self.withdraw_export(
-                id,
-                volume.host.as_deref(),
-                attachment.attach_status,
-                &attachment.connector,
-            )
+        self.withdraw_all(id, volume.host.as_deref(), &detached)
             .await;
-        }
         drop(access);
         Ok(())
     }
