@@ -32,6 +32,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// Over quota: 413 `overLimit` with Cinder's `Retry-After: 0`.
+    #[error("{0}")]
+    OverLimit(String),
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]
@@ -56,7 +59,7 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::PayloadTooLarge(_) | ApiError::OverLimit(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -119,6 +122,12 @@ impl IntoResponse for ApiError {
             }
             ApiError::ServiceUnavailable(_) => tracing::warn!(error = %self, "request failed"),
             _ => tracing::info!(error = %self, status = status.as_u16(), "request refused"),
+        }
+        if let ApiError::OverLimit(message) = &self {
+            // Cinder's QuotaError carries `Retry-After: 0`, which its fault body repeats.
+            let fault = json!({"code": 413, "message": message, "retryAfter": "0"});
+            let body = json!({ fault_name(status): fault });
+            return (status, [(axum::http::header::RETRY_AFTER, "0")], Json(body)).into_response();
         }
         fault_response(status, &self.message())
     }

@@ -4,7 +4,8 @@
 use super::error::ApiError;
 use crate::domain::attach::reserve_statuses;
 use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
-use crate::domain::volume::Unschedulable;
+use crate::domain::quota::OverQuota;
+use crate::domain::volume::{Unschedulable, MAX_METADATA_ITEMS};
 use crate::domain::volume_rules::DELETABLE_STATUSES;
 use crate::domain::DomainError;
 
@@ -95,6 +96,27 @@ fn legacy_refusal(step: LegacyStep, why: LegacyWhy) -> ApiError {
         ),
         (_, LegacyWhy::HostNeeded) => {
             invalid_input("Connector doesn't have required information: host")
+        }
+    }
+}
+
+/// Cinder's `QuotaError` texts.
+fn over_quota_text(over: &OverQuota) -> String {
+    match over {
+        OverQuota::SizeExceedsLimit { size, limit } => {
+            format!("Requested volume size {size}G is larger than maximum allowed limit {limit}G.")
+        }
+        OverQuota::Gigabytes {
+            name,
+            requested,
+            quota,
+            consumed,
+        } => format!(
+            "Requested volume or snapshot exceeds allowed {name} quota. Requested {requested}G, \
+             quota is {quota}G and {consumed}G has been consumed."
+        ),
+        OverQuota::Volumes { name, allowed } => {
+            format!("Maximum number of volumes allowed ({allowed}) exceeded for quota '{name}'.")
         }
     }
 }
@@ -304,6 +326,42 @@ impl From<DomainError> for ApiError {
                 "extra spec {key} must be {expected}, not {}.",
                 value.map_or("null".to_owned(), |v| format!("'{v}'"))
             )),
+            E::TooManyMetadataItems(count) => ApiError::BadRequest(format!(
+                "Invalid metadata: a volume holds at most {MAX_METADATA_ITEMS} metadata items; \
+                 this request would leave it with {count}."
+            )),
+            E::OverQuota(over) => ApiError::OverLimit(over_quota_text(&over)),
+            E::QuotaBelowUsage(below) => ApiError::BadRequest(format!(
+                "Quota {} limit must be equal or greater than existing resources. Current usage \
+                 is {} and the requested limit is {}.",
+                below.resource, below.usage, below.limit
+            )),
+            E::BadQuotaKeys { keys, class } => invalid_input(format!(
+                "Bad key(s) in quota {}set: {}",
+                if class { "class " } else { "" },
+                keys.join(", ")
+            )),
+            E::BadQuotaValue { key, why } => ApiError::BadRequest(format!("{key} {why}")),
+            E::TypeAccessExists {
+                volume_type,
+                project,
+            } => ApiError::Conflict(format!(
+                "Volume type access for {volume_type} / {project} combination already exists."
+            )),
+            E::TypeAccessNotFound {
+                volume_type,
+                project,
+            } => ApiError::NotFound(format!(
+                "Volume type access not found for {volume_type} / {project} combination."
+            )),
+            E::TypeAccessOfPublicType { listing: true } => {
+                ApiError::NotFound("Access list not available for public volume types.".to_owned())
+            }
+            E::TypeAccessOfPublicType { listing: false } => ApiError::BadRequest(
+                "Invalid volume type: Type access modification is not applicable to public \
+                 volume type."
+                    .to_owned(),
+            ),
             E::CacheableWithMultiattach => {
                 ApiError::BadRequest("cacheable cannot be set with multiattach.".to_owned())
             }

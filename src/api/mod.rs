@@ -14,6 +14,7 @@ pub mod messages;
 pub mod microversion;
 pub mod paging;
 pub mod query;
+pub mod quotas;
 pub mod request_id;
 pub mod schema;
 pub mod service_info;
@@ -47,6 +48,7 @@ fn resources() -> Router<AppState> {
         .merge(attachments::router())
         .merge(volumes::router())
         .merge(types::router())
+        .merge(quotas::router())
         .merge(messages::router())
         .merge(service_info::router())
         .merge(unimplemented::router())

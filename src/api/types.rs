@@ -35,12 +35,9 @@ pub fn router() -> Router<AppState> {
         )
         .route(
             "/types/{type_id}/action",
-            axum::routing::post(not_built(Endpoint::Unimplemented("volume type access"))),
+            axum::routing::post(access_action),
         )
-        .route(
-            "/types/{type_id}/os-volume-type-access",
-            get(not_built(Endpoint::Unimplemented("volume type access"))),
-        )
+        .route("/types/{type_id}/os-volume-type-access", get(list_access))
         .route(
             "/types/{type_id}/encryption",
             get(not_built(Endpoint::Unimplemented("volume type encryption")))
@@ -104,6 +101,26 @@ static UPDATE: LazyLock<Value> = LazyLock::new(|| {
         "additionalProperties": false
     })
 });
+
+/// `{"addProjectAccess": {"project": ...}}` and its `removeProjectAccess` twin.
+fn access_schema(action: &str) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            action: {
+                "type": "object",
+                "properties": {"project": {"type": "string", "minLength": 1, "maxLength": 255}},
+                "required": ["project"],
+                "additionalProperties": false
+            }
+        },
+        "required": [action],
+        "additionalProperties": false
+    })
+}
+
+static ADD_ACCESS: LazyLock<Value> = LazyLock::new(|| access_schema("addProjectAccess"));
+static REMOVE_ACCESS: LazyLock<Value> = LazyLock::new(|| access_schema("removeProjectAccess"));
 
 fn specs_schema() -> Value {
     json!({
@@ -343,6 +360,52 @@ async fn delete_spec(
     state
         .service
         .delete_extra_spec(&ctx.caller, &path.type_id, &path.key)
+        .await?;
+    Ok(StatusCode::ACCEPTED)
+}
+
+async fn list_access(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    Path(path): Path<TypePath>,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::TypeAccessList)?;
+    let found = state
+        .service
+        .list_type_access(&ctx.caller, &path.type_id)
+        .await?;
+    let items: Vec<Value> = found
+        .projects
+        .iter()
+        .map(|project| json!({"volume_type_id": found.id, "project_id": project}))
+        .collect();
+    Ok(Json(json!({"volume_type_access": items})))
+}
+
+#[derive(Deserialize)]
+struct AccessFields {
+    project: String,
+}
+
+/// `addProjectAccess` / `removeProjectAccess`: 202 without a body.
+async fn access_action(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    Path(path): Path<TypePath>,
+    body: JsonBody,
+) -> Result<StatusCode, ApiError> {
+    ctx.require(Endpoint::TypeAction)?;
+    let name = body.action_name()?;
+    let (schema, grant) = match name.as_str() {
+        "addProjectAccess" => (&*ADD_ACCESS, true),
+        "removeProjectAccess" => (&*REMOVE_ACCESS, false),
+        other => return Err(ApiError::no_such_action(other)),
+    };
+    let mut fields: std::collections::HashMap<String, AccessFields> = body.parse(schema)?;
+    let project = fields.remove(&name).map(|f| f.project).unwrap_or_default();
+    state
+        .service
+        .change_type_access(&ctx.caller, &path.type_id, &project, grant)
         .await?;
     Ok(StatusCode::ACCEPTED)
 }

@@ -160,6 +160,35 @@ pub enum DomainError {
         value: Option<String>,
         expected: &'static str,
     },
+    /// More than `MAX_METADATA_ITEMS` metadata items on one volume.
+    #[error("{0} metadata items")]
+    TooManyMetadataItems(usize),
+
+    // --- quotas
+    #[error("over quota: {0:?}")]
+    OverQuota(crate::domain::quota::OverQuota),
+    #[error("quota {} below usage", .0.resource)]
+    QuotaBelowUsage(crate::domain::quota::BelowUsage),
+    /// A quota-set body naming resources that do not exist.
+    #[error("bad quota keys {keys:?}")]
+    BadQuotaKeys { keys: Vec<String>, class: bool },
+    /// A limit that is not an integer from -1 to `MAX_LIMIT`.
+    #[error("bad quota value for {key}")]
+    BadQuotaValue { key: String, why: &'static str },
+
+    #[error("project {project} may already use volume type {volume_type}")]
+    TypeAccessExists {
+        volume_type: VolumeTypeId,
+        project: String,
+    },
+    #[error("project {project} has no access to volume type {volume_type}")]
+    TypeAccessNotFound {
+        volume_type: VolumeTypeId,
+        project: String,
+    },
+    /// Access lists belong to private types only.
+    #[error("public volume types have no access list")]
+    TypeAccessOfPublicType { listing: bool },
 
     // --- access and infrastructure
     #[error("policy does not allow {0}")]

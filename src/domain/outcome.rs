@@ -62,4 +62,14 @@ pub enum Refusal {
     TypeInUse,
     /// `cacheable` and `multiattach` would both be on.
     CacheableWithMultiattach,
+    /// A volume would hold this many metadata items, more than it may.
+    TooManyMetadataItems(usize),
+    /// The change would take the project over its quota.
+    OverQuota(super::quota::OverQuota),
+    /// A new limit below what the project already uses.
+    QuotaBelowUsage(super::quota::BelowUsage),
+    /// The project may already use the private type.
+    AccessExists,
+    /// The project had no access to the private type.
+    NoSuchAccess,
 }

@@ -177,6 +177,18 @@ pub enum Unschedulable {
     NoMultiattachBackend,
 }
 
+/// The most user metadata items one volume holds. Beyond it a request is refused, before
+/// it reaches the database (whose statements have a bound on parameters).
+pub const MAX_METADATA_ITEMS: usize = 128;
+
+/// Refuses metadata of more than `MAX_METADATA_ITEMS` items.
+pub fn check_metadata_count(count: usize) -> Result<(), super::Refusal> {
+    if count > MAX_METADATA_ITEMS {
+        return Err(super::Refusal::TooManyMetadataItems(count));
+    }
+    Ok(())
+}
+
 /// What creating a volume writes before the backend is asked.
 #[derive(Debug, Clone)]
 pub struct NewVolume {
@@ -189,6 +201,8 @@ pub struct NewVolume {
     pub name: Option<String>,
     pub description: Option<String>,
     pub volume_type_id: VolumeTypeId,
+    /// Its per-type quotas are named after it.
+    pub volume_type_name: String,
     pub multiattach: bool,
     pub service_uuid: ServiceId,
     pub shared_targets: Option<bool>,

@@ -97,4 +97,26 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         "volume_extension:types_extra_specs:read_sensitive",
         ADMIN_API,
     ),
+    // Private types (cinder/policies/volume_access.py).
+    ("volume_extension:volume_type_access", MEMBER),
+    (
+        "volume_extension:volume_type_access:addProjectAccess",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_type_access:removeProjectAccess",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_type_access:get_all_for_type",
+        ADMIN_API,
+    ),
+    // Quotas and limits (cinder/policies/quotas.py, quota_class.py, limits.py).
+    ("volume_extension:quotas:show", READER),
+    ("volume_extension:quotas:update", ADMIN_API),
+    ("volume_extension:quotas:delete", ADMIN_API),
+    ("volume_extension:quota_classes", ADMIN_API),
+    ("volume_extension:quota_classes:get", ADMIN_API),
+    ("volume_extension:quota_classes:update", ADMIN_API),
+    ("limits_extension:used_limits", READER),
 ];

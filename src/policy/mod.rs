@@ -65,6 +65,15 @@ pub mod rules {
     pub const EXTRA_SPECS_DELETE: &str = "volume_extension:types_extra_specs:delete";
     pub const EXTRA_SPECS_READ_SENSITIVE: &str =
         "volume_extension:types_extra_specs:read_sensitive";
+    pub const TYPE_ACCESS_ADD: &str = "volume_extension:volume_type_access:addProjectAccess";
+    pub const TYPE_ACCESS_REMOVE: &str = "volume_extension:volume_type_access:removeProjectAccess";
+    pub const TYPE_ACCESS_LIST: &str = "volume_extension:volume_type_access:get_all_for_type";
+    pub const QUOTAS_SHOW: &str = "volume_extension:quotas:show";
+    pub const QUOTAS_UPDATE: &str = "volume_extension:quotas:update";
+    pub const QUOTAS_DELETE: &str = "volume_extension:quotas:delete";
+    pub const QUOTA_CLASSES_GET: &str = "volume_extension:quota_classes:get";
+    pub const QUOTA_CLASSES_UPDATE: &str = "volume_extension:quota_classes:update";
+    pub const USED_LIMITS: &str = "limits_extension:used_limits";
 }
 
 /// What a rule is about: the owner of the object (or the caller's project for creates).

@@ -363,4 +363,61 @@ impl Service {
             Outcome::Gone => Err(type_not_found(type_id)),
         }
     }
+
+    /// The projects that may use private type `type_id` (admins).
+    pub async fn list_type_access(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+    ) -> Result<VolumeType, DomainError> {
+        self.policy
+            .enforce(rules::TYPE_ACCESS_LIST, caller, &Target::caller(caller))?;
+        let found = self.get_type_for_specs(caller, type_id).await?;
+        if found.is_public {
+            return Err(DomainError::TypeAccessOfPublicType { listing: true });
+        }
+        Ok(found)
+    }
+
+    /// `addProjectAccess` (`grant`) or `removeProjectAccess` of a private type.
+    pub async fn change_type_access(
+        &self,
+        caller: &RequestContext,
+        type_id: &str,
+        project: &str,
+        grant: bool,
+    ) -> Result<(), DomainError> {
+        let rule = if grant {
+            rules::TYPE_ACCESS_ADD
+        } else {
+            rules::TYPE_ACCESS_REMOVE
+        };
+        self.policy.enforce(rule, caller, &Target::caller(caller))?;
+        let found = self.get_type_for_specs(caller, type_id).await?;
+        if found.is_public {
+            return Err(DomainError::TypeAccessOfPublicType { listing: false });
+        }
+        let now = self.clock.now();
+        let outcome = if grant {
+            self.store.add_type_access(found.id, project, now).await?
+        } else {
+            self.store
+                .remove_type_access(found.id, project, now)
+                .await?
+        };
+        let (volume_type, project) = (found.id, project.to_owned());
+        match outcome {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Refused(Refusal::AccessExists) => Err(DomainError::TypeAccessExists {
+                volume_type,
+                project,
+            }),
+            Outcome::Refused(Refusal::NoSuchAccess) => Err(DomainError::TypeAccessNotFound {
+                volume_type,
+                project,
+            }),
+            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Gone => Err(type_not_found(type_id)),
+        }
+    }
 }

@@ -6,6 +6,7 @@ use super::volumes::not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
 use crate::domain::legacy_attach::LegacyAction;
+use crate::domain::quota::QuotaOwner;
 use crate::domain::volume::{Retype, StatusReset, Volume, VolumeStatus};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
@@ -114,11 +115,16 @@ impl Service {
         new_size: i64,
     ) -> Result<(), DomainError> {
         let volume = self.volume_under_rule(caller, id, rules::EXTEND).await?;
+        let owner = QuotaOwner {
+            project_id: volume.project_id.clone(),
+            type_name: volume.volume_type_name.clone().unwrap_or_default(),
+        };
         match self
             .store
-            .begin_extend(id, new_size, self.clock.now())
+            .begin_extend(id, new_size, &owner, self.clock.now())
             .await?
         {
+            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(not_found(id)),
             Outcome::Refused(Refusal::NotLarger { current }) => {

@@ -7,9 +7,15 @@ use super::volume_actions::unexpected;
 use super::volumes::not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
-use crate::domain::volume::{MetadataChange, Volume, VolumeUpdate};
+use crate::domain::volume::{check_metadata_count, MetadataChange, Volume, VolumeUpdate};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::rules;
+
+/// Refuses more metadata items than a volume may hold before the store is asked.
+pub(super) fn metadata_fits(metadata: &BTreeMap<String, String>) -> Result<(), DomainError> {
+    check_metadata_count(metadata.len())
+        .map_err(|_| DomainError::TooManyMetadataItems(metadata.len()))
+}
 
 impl Service {
     /// Renames, re-describes and (with `metadata`) replaces the user metadata.
@@ -21,6 +27,9 @@ impl Service {
     ) -> Result<Volume, DomainError> {
         self.volume_under_rule(caller, id, rules::VOLUME_UPDATE)
             .await?;
+        if let Some(metadata) = &update.metadata {
+            metadata_fits(metadata)?;
+        }
         match self
             .store
             .update_volume(id, &update, self.clock.now())
@@ -75,6 +84,9 @@ impl Service {
             MetadataChange::Remove(_) => rules::VOLUME_METADATA_DELETE,
         };
         self.volume_under_rule(caller, id, rule).await?;
+        if let MetadataChange::Merge(metadata) | MetadataChange::Replace(metadata) = &change {
+            metadata_fits(metadata)?;
+        }
         match self
             .store
             .change_volume_metadata(id, &change, self.clock.now())
@@ -87,6 +99,9 @@ impl Service {
                     removing: matches!(change, MetadataChange::Remove(_)),
                     status,
                 })
+            }
+            Outcome::Refused(Refusal::TooManyMetadataItems(count)) => {
+                Err(DomainError::TooManyMetadataItems(count))
             }
             Outcome::Refused(Refusal::NoSuchKey) => match change {
                 MetadataChange::Remove(key) => {

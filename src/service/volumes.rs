@@ -13,7 +13,7 @@ use crate::domain::paging::Page;
 use crate::domain::volume::{
     NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
-use crate::domain::{DomainError, Outcome, RequestContext};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
 
 /// A volume create as the API received it.
@@ -233,6 +233,7 @@ impl Service {
             }
             _ => self.default_volume_type().await?,
         };
+        super::volume_metadata::metadata_fits(&request.metadata)?;
         let size = match request.size {
             Some(size) if size > 0 => size,
             other => return Err(DomainError::InvalidSize(other)),
@@ -267,13 +268,19 @@ impl Service {
             name: request.name,
             description: request.description,
             volume_type_id: volume_type.id,
+            volume_type_name: volume_type.name.clone(),
             multiattach,
             service_uuid: backend.service_uuid,
             shared_targets: capabilities.shared_targets,
             metadata: request.metadata,
             created_at: now,
         };
-        self.store.insert_volume(&new).await?;
+        match self.store.insert_volume(&new).await? {
+            Outcome::Done(()) => {}
+            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
+            Outcome::Refused(other) => return Err(super::volume_actions::unexpected(other)),
+            Outcome::Gone => return Err(not_found(new.id)),
+        }
         // The backend work runs to its end even if the client goes away, so the volume
         // never stays `creating`.
         let service = self.clone();

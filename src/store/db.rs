@@ -46,6 +46,9 @@ pub trait Database: Send + Sync + 'static {
     /// The database has `cinder_attach_lock_volume` (migration 0003): a volume is locked
     /// and its live attachments read in one round trip.
     const LOCK_FUNCTION: bool;
+    /// Serializes the writes that count a project's usage against its quota, until the
+    /// transaction ends (`$1` is the project id). SQLite's write lock already does.
+    const PROJECT_LOCK: Option<&'static str>;
 
     /// Reads that belong together (one connection; one snapshot on SQLite).
     fn begin_read(&self) -> impl Future<Output = Result<Self::Read, StoreError>> + Send;

@@ -12,7 +12,8 @@
 //! - `volumes.rs`, `volume_writes.rs`, `volume_metadata.rs`: volume reads, the volume
 //!   changes Cinder's rules govern, user metadata;
 //! - `volume_types.rs`, `messages.rs`, `operations.rs` (health, metrics, the
-//!   consistency snapshot, backend registration).
+//!   consistency snapshot, backend registration);
+//! - `quotas.rs`: quota limits and the usage they are checked against.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -30,6 +31,7 @@ mod operations;
 mod paging;
 mod postgres;
 mod purge;
+mod quotas;
 mod row;
 mod side_tables;
 mod sql;
@@ -50,6 +52,7 @@ pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
+pub use quotas::QuotaStore;
 pub use sqlite::Sqlite;
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;
@@ -68,6 +71,7 @@ pub trait Store:
     + PurgeStore
     + ExportStore
     + LegacyAttachStore
+    + QuotaStore
 {
 }
 
@@ -82,6 +86,7 @@ impl<T> Store for T where
         + PurgeStore
         + ExportStore
         + LegacyAttachStore
+        + QuotaStore
 {
 }
 

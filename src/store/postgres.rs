@@ -127,6 +127,8 @@ impl Database for Postgres {
 
     const KIND: StoreKind = StoreKind::Postgres;
     const FOR_UPDATE: &'static str = " for update";
+    const PROJECT_LOCK: Option<&'static str> =
+        Some("select pg_advisory_xact_lock(hashtextextended('cinder-attach quota ' || $1, 0))");
     const FOR_UPDATE_OF_VOLUME: &'static str = " for update of v";
     const LOCK_FUNCTION: bool = true;
 

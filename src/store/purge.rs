@@ -86,6 +86,8 @@ const PURGES: &[(&str, &str)] = &[
     ),
     ("messages", OLD),
     ("services", OLD),
+    ("quotas", OLD),
+    ("quota_classes", OLD),
 ];
 
 #[async_trait]

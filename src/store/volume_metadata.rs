@@ -12,7 +12,7 @@ use super::side_tables::SideTable;
 use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::ids::VolumeId;
-use crate::domain::volume::{MetadataChange, VolumeUpdate};
+use crate::domain::volume::{check_metadata_count, MetadataChange, VolumeUpdate};
 use crate::domain::volume_rules::{self, METADATA_CHANGE_REFUSED, UPDATE_REFUSED};
 use crate::domain::{Outcome, Refusal};
 
@@ -164,6 +164,9 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
             return Ok(Outcome::Refused(Refusal::NoSuchKey));
         }
         let metadata = Self::read_metadata(&mut tx, id).await?;
+        if let Err(refusal) = check_metadata_count(metadata.len()) {
+            return Ok(Outcome::Refused(refusal));
+        }
         tx.commit().await?;
         Ok(Outcome::Done(metadata))
     }

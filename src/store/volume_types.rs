@@ -54,6 +54,20 @@ pub trait VolumeTypeStore: Send + Sync {
         key: &str,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
+    /// Lets `project` use type `id`; `Refused(AccessExists)` when it already may.
+    async fn add_type_access(
+        &self,
+        id: VolumeTypeId,
+        project: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// Takes that back; `Refused(NoSuchAccess)` when `project` had no access.
+    async fn remove_type_access(
+        &self,
+        id: VolumeTypeId,
+        project: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
 }
 
 const TYPE_COLUMNS: &str =
@@ -83,6 +97,8 @@ const UPDATE_TYPE: &str = "\
 
 const LOCK_TYPE: &str = "select id from volume_types where id = $1 and deleted = false";
 
+const LOCK_TYPE_NAME: &str = "select name from volume_types where id = $1 and deleted = false";
+
 const TYPE_IN_USE: &str =
     "select id from volumes where volume_type_id = $1 and deleted = false limit 1";
 
@@ -99,6 +115,12 @@ const TOUCH_TYPE: &str = "update volume_types set updated_at = $2 where id = $1"
 
 const DELETE_ACCESS: &str = "update volume_type_projects set deleted = true, deleted_at = $2 \
                               where volume_type_id = $1 and deleted = false";
+
+const INSERT_ACCESS: &str = "insert into volume_type_projects \
+    (volume_type_id, project_id, created_at, deleted) values ($1, $2, $3, false)";
+
+const REMOVE_ACCESS: &str = "update volume_type_projects set deleted = true, deleted_at = $3 \
+                              where volume_type_id = $1 and project_id = $2 and deleted = false";
 
 const DELETE_TYPE: &str =
     "update volume_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false";
@@ -162,17 +184,22 @@ impl<D: Database> SqlStore<D> {
         &self,
         id: VolumeTypeId,
     ) -> Result<Result<D::Tx, Outcome<()>>, StoreError> {
-        let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK_TYPE, D::FOR_UPDATE).bind(id);
-        let locked: Option<(VolumeTypeId,)> = tx.fetch_optional(lock).await?;
-        if locked.is_none() {
+        let Some(mut tx) = self.lock_type(id).await? else {
             return Ok(Err(Outcome::Gone));
-        }
+        };
         let used: Option<(uuid::Uuid,)> = tx.fetch_optional(Sql::new(TYPE_IN_USE).bind(id)).await?;
         if used.is_some() {
             return Ok(Err(Outcome::Refused(Refusal::TypeInUse)));
         }
         Ok(Ok(tx))
+    }
+
+    /// Starts a write to type `id`: the transaction with the type locked, or `Gone`.
+    async fn lock_type(&self, id: VolumeTypeId) -> Result<Option<D::Tx>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let lock = Sql::locking(LOCK_TYPE, D::FOR_UPDATE).bind(id);
+        let locked: Option<(VolumeTypeId,)> = tx.fetch_optional(lock).await?;
+        Ok(locked.map(|_| tx))
     }
 }
 
@@ -225,16 +252,23 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         update: &VolumeTypeUpdate,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let lock = Sql::locking(LOCK_TYPE_NAME, D::FOR_UPDATE).bind(id);
+        let Some((old_name,)) = tx.fetch_optional::<(String,)>(lock).await? else {
+            return Ok(Outcome::Gone);
+        };
         let sql = Sql::new(UPDATE_TYPE)
             .bind(id)
             .bind(&update.name)
             .bind(&update.description)
             .bind(update.is_public)
             .bind(now);
-        Ok(match self.db.execute(sql).await? {
-            0 => Outcome::Gone,
-            _ => Outcome::Done(()),
-        })
+        tx.execute(sql).await?;
+        if let Some(new_name) = update.name.as_deref().filter(|n| *n != old_name) {
+            Self::rename_type_quotas(&mut tx, &old_name, new_name, now).await?;
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -305,6 +339,44 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         .await?;
         if removed == 0 {
             return Ok(Outcome::Refused(Refusal::NoSuchKey));
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn add_type_access(
+        &self,
+        id: VolumeTypeId,
+        project: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let Some(mut tx) = self.lock_type(id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let insert = Sql::new(INSERT_ACCESS).bind(id).bind(project).bind(now);
+        match tx.execute(insert).await {
+            Ok(_) => {}
+            Err(StoreError::Conflict(_)) => return Ok(Outcome::Refused(Refusal::AccessExists)),
+            Err(other) => return Err(other),
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn remove_type_access(
+        &self,
+        id: VolumeTypeId,
+        project: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let Some(mut tx) = self.lock_type(id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let remove = Sql::new(REMOVE_ACCESS).bind(id).bind(project).bind(now);
+        if tx.execute(remove).await? == 0 {
+            return Ok(Outcome::Refused(Refusal::NoSuchAccess));
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))

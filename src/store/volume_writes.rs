@@ -16,6 +16,7 @@ use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};
 use crate::domain::ids::VolumeId;
 use crate::domain::legacy_attach::{self, LegacyAction};
+use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::volume::{
     LockedVolume, MigrationStatus, Retype, StatusReset, VolumeStatus, SOFT_DELETED_STATUS,
 };
@@ -45,11 +46,13 @@ pub trait VolumeWriteStore: Send + Sync {
         id: VolumeId,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
-    /// Starts an extend: an `available` volume becomes `extending`.
+    /// Starts an extend: an `available` volume becomes `extending`, if the growth fits
+    /// the quota of `owner` (its project, and its type's name).
     async fn begin_extend(
         &self,
         id: VolumeId,
         new_size: i64,
+        owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
     /// Records the new size and returns an `extending` volume to `available`.
@@ -266,14 +269,27 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         new_size: i64,
+        owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
+        let rule = |v: &LockedVolume| volume_rules::extend(v, new_size);
+        let (mut tx, locked) = match self.write_volume_if(id, rule).await? {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        Self::lock_project(&mut tx, &owner.project_id).await?;
+        let (limits, usage) = Self::quota_state(&mut tx, &owner.project_id).await?;
+        let growth = quota::check_extend(&limits, &usage, locked.size, new_size, &owner.type_name);
+        if let Err(over) = growth {
+            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+        }
         let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
             .bind(id)
             .bind(VolumeStatus::Extending)
             .bind(now);
-        self.apply_if(id, |v| volume_rules::extend(v, new_size), sql)
-            .await
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

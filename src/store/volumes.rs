@@ -17,14 +17,17 @@ use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
 use crate::domain::ids::VolumeId;
 use crate::domain::paging::Page;
+use crate::domain::quota;
 use crate::domain::volume::{
     NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
+use crate::domain::{Outcome, Refusal};
 
 #[async_trait]
 pub trait VolumeStore: Send + Sync {
-    /// Inserts a volume in `creating`, with its metadata.
-    async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError>;
+    /// Inserts a volume in `creating`, with its metadata, if the project's quota allows
+    /// it (`Refused(OverQuota)` otherwise).
+    async fn insert_volume(&self, new: &NewVolume) -> Result<Outcome<()>, StoreError>;
     /// A live volume with its metadata, admin metadata and live attachments.
     async fn get_volume(&self, id: VolumeId) -> Result<Option<Volume>, StoreError>;
     /// A volume with its admin metadata only: what the attach paths need, in one
@@ -215,8 +218,14 @@ impl<D: Database> SqlStore<D> {
 #[async_trait]
 impl<D: Database> VolumeStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %new.id), err)]
-    async fn insert_volume(&self, new: &NewVolume) -> Result<(), StoreError> {
+    async fn insert_volume(&self, new: &NewVolume) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
+        Self::lock_project(&mut tx, &new.project_id).await?;
+        let (limits, usage) = Self::quota_state(&mut tx, &new.project_id).await?;
+        let fits = quota::check_volume_create(&limits, &usage, new.size, &new.volume_type_name);
+        if let Err(over) = fits {
+            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+        }
         let insert = Sql::new(INSERT_VOLUME)
             .bind(new.id)
             .bind(&new.user_id)
@@ -248,7 +257,7 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         )
         .await?;
         tx.commit().await?;
-        Ok(())
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

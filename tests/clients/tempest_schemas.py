@@ -15,7 +15,8 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from tempest.lib.api_schema.response.volume import versions, volume_types, volumes
+from tempest.lib.api_schema.response.volume import (limits, quota_classes, quotas, versions,
+                                                   volume_types, volumes)
 from tempest.lib.api_schema.response.volume.v3_61 import volumes as volumes_v361
 from tempest.lib.api_schema.response.volume.v3_63 import volumes as volumes_v363
 from tempest.lib.api_schema.response.volume.v3_64 import volumes as volumes_v364
@@ -52,7 +53,17 @@ OPERATIONS = [
     ("GET", rf"/types/{ID}/extra_specs/[^/]+", "types", "show_volume_types_extra_specs"),
     ("PUT", rf"/types/{ID}/extra_specs/[^/]+", "types", "update_volume_type_extra_specs"),
     ("DELETE", rf"/types/{ID}/extra_specs/[^/]+", "types", "delete_volume_types_extra_specs"),
+    ("GET", rf"/types/{ID}/os-volume-type-access", "types", "list_type_access"),
+    ("GET", r"/os-quota-sets/[^/]+", "quotas", "show_quota_set"),
+    ("GET", r"/os-quota-sets/[^/]+/defaults", "quotas", "show_quota_set"),
+    ("PUT", r"/os-quota-sets/[^/]+", "quotas", "update_quota_set"),
+    ("DELETE", r"/os-quota-sets/[^/]+", "quotas", "delete_quota_set"),
+    ("GET", r"/os-quota-class-sets/[^/]+", "quota_classes", "show_quota_classes"),
+    ("PUT", r"/os-quota-class-sets/[^/]+", "quota_classes", "update_quota_classes"),
+    ("GET", r"/limits", "limits", "show_limits"),
 ]
+
+KINDS = {"types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits}
 
 checked = []
 
@@ -65,7 +76,10 @@ class _Resp(dict):
         self.status = status
 
 
-def schema_for(method, path, minor):
+def schema_for(method, path, minor, query=""):
+    if method == "GET" and re.search(r"/os-quota-sets/[^/]+$", path) and re.search(
+            r"(^|&)usage=(true|1|yes|on)", query, flags=re.I):
+        return quotas.show_quota_set_usage
     if path == "/":
         return versions.list_versions if method == "GET" else None
     if re.fullmatch(r"/v3/?", path):
@@ -73,8 +87,8 @@ def schema_for(method, path, minor):
     below = re.sub(r"^/v3/[^/]+", "", path, count=1)
     for op_method, pattern, kind, name in OPERATIONS:
         if method == op_method and re.fullmatch(pattern, below):
-            if kind == "types":
-                return getattr(volume_types, name)
+            if kind in KINDS:
+                return getattr(KINDS[kind], name)
             module = next(m for lowest, m in VOLUME_SCHEMAS if minor >= lowest)
             if name in ("create_volume", "update_volume") and minor >= 61:
                 # Tempest sends these at 3.0 and keeps their schemas at the 3.60 shape;
@@ -87,11 +101,11 @@ def schema_for(method, path, minor):
     return None
 
 
-def check(method, path, status, headers, content):
+def check(method, path, status, headers, content, query=""):
     """Validates one response; raises tempest's InvalidHTTPResponseBody (or a status
     mismatch) when its schema rejects it."""
     match = re.search(r"volume 3\.(\d+)", headers.get("OpenStack-API-Version", ""))
-    schema = schema_for(method, path, int(match.group(1)) if match else 0)
+    schema = schema_for(method, path, int(match.group(1)) if match else 0, query)
     if schema is None or status >= 400:
         return
     resp = _Resp(status, headers)
@@ -103,7 +117,7 @@ def validate(response, *args, **kwargs):
     """requests response hook: raises if tempest's schema rejects the response."""
     request = response.request
     check(request.method, urlparse(request.url).path, response.status_code, response.headers,
-          response.content)
+          response.content, urlparse(request.url).query)
     return response
 
 
@@ -135,7 +149,8 @@ class ValidatingProxy:
                     response = err
                 content = response.read()
                 try:
-                    check(self.command, urlparse(self.path).path, response.status, response.headers, content)
+                    check(self.command, urlparse(self.path).path, response.status, response.headers, content,
+                          urlparse(self.path).query)
                 except Exception as err:  # noqa: BLE001 - every failure is reported
                     proxy.failures.append(f"{self.command} {self.path}: {err}")
                 self.send_response(response.status)

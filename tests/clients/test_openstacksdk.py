@@ -172,6 +172,38 @@ def test_three_servers_limits_and_a_single_writer(sdk):
                               mode="rw")
 
 
+def test_quotas_limits_and_private_types(server, sdk):
+    """The proxy's quota, limit and type-access calls (openstacksdk's own quota test needs
+    Keystone to make a project, so its steps are here on a made-up project id)."""
+    project = f"sdk-{uuid.uuid4().hex[:8]}"
+    updated = sdk.update_quota_set(project, volumes=123)
+    assert updated.volumes == 123
+    assert sdk.get_quota_set(project).volumes == 123
+    assert sdk.get_quota_set_defaults(project).volumes == 10
+    sdk.revert_quota_set(project)
+    assert sdk.get_quota_set(project).volumes == 10
+
+    sdk.update_quota_set("p1", volumes=1)
+    available_volume(sdk)
+    with pytest.raises(exceptions.HttpException) as refused:
+        sdk.create_volume(size=1)
+    assert refused.value.status_code == 413
+    usage = sdk.get_quota_set("p1", usage=True)
+    assert usage.usage["volumes"] == 1, usage.usage
+    limits = sdk.get_limits()
+    assert limits.absolute.max_total_volumes == 1
+    assert limits.absolute.total_volumes_used == 1
+
+    private = sdk.create_type(name=f"vip-{uuid.uuid4().hex[:6]}", is_public=False)
+    sdk.add_type_access(private, "p2")
+    assert [a["project_id"] for a in sdk.get_type_access(private)] == ["p2"]
+    other = connect(server, token="eve:p2:member,reader", project="p2")
+    assert other.get_type(private.id).id == private.id
+    sdk.remove_type_access(private, "p2")
+    with pytest.raises(exceptions.NotFoundException):
+        other.get_type(private.id)
+
+
 def test_openstacksdk_functional_tests(server, tmp_path):
     """openstacksdk's own functional tests for the APIs served here."""
     clouds = (HERE / "clouds.yaml").read_text().replace("@ENDPOINT@", server.url)
@@ -181,7 +213,7 @@ def test_openstacksdk_functional_tests(server, tmp_path):
                OPENSTACKSDK_FUNC_TEST_TIMEOUT="60")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-         str(tests / "test_volume.py"), str(tests / "test_type.py")],
+         str(tests / "test_volume.py"), str(tests / "test_type.py"), str(tests / "test_limits.py")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "skipped" not in result.stdout.splitlines()[-1], result.stdout

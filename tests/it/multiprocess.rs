@@ -184,7 +184,35 @@ async fn detaches_across_processes(backend: Backend) {
     let _ = std::fs::remove_dir_all(volumes);
 }
 
+/// A project's volume quota holds when two processes create at once: 20 creates for 5
+/// places give exactly 5 volumes.
+async fn quota_across_processes(backend: Backend) {
+    let Some((db, a, b, volumes)) = two_processes(backend).await else {
+        return;
+    };
+    let (status, _) = a.send(
+        "PUT",
+        "/v3/p1/os-quota-sets/p1",
+        Some(&json!({"quota_set": {"volumes": 5}})),
+    );
+    assert_eq!(status, 200);
+    let responses = race([&a, &b], 20, |_| {
+        let body = json!({"volume": {"size": 1}});
+        ("POST".into(), "/v3/p1/volumes".into(), Some(body))
+    });
+    let created = responses.iter().filter(|(s, _)| *s == 202).count();
+    let refused = responses.iter().filter(|(s, _)| *s == 413).count();
+    assert_eq!((created, refused), (5, 15), "{responses:?}");
+    let live = db
+        .column("select cast(id as text) from volumes where project_id = 'p1' and deleted = false")
+        .await;
+    assert_eq!(live.len(), 5);
+    drop((a, b));
+    let _ = std::fs::remove_dir_all(volumes);
+}
+
 process_tests!(
+    quota_across_processes,
     reservations_across_processes,
     sharing_limits_across_processes,
     detaches_across_processes

@@ -30,7 +30,9 @@ from keystone_admin import Admin  # noqa: E402
 SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_list|"
          r"test_volumes_negative|test_volumes_actions|admin\.test_volumes_actions|"
          r"admin\.test_volume_types|admin\.test_volume_retype\.VolumeRetypeMultiattachTest|"
-         r"test_availability_zone|test_extensions|test_volume_metadata)\.")
+         r"test_availability_zone|test_extensions|test_volume_metadata|admin\.test_volume_quotas|"
+         r"admin\.test_volume_quotas_negative|admin\.test_volume_quota_classes|"
+         r"admin\.test_volume_type_access|test_volume_absolute_limits)\.")
 PASSWORD = "tempest-secret"
 
 

@@ -158,6 +158,7 @@ impl Database for Sqlite {
 
     const KIND: StoreKind = StoreKind::Sqlite;
     const FOR_UPDATE: &'static str = "";
+    const PROJECT_LOCK: Option<&'static str> = None;
     const FOR_UPDATE_OF_VOLUME: &'static str = "";
     // One process holds the whole database during a write: two statements cost no round
     // trip.

@@ -292,7 +292,198 @@ async fn private_types_are_hidden(app: TestApp) {
     assert_eq!(admin_all.json["volume_types"].as_array().unwrap().len(), 2);
 }
 
+async fn access_action(
+    app: &TestApp,
+    id: &str,
+    body: serde_json::Value,
+    token: &str,
+) -> crate::support::TestResponse {
+    app.request(Method::POST, &format!("/v3/p1/types/{id}/action"))
+        .token(token)
+        .json(&body)
+        .send()
+        .await
+}
+
+/// A private type shared with p1: p1's member sees and uses it, p2's does not, until
+/// access is taken back.
+async fn project_access_to_a_private_type(app: TestApp) {
+    let created = app
+        .request(Method::POST, "/v3/p1/types")
+        .json(&json!({"volume_type": {"name": "secret", "os-volume-type-access:is_public": false}}))
+        .send()
+        .await;
+    let id = str_of(&created.json["volume_type"], "id");
+    let added = access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await;
+    assert_eq!(added.status, 202, "{}", added.text);
+    assert_eq!(added.text, "");
+    access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(
+        409,
+        "conflictingRequest",
+        &format!("Volume type access for {id} / p1 combination already exists."),
+    );
+    let other = access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {"project": "p3"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await;
+    assert_eq!(other.status, 202, "{}", other.text);
+    let listed = app
+        .get(&format!("/v3/p1/types/{id}/os-volume-type-access"))
+        .send()
+        .await;
+    assert_eq!(
+        listed.json,
+        json!({"volume_type_access": [
+            {"volume_type_id": id, "project_id": "p1"},
+            {"volume_type_id": id, "project_id": "p3"}
+        ]})
+    );
+
+    let seen = app
+        .get(&format!("/v3/p1/types/{id}"))
+        .token(MEMBER_P1)
+        .send()
+        .await;
+    assert_eq!(seen.status, 200, "{}", seen.text);
+    let made = app
+        .request(Method::POST, "/v3/p1/volumes")
+        .token(MEMBER_P1)
+        .json(&json!({"volume": {"size": 1, "volume_type": "secret"}}))
+        .send()
+        .await;
+    assert_eq!(made.status, 202, "{}", made.text);
+    app.request(Method::POST, "/v3/p2/volumes")
+        .token(MEMBER_P2)
+        .json(&json!({"volume": {"size": 1, "volume_type": id}}))
+        .send()
+        .await
+        .assert_fault(
+            404,
+            "itemNotFound",
+            &format!("Volume type {id} could not be found."),
+        );
+
+    // Members may neither change nor read the access list.
+    access_action(&app, &id, json!({"addProjectAccess": {"project": "p2"}}), MEMBER_P1)
+        .await
+        .assert_fault(
+            403,
+            "forbidden",
+            "Policy doesn't allow volume_extension:volume_type_access:addProjectAccess to be performed.",
+        );
+    app.get(&format!("/v3/p1/types/{id}/os-volume-type-access"))
+        .token(MEMBER_P1)
+        .send()
+        .await
+        .assert_fault(403, "forbidden", "get_all_for_type");
+
+    let removed = access_action(
+        &app,
+        &id,
+        json!({"removeProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await;
+    assert_eq!(removed.status, 202, "{}", removed.text);
+    access_action(
+        &app,
+        &id,
+        json!({"removeProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        &format!("Volume type access not found for {id} / p1 combination."),
+    );
+    app.get(&format!("/v3/p1/types/{id}"))
+        .token(MEMBER_P1)
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "could not be found");
+}
+
+async fn access_of_public_types_and_bad_bodies(app: TestApp) {
+    let id = app.create_type("open", json!({})).await;
+    access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "Invalid volume type: Type access modification is not applicable to public volume type.",
+    );
+    app.get(&format!("/v3/p1/types/{id}/os-volume-type-access"))
+        .send()
+        .await
+        .assert_fault(
+            404,
+            "itemNotFound",
+            "Access list not available for public volume types.",
+        );
+    access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(400, "badRequest", "project");
+    access_action(
+        &app,
+        &id,
+        json!({"addProjectAccess": {"project": ""}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(400, "badRequest", "");
+    access_action(
+        &app,
+        &id,
+        json!({"shareWith": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(400, "badRequest", "There is no such action: shareWith");
+    let missing = "00000000-0000-4000-8000-000000000000";
+    access_action(
+        &app,
+        missing,
+        json!({"addProjectAccess": {"project": "p1"}}),
+        crate::support::http::ADMIN_TOKEN,
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        &format!("Volume type {missing} could not be found."),
+    );
+}
+
 backend_tests!(
+    project_access_to_a_private_type,
+    access_of_public_types_and_bad_bodies,
     type_lifecycle,
     names_are_unique_and_admin_only,
     non_admins_see_only_user_visible_specs,

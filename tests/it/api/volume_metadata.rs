@@ -237,7 +237,64 @@ async fn metadata_rules(app: TestApp) {
     }
 }
 
+fn items(prefix: &str, count: usize) -> Value {
+    let map: serde_json::Map<String, Value> = (0..count)
+        .map(|i| (format!("{prefix}{i}"), json!("v")))
+        .collect();
+    Value::Object(map)
+}
+
+/// A volume holds at most 128 metadata items: larger requests get a 400 that says so
+/// (16,384 keys once got a 500), and a merge past the limit changes nothing.
+async fn metadata_item_count_is_bounded(app: TestApp) {
+    let refused = "Invalid metadata: a volume holds at most 128 metadata items";
+    app.post_volume(json!({"size": 1, "metadata": items("k", 129)}), "3.71")
+        .await
+        .assert_fault(400, "badRequest", refused);
+    let id = str_of(
+        &app.create_volume(json!({"size": 1, "metadata": items("a", 100)}))
+            .await,
+        "id",
+    );
+    let path = format!("/v3/p1/volumes/{id}/metadata");
+    for method in [Method::POST, Method::PUT] {
+        call(
+            &app,
+            method,
+            &path,
+            Some(json!({"metadata": items("b", 16_384)})),
+        )
+        .await
+        .assert_fault(400, "badRequest", "this request would leave it with 16384.");
+    }
+    call(
+        &app,
+        Method::POST,
+        &path,
+        Some(json!({"metadata": items("b", 29)})),
+    )
+    .await
+    .assert_fault(400, "badRequest", "this request would leave it with 129.");
+    let kept = call(&app, Method::GET, &path, None).await;
+    assert_eq!(kept.json["metadata"].as_object().unwrap().len(), 100);
+    let merged = call(
+        &app,
+        Method::POST,
+        &path,
+        Some(json!({"metadata": items("b", 28)})),
+    )
+    .await;
+    assert_eq!(merged.status, 200, "{}", merged.text);
+    assert_eq!(merged.json["metadata"].as_object().unwrap().len(), 128);
+    app.request(Method::PUT, &format!("/v3/p1/volumes/{id}"))
+        .json(&json!({"volume": {"metadata": items("c", 200)}}))
+        .send()
+        .await
+        .assert_fault(400, "badRequest", refused);
+}
+
 backend_tests!(
+    metadata_item_count_is_bounded,
     update_renames_and_replaces_metadata,
     metadata_crud,
     metadata_rules

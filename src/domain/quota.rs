@@ -1,0 +1,251 @@
+//! Quotas, as Cinder keeps them: a limit per project and resource (`-1` for none), taken
+//! from the project's own row, else from the `default` quota class, else from the
+//! built-in default. Usage is what the project's live volumes add up to, counted in the
+//! same transaction as the create or extend it guards.
+
+use std::collections::BTreeMap;
+
+/// The quota class every project falls back to.
+pub const DEFAULT_CLASS: &str = "default";
+
+/// No limit.
+pub const UNLIMITED: i64 = -1;
+
+/// The largest limit Cinder stores (`constants.DB_MAX_INT`).
+pub const MAX_LIMIT: i64 = 0x7FFF_FFFF;
+
+/// Keys a quota-set body may carry that are not resources (Cinder's `NON_QUOTA_KEYS`).
+pub const NON_QUOTA_KEYS: &[&str] = &["tenant_id", "id"];
+
+/// The project-wide resources and Cinder's default limits (`quota_volumes`, ...), in the
+/// order Cinder lists them.
+pub const GLOBAL_RESOURCES: &[(&str, i64)] = &[
+    ("volumes", 10),
+    ("per_volume_gigabytes", UNLIMITED),
+    ("snapshots", 10),
+    ("gigabytes", 1000),
+    ("backups", 10),
+    ("backup_gigabytes", 1000),
+    ("groups", 10),
+];
+
+/// The parts every volume type adds as `<part>_<type name>` (default: no limit).
+pub const PER_TYPE_PARTS: &[&str] = &["volumes", "gigabytes", "snapshots"];
+
+/// The name of a per-type resource.
+pub fn per_type(part: &str, type_name: &str) -> String {
+    format!("{part}_{type_name}")
+}
+
+/// Every resource name, given the names of the live volume types.
+pub fn resource_names<'a>(type_names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut names: Vec<String> = GLOBAL_RESOURCES
+        .iter()
+        .map(|(name, _)| (*name).to_owned())
+        .collect();
+    for type_name in type_names {
+        names.extend(PER_TYPE_PARTS.iter().map(|part| per_type(part, type_name)));
+    }
+    names
+}
+
+/// The built-in default of a resource.
+pub fn built_in_default(resource: &str) -> i64 {
+    GLOBAL_RESOURCES
+        .iter()
+        .find(|(name, _)| *name == resource)
+        .map_or(UNLIMITED, |(_, limit)| *limit)
+}
+
+/// Whose quota a volume counts against: its project's, under its type's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaOwner {
+    pub project_id: String,
+    pub type_name: String,
+}
+
+/// Limits set explicitly: a project's rows and the `default` class's rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuotaRows {
+    pub project: BTreeMap<String, i64>,
+    pub defaults: BTreeMap<String, i64>,
+}
+
+impl QuotaRows {
+    /// The limit in force: the project's, else the default class's, else built in.
+    pub fn limit(&self, resource: &str) -> i64 {
+        self.project
+            .get(resource)
+            .or_else(|| self.defaults.get(resource))
+            .copied()
+            .unwrap_or_else(|| built_in_default(resource))
+    }
+
+    /// The default (class, else built in), ignoring the project's own rows.
+    pub fn default_limit(&self, resource: &str) -> i64 {
+        self.defaults
+            .get(resource)
+            .copied()
+            .unwrap_or_else(|| built_in_default(resource))
+    }
+}
+
+/// What a project's live volumes use: in total and by volume type name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub volumes: i64,
+    pub gigabytes: i64,
+    /// `(volumes, gigabytes)` by type name.
+    pub by_type: BTreeMap<String, (i64, i64)>,
+}
+
+impl Usage {
+    /// What `resource` is using now (resources not built here, such as snapshots and
+    /// backups, use nothing).
+    pub fn in_use(&self, resource: &str) -> i64 {
+        match resource {
+            "volumes" => return self.volumes,
+            "gigabytes" => return self.gigabytes,
+            _ => {}
+        }
+        for (type_name, (volumes, gigabytes)) in &self.by_type {
+            if resource == per_type("volumes", type_name) {
+                return *volumes;
+            }
+            if resource == per_type("gigabytes", type_name) {
+                return *gigabytes;
+            }
+        }
+        0
+    }
+}
+
+/// Why a change would go over quota, with what Cinder's answer says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OverQuota {
+    /// One volume larger than `per_volume_gigabytes`.
+    SizeExceedsLimit { size: i64, limit: i64 },
+    /// `name` (`gigabytes` or `gigabytes_<type>`) would pass its limit.
+    Gigabytes {
+        name: String,
+        requested: i64,
+        quota: i64,
+        consumed: i64,
+    },
+    /// `name` (`volumes` or `volumes_<type>`) would pass its limit.
+    Volumes { name: String, allowed: i64 },
+}
+
+/// A limit lower than what is already used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BelowUsage {
+    pub resource: String,
+    pub usage: i64,
+    pub limit: i64,
+}
+
+/// Adds `deltas` to the usage; the first resource (in name order, as Cinder reports
+/// them) that would pass its limit.
+fn first_over(
+    rows: &QuotaRows,
+    usage: &Usage,
+    deltas: &[(String, i64)],
+) -> Option<(String, i64, i64)> {
+    let mut overs: Vec<(String, i64, i64)> = deltas
+        .iter()
+        .filter_map(|(resource, delta)| {
+            let limit = rows.limit(resource);
+            let used = usage.in_use(resource);
+            (limit >= 0 && *delta > 0 && used + delta > limit)
+                .then(|| (resource.clone(), limit, used))
+        })
+        .collect();
+    overs.sort();
+    overs.into_iter().next()
+}
+
+fn check_size(rows: &QuotaRows, size: i64) -> Result<(), OverQuota> {
+    let limit = rows.limit("per_volume_gigabytes");
+    if limit >= 0 && size > limit {
+        return Err(OverQuota::SizeExceedsLimit { size, limit });
+    }
+    Ok(())
+}
+
+fn refusal(name: String, quota: i64, consumed: i64, requested: i64) -> OverQuota {
+    if name.contains("gigabytes") {
+        OverQuota::Gigabytes {
+            name,
+            requested,
+            quota,
+            consumed,
+        }
+    } else {
+        OverQuota::Volumes {
+            name,
+            allowed: quota,
+        }
+    }
+}
+
+/// Whether one more volume of `size` GiB and type `type_name` fits the project's quota.
+pub fn check_volume_create(
+    rows: &QuotaRows,
+    usage: &Usage,
+    size: i64,
+    type_name: &str,
+) -> Result<(), OverQuota> {
+    check_size(rows, size)?;
+    let deltas = [
+        ("volumes".to_owned(), 1),
+        ("gigabytes".to_owned(), size),
+        (per_type("volumes", type_name), 1),
+        (per_type("gigabytes", type_name), size),
+    ];
+    match first_over(rows, usage, &deltas) {
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, size)),
+        None => Ok(()),
+    }
+}
+
+/// Whether growing a volume of type `type_name` from `size` to `new_size` GiB fits.
+pub fn check_extend(
+    rows: &QuotaRows,
+    usage: &Usage,
+    size: i64,
+    new_size: i64,
+    type_name: &str,
+) -> Result<(), OverQuota> {
+    check_size(rows, new_size)?;
+    let increase = new_size - size;
+    let deltas = [
+        ("gigabytes".to_owned(), increase),
+        (per_type("gigabytes", type_name), increase),
+    ];
+    match first_over(rows, usage, &deltas) {
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, increase)),
+        None => Ok(()),
+    }
+}
+
+/// Cinder refuses a project limit below what the project uses (`-1` and
+/// `per_volume_gigabytes` always pass).
+pub fn check_new_limits(usage: &Usage, limits: &BTreeMap<String, i64>) -> Result<(), BelowUsage> {
+    for (resource, &limit) in limits {
+        if resource == "per_volume_gigabytes" || limit == UNLIMITED {
+            continue;
+        }
+        let used = usage.in_use(resource);
+        if limit < used {
+            return Err(BelowUsage {
+                resource: resource.clone(),
+                usage: used,
+                limit,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,161 @@
+use super::*;
+
+fn rows(project: &[(&str, i64)], defaults: &[(&str, i64)]) -> QuotaRows {
+    let map = |items: &[(&str, i64)]| items.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+    QuotaRows {
+        project: map(project),
+        defaults: map(defaults),
+    }
+}
+
+fn usage(volumes: i64, gigabytes: i64, by_type: &[(&str, i64, i64)]) -> Usage {
+    Usage {
+        volumes,
+        gigabytes,
+        by_type: by_type
+            .iter()
+            .map(|(t, v, g)| ((*t).to_owned(), (*v, *g)))
+            .collect(),
+    }
+}
+
+#[test]
+fn limits_come_from_the_project_then_the_default_class_then_built_in() {
+    let r = rows(&[("volumes", 3)], &[("volumes", 7), ("gigabytes", 50)]);
+    assert_eq!(r.limit("volumes"), 3);
+    assert_eq!(r.limit("gigabytes"), 50);
+    assert_eq!(r.limit("snapshots"), 10);
+    assert_eq!(r.limit("per_volume_gigabytes"), UNLIMITED);
+    assert_eq!(r.limit("volumes_gold"), UNLIMITED);
+    assert_eq!(r.default_limit("volumes"), 7);
+}
+
+#[test]
+fn resource_names_list_cinders_globals_then_three_per_type() {
+    let names = resource_names(["gold"]);
+    assert_eq!(
+        names,
+        [
+            "volumes",
+            "per_volume_gigabytes",
+            "snapshots",
+            "gigabytes",
+            "backups",
+            "backup_gigabytes",
+            "groups",
+            "volumes_gold",
+            "gigabytes_gold",
+            "snapshots_gold"
+        ]
+    );
+}
+
+#[test]
+fn a_create_within_every_limit_passes() {
+    let r = rows(&[("volumes", 5)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(4, 4, &[]), 1, "gold"),
+        Ok(())
+    );
+    // Exactly at the limit afterwards is fine; unlimited never refuses.
+    let r = rows(&[("volumes", UNLIMITED), ("gigabytes", UNLIMITED)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(1_000_000, 9_999_999, &[]), 500, "gold"),
+        Ok(())
+    );
+}
+
+#[test]
+fn the_volume_count_refuses_with_the_resource_name() {
+    let r = rows(&[("volumes", 5)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(5, 5, &[]), 1, "gold"),
+        Err(OverQuota::Volumes {
+            name: "volumes".into(),
+            allowed: 5
+        })
+    );
+    let r = rows(&[("volumes_gold", 2)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(2, 2, &[("gold", 2, 2)]), 1, "gold"),
+        Err(OverQuota::Volumes {
+            name: "volumes_gold".into(),
+            allowed: 2
+        })
+    );
+    // Another type's usage does not count against gold.
+    assert_eq!(
+        check_volume_create(&r, &usage(9, 9, &[("silver", 9, 9)]), 1, "gold"),
+        Ok(())
+    );
+}
+
+#[test]
+fn gigabytes_come_first_as_cinder_sorts_the_overs() {
+    let r = rows(&[("volumes", 1), ("gigabytes", 10)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(1, 8, &[]), 3, "gold"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes".into(),
+            requested: 3,
+            quota: 10,
+            consumed: 8
+        })
+    );
+}
+
+#[test]
+fn per_volume_gigabytes_is_checked_before_anything_else() {
+    let r = rows(&[("per_volume_gigabytes", 5), ("volumes", 0)], &[]);
+    assert_eq!(
+        check_volume_create(&r, &usage(0, 0, &[]), 6, "gold"),
+        Err(OverQuota::SizeExceedsLimit { size: 6, limit: 5 })
+    );
+}
+
+#[test]
+fn extend_counts_only_the_increase() {
+    let r = rows(&[("gigabytes", 10)], &[]);
+    assert_eq!(check_extend(&r, &usage(1, 8, &[]), 8, 10, "gold"), Ok(()));
+    assert_eq!(
+        check_extend(&r, &usage(1, 8, &[]), 8, 11, "gold"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes".into(),
+            requested: 3,
+            quota: 10,
+            consumed: 8
+        })
+    );
+    let r = rows(&[("per_volume_gigabytes", 10)], &[]);
+    assert_eq!(
+        check_extend(&r, &usage(1, 8, &[]), 8, 11, "gold"),
+        Err(OverQuota::SizeExceedsLimit {
+            size: 11,
+            limit: 10
+        })
+    );
+}
+
+#[test]
+fn new_limits_may_not_go_below_usage() {
+    let used = usage(3, 30, &[("gold", 2, 20)]);
+    let limits = |items: &[(&str, i64)]| -> BTreeMap<String, i64> {
+        items.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    };
+    assert_eq!(
+        check_new_limits(&used, &limits(&[("volumes", 3), ("gigabytes", -1)])),
+        Ok(())
+    );
+    assert_eq!(
+        check_new_limits(&used, &limits(&[("volumes_gold", 1)])),
+        Err(BelowUsage {
+            resource: "volumes_gold".into(),
+            usage: 2,
+            limit: 1
+        })
+    );
+    assert_eq!(
+        check_new_limits(&used, &limits(&[("per_volume_gigabytes", 1)])),
+        Ok(())
+    );
+}
