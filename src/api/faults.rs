@@ -326,6 +326,23 @@ impl From<DomainError> for ApiError {
                 "extra spec {key} must be {expected}, not {}.",
                 value.map_or("null".to_owned(), |v| format!("'{v}'"))
             )),
+            E::QosSpecsNotFound(id) => ApiError::NotFound(format!("No such QoS spec {id}.")),
+            E::QosSpecsExists(name) => {
+                ApiError::Conflict(format!("QoS Specs {name} already exists."))
+            }
+            E::QosNameEmpty => ApiError::BadRequest("Name has to be a non-empty string.".into()),
+            E::InvalidQosConsumer(value) => ApiError::BadRequest(format!(
+                "Invalid qos specs: consumer must be one of front-end, back-end, both, not \
+                 '{value}'."
+            )),
+            E::QosSpecsInUse => ApiError::BadRequest("Qos specs still in use.".to_owned()),
+            E::QosKeyNotFound { specs, key } => {
+                ApiError::NotFound(format!("QoS spec {specs} has no spec with key {key}."))
+            }
+            E::QosTypeTaken { volume_type, specs } => ApiError::BadRequest(format!(
+                "Invalid volume type: Type {volume_type} is already associated with another qos \
+                 specs: {specs}"
+            )),
             E::TooManyMetadataItems(count) => ApiError::BadRequest(format!(
                 "Invalid metadata: a volume holds at most {MAX_METADATA_ITEMS} metadata items; \
                  this request would leave it with {count}."

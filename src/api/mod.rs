@@ -13,6 +13,7 @@ pub mod links;
 pub mod messages;
 pub mod microversion;
 pub mod paging;
+pub mod qos_specs;
 pub mod query;
 pub mod quotas;
 pub mod request_id;
@@ -49,6 +50,7 @@ fn resources() -> Router<AppState> {
         .merge(volumes::router())
         .merge(types::router())
         .merge(quotas::router())
+        .merge(qos_specs::router())
         .merge(messages::router())
         .merge(service_info::router())
         .merge(unimplemented::router())

@@ -2,7 +2,7 @@
 //! needs; how it looks on the wire (status, fault name, Cinder's exact text) is decided in
 //! one place, `api::faults`.
 
-use super::ids::{AttachmentId, VolumeId, VolumeTypeId};
+use super::ids::{AttachmentId, QosSpecsId, VolumeId, VolumeTypeId};
 use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::volume::{Unschedulable, VolumeStatus};
 
@@ -163,6 +163,25 @@ pub enum DomainError {
     /// More than `MAX_METADATA_ITEMS` metadata items on one volume.
     #[error("{0} metadata items")]
     TooManyMetadataItems(usize),
+
+    // --- QoS specs
+    #[error("QoS specs {0} not found")]
+    QosSpecsNotFound(String),
+    #[error("QoS specs {0} exist")]
+    QosSpecsExists(String),
+    #[error("QoS specs name empty")]
+    QosNameEmpty,
+    #[error("QoS consumer {0:?}")]
+    InvalidQosConsumer(String),
+    #[error("QoS specs in use")]
+    QosSpecsInUse,
+    #[error("QoS specs {specs} have no key {key}")]
+    QosKeyNotFound { specs: QosSpecsId, key: String },
+    #[error("volume type {volume_type} has QoS specs {specs}")]
+    QosTypeTaken {
+        volume_type: String,
+        specs: QosSpecsId,
+    },
 
     // --- quotas
     #[error("over quota: {0:?}")]

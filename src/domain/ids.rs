@@ -58,6 +58,11 @@ uuid_id!(
     /// `volumes.id`.
     VolumeId
 );
+
+uuid_id!(
+    /// `qos_specs.id`.
+    QosSpecsId
+);
 uuid_id!(
     /// `volume_attachment.id`.
     AttachmentId

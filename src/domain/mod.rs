@@ -12,6 +12,7 @@ pub mod legacy_connect;
 pub mod message;
 pub mod outcome;
 pub mod paging;
+pub mod qos;
 pub mod quota;
 pub mod time;
 pub mod volume;

@@ -68,6 +68,14 @@ pub enum Refusal {
     OverQuota(super::quota::OverQuota),
     /// A new limit below what the project already uses.
     QuotaBelowUsage(super::quota::BelowUsage),
+    /// QoS specs have no item with this key.
+    NoSuchQosKey(String),
+    /// Volume types use the QoS specs.
+    QosInUse,
+    /// The volume type has other QoS specs.
+    QosTypeTaken(super::ids::QosSpecsId),
+    /// The volume type does not exist.
+    NoSuchType,
     /// The project may already use the private type.
     AccessExists,
     /// The project had no access to the private type.

@@ -94,6 +94,8 @@ pub struct Volume {
     pub description: Option<String>,
     pub volume_type_id: VolumeTypeId,
     pub volume_type_name: Option<String>,
+    /// The QoS specs of its type, whose front-end part every connection carries.
+    pub volume_type_qos_specs_id: Option<super::ids::QosSpecsId>,
     pub encryption_key_id: Option<String>,
     pub bootable: bool,
     pub multiattach: bool,

@@ -33,7 +33,7 @@ pub struct VolumeType {
     pub name: String,
     pub description: Option<String>,
     pub is_public: bool,
-    pub qos_specs_id: Option<String>,
+    pub qos_specs_id: Option<crate::domain::ids::QosSpecsId>,
     pub extra_specs: ExtraSpecs,
     /// Projects given access to a private type.
     pub projects: Vec<String>,

@@ -119,4 +119,10 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:quota_classes:get", ADMIN_API),
     ("volume_extension:quota_classes:update", ADMIN_API),
     ("limits_extension:used_limits", READER),
+    // QoS specs (cinder/policies/qos_specs.py).
+    ("volume_extension:qos_specs_manage:create", ADMIN_API),
+    ("volume_extension:qos_specs_manage:get", ADMIN_API),
+    ("volume_extension:qos_specs_manage:get_all", ADMIN_API),
+    ("volume_extension:qos_specs_manage:update", ADMIN_API),
+    ("volume_extension:qos_specs_manage:delete", ADMIN_API),
 ];

@@ -74,6 +74,11 @@ pub mod rules {
     pub const QUOTA_CLASSES_GET: &str = "volume_extension:quota_classes:get";
     pub const QUOTA_CLASSES_UPDATE: &str = "volume_extension:quota_classes:update";
     pub const USED_LIMITS: &str = "limits_extension:used_limits";
+    pub const QOS_CREATE: &str = "volume_extension:qos_specs_manage:create";
+    pub const QOS_GET: &str = "volume_extension:qos_specs_manage:get";
+    pub const QOS_GET_ALL: &str = "volume_extension:qos_specs_manage:get_all";
+    pub const QOS_UPDATE: &str = "volume_extension:qos_specs_manage:update";
+    pub const QOS_DELETE: &str = "volume_extension:qos_specs_manage:delete";
 }
 
 /// What a rule is about: the owner of the object (or the caller's project for creates).

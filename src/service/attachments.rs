@@ -349,8 +349,10 @@ impl Service {
         };
         connector.set_mode(mode);
         let backend = self.backend_of(volume)?;
-        let (access, driver) =
+        let qos = self.host_qos(volume).await?;
+        let (access, mut driver) =
             export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
+        driver.data.insert("qos_specs".to_owned(), qos);
         let connection = NewConnection {
             attachment_id,
             connector,
@@ -483,6 +485,18 @@ impl Service {
         {
             tracing::warn!(%volume_id, error = %err, "backend could not terminate the connection");
         }
+    }
+}
+
+impl Service {
+    /// What `connection_info.qos_specs` carries for the volume: its type's front-end QoS
+    /// specs, scaled to its size (null without any).
+    pub(super) async fn host_qos(&self, volume: &Volume) -> Result<serde_json::Value, DomainError> {
+        if volume.volume_type_qos_specs_id.is_none() {
+            return Ok(serde_json::Value::Null);
+        }
+        let qos = self.store.qos_of_type(volume.volume_type_id).await?;
+        Ok(crate::domain::qos::for_the_host(qos.as_ref(), volume.size))
     }
 }
 

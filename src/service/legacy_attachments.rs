@@ -122,8 +122,10 @@ impl Service {
         };
         let mut connector = connector;
         connector.set_mode(mode);
-        let (access, driver) =
+        let qos = self.host_qos(&volume).await?;
+        let (access, mut driver) =
             export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
+        driver.data.insert("qos_specs".to_owned(), qos);
         let request = LegacyConnect {
             volume_id: volume.id,
             new_id: AttachmentId::generate(),

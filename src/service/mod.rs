@@ -7,6 +7,7 @@ mod backends;
 pub mod exports;
 pub mod legacy_attachments;
 pub mod messages;
+pub mod qos_specs;
 pub mod quotas;
 pub mod types;
 mod volume_actions;

@@ -13,7 +13,8 @@
 //!   changes Cinder's rules govern, user metadata;
 //! - `volume_types.rs`, `messages.rs`, `operations.rs` (health, metrics, the
 //!   consistency snapshot, backend registration);
-//! - `quotas.rs`: quota limits and the usage they are checked against.
+//! - `quotas.rs`: quota limits and the usage they are checked against;
+//! - `qos_specs.rs`: QoS specs and their association with volume types.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -31,6 +32,7 @@ mod operations;
 mod paging;
 mod postgres;
 mod purge;
+mod qos_specs;
 mod quotas;
 mod row;
 mod side_tables;
@@ -52,6 +54,7 @@ pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
+pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;
 pub use sqlite::Sqlite;
 pub use volume_metadata::VolumeMetadataStore;
@@ -72,6 +75,7 @@ pub trait Store:
     + ExportStore
     + LegacyAttachStore
     + QuotaStore
+    + QosSpecsStore
 {
 }
 
@@ -87,6 +91,7 @@ impl<T> Store for T where
         + ExportStore
         + LegacyAttachStore
         + QuotaStore
+        + QosSpecsStore
 {
 }
 

@@ -88,6 +88,16 @@ const PURGES: &[(&str, &str)] = &[
     ("services", OLD),
     ("quotas", OLD),
     ("quota_classes", OLD),
+    (
+        "qos_specs_items",
+        "(deleted = true and deleted_at < $1) or qos_specs_id in \
+         (select q.id from qos_specs q where q.deleted = true and q.deleted_at < $1)",
+    ),
+    (
+        "qos_specs",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from qos_specs_items i where i.qos_specs_id = qos_specs.id)",
+    ),
 ];
 
 #[async_trait]

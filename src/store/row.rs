@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
-use crate::domain::ids::{AttachmentId, MessageId, ServiceId, VolumeId, VolumeTypeId};
+use crate::domain::ids::{AttachmentId, MessageId, QosSpecsId, ServiceId, VolumeId, VolumeTypeId};
 use crate::domain::volume::VolumeStatus;
 
 /// One result row of either database. `None` is SQL NULL.
@@ -87,6 +87,7 @@ column_via!(uuid(Uuid):
     VolumeTypeId => |id| Ok(id.into()),
     MessageId => |id| Ok(id.into()),
     ServiceId => |id| Ok(id.into()),
+    QosSpecsId => |id| Ok(id.into()),
 );
 column_via!(text(String):
     String => Ok,

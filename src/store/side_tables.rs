@@ -17,6 +17,7 @@ pub(super) enum SideTable {
     VolumeAdminMetadata,
     TypeExtraSpecs,
     AttachmentSpecs,
+    QosSpecs,
 }
 
 impl SideTable {
@@ -26,6 +27,7 @@ impl SideTable {
             SideTable::VolumeAdminMetadata => "volume_admin_metadata",
             SideTable::TypeExtraSpecs => "volume_type_extra_specs",
             SideTable::AttachmentSpecs => "attachment_specs",
+            SideTable::QosSpecs => "qos_specs_items",
         }
     }
 
@@ -34,6 +36,7 @@ impl SideTable {
             SideTable::VolumeMetadata | SideTable::VolumeAdminMetadata => "volume_id",
             SideTable::TypeExtraSpecs => "volume_type_id",
             SideTable::AttachmentSpecs => "attachment_id",
+            SideTable::QosSpecs => "qos_specs_id",
         }
     }
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
-use crate::domain::ids::{AttachmentId, MessageId, ServiceId, VolumeId, VolumeTypeId};
+use crate::domain::ids::{AttachmentId, MessageId, QosSpecsId, ServiceId, VolumeId, VolumeTypeId};
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
 
 /// A bound value. Each kind carries its own NULL, because PostgreSQL types its
@@ -84,6 +84,7 @@ bind_as!(Uuid:
     VolumeTypeId => VolumeTypeId::uuid,
     MessageId => MessageId::uuid,
     ServiceId => ServiceId::uuid,
+    QosSpecsId => QosSpecsId::uuid,
 );
 bind_as!(Text:
     String => |text| text,

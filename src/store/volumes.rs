@@ -53,7 +53,7 @@ pub trait VolumeStore: Send + Sync {
 /// Columns of `Volume` (volume alias `v`, its type joined as `t` by `VOLUME_FROM`).
 const VOLUME_COLUMNS: &str = "v.id, v.user_id, v.project_id, v.host, v.size, \
      v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, \
-     v.display_description, v.volume_type_id, t.name, v.encryption_key_id, \
+     v.display_description, v.volume_type_id, t.name, t.qos_specs_id, v.encryption_key_id, \
      v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, \
      v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at";
 
@@ -75,6 +75,7 @@ impl FromRow for Volume {
             description: c.get()?,
             volume_type_id: c.get()?,
             volume_type_name: c.get()?,
+            volume_type_qos_specs_id: c.get()?,
             encryption_key_id: c.get()?,
             bootable: c.get()?,
             multiattach: c.get()?,

@@ -63,3 +63,28 @@ def test_private_type_access(server, cinder):
     assert again.returncode != 0 and "already exists" in again.stdout + again.stderr
     cinder("type-access-remove", "--volume-type", type_id, "--project-id", "p2")
     assert not other_sees()
+
+
+def test_qos_specs_reach_the_attachment(server, cinder):
+    created = table(cinder("qos-create", "fast", "consumer=front-end", "read_iops_sec=2000").stdout)
+    qos_id = created["id"]
+    cinder("qos-key", qos_id, "set", "write_iops_sec=1000")
+    cinder("type-create", "--is-public", "true", "speedy")
+    type_id = next(line.split("|")[1].strip() for line in cinder("type-list").stdout.splitlines()
+                   if "| speedy " in line)
+    cinder("qos-associate", qos_id, type_id)
+    assert "speedy" in cinder("qos-get-association", qos_id).stdout
+    assert "fast" in cinder("qos-list").stdout
+
+    volume = table(cinder("create", "--volume-type", "speedy", "1").stdout)["id"]
+    attached = cinder("attachment-create", "--connect", "True", "--initiator", "iqn.1993-08.org.debian:01:abc",
+                      "--ip", "10.0.0.2", "--host", "cmp-1", "--platform", "x86_64", "--ostype", "linux",
+                      "--multipath", "False", "--mountpoint", "/dev/vdb", volume,
+                      "c1111111-1111-4111-8111-111111111111").stdout
+    assert "'read_iops_sec': '2000'" in attached and "'write_iops_sec': '1000'" in attached, attached
+
+    in_use = cinder("qos-delete", qos_id, check=False)
+    assert in_use.returncode != 0 and "Qos specs still in use" in in_use.stdout + in_use.stderr
+    cinder("qos-disassociate-all", qos_id)
+    cinder("qos-delete", qos_id)
+    assert "fast" not in cinder("qos-list").stdout

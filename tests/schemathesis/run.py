@@ -74,17 +74,23 @@ def seed(base):
     # The generated creates and extends would soon pass Cinder's default quota (10
     # volumes, 1,000 GiB) and get 413 for everything after; p1 has no limits.
     call(base, "PUT", "/v3/p1/os-quota-sets/p1", {"quota_set": {"volumes": -1, "gigabytes": -1}})
+    def new_qos(name):
+        return call(base, "POST", "/v3/p1/qos-specs", {"qos_specs": {
+            "name": name, "consumer": "front-end", "read_iops_sec": "100"}})["qos_specs"]["id"]
+
     type_id = new_type("schemathesis-multiattach")
     shared = new_volume(volume_type=type_id)
     ids = {
         "type_id": type_id,
         "volume_id": new_volume(metadata={"k": "v"}),
         "attachment_id": new_attachment(shared, "3f1a7c52-0d4e-4b7a-9c1e-5a2b3c4d5e6f"),
+        "qos_id": new_qos("schemathesis-qos"),
     }
     spares = {
         "@SPARE_VOLUME_ID@": new_volume(),
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),
+        "@SPARE_QOS_ID@": new_qos("schemathesis-qos-spare"),
     }
     return ids, spares
 
@@ -102,7 +108,7 @@ def main():
         try:
             ids, spares = seed(base)
             config = (HERE / "schemathesis.toml").read_text()
-            for placeholder, value in spares.items():
+            for placeholder, value in {**spares, "@TYPE_ID@": ids["type_id"]}.items():
                 config = config.replace(placeholder, value)
             config += "\n[parameters]\n\"path.project_id\" = \"p1\"\n"
             config += "".join(f'"path.{name}" = "{value}"\n' for name, value in ids.items())

@@ -32,7 +32,7 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"admin\.test_volume_types|admin\.test_volume_retype\.VolumeRetypeMultiattachTest|"
          r"test_availability_zone|test_extensions|test_volume_metadata|admin\.test_volume_quotas|"
          r"admin\.test_volume_quotas_negative|admin\.test_volume_quota_classes|"
-         r"admin\.test_volume_type_access|test_volume_absolute_limits)\.")
+         r"admin\.test_volume_type_access|test_volume_absolute_limits|admin\.test_qos)\.")
 PASSWORD = "tempest-secret"
 
 

@@ -13,6 +13,7 @@ mod hostile;
 mod legacy_attach;
 mod metrics;
 mod multiattach;
+mod qos_specs;
 mod quotas;
 mod routing;
 mod service_info;

@@ -1,0 +1,300 @@
+//! QoS specs: their API (admin only), their association with volume types, and the
+//! front-end specs every connection carries to the host.
+
+use axum::http::Method;
+use serde_json::{json, Value};
+
+use crate::support::helpers::*;
+use crate::support::{TestApp, TestResponse};
+
+async fn qos_call(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+    let request = app.request(method, &format!("/v3/p1/qos-specs{path}"));
+    match body {
+        Some(body) => request.json(&body).send().await,
+        None => request.send().await,
+    }
+}
+
+async fn create_qos(app: &TestApp, specs: Value) -> String {
+    let created = qos_call(app, Method::POST, "", Some(json!({ "qos_specs": specs }))).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    str_of(&created.json["qos_specs"], "id")
+}
+
+async fn qos_lifecycle(app: TestApp) {
+    let created = qos_call(
+        &app,
+        Method::POST,
+        "",
+        Some(json!({"qos_specs": {"name": " fast ", "consumer": "front-end", "read_iops_sec": "2000"}})),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let id = str_of(&created.json["qos_specs"], "id");
+    let expected = json!({"id": id, "name": "fast", "consumer": "front-end",
+                          "specs": {"read_iops_sec": "2000"}});
+    assert_eq!(created.json["qos_specs"], expected);
+    assert_eq!(created.json["links"][0]["rel"], "self");
+
+    let shown = qos_call(&app, Method::GET, &format!("/{id}"), None).await;
+    assert_eq!(shown.json["qos_specs"], expected);
+    let listed = qos_call(&app, Method::GET, "", None).await;
+    assert_eq!(listed.json, json!({"qos_specs": [expected]}));
+
+    let set = json!({"qos_specs": {"iops_bytes": "500", "consumer": "both"}});
+    let updated = qos_call(&app, Method::PUT, &format!("/{id}"), Some(set.clone())).await;
+    assert_eq!(updated.status, 200, "{}", updated.text);
+    assert_eq!(updated.json, set);
+    let shown = qos_call(&app, Method::GET, &format!("/{id}"), None).await;
+    assert_eq!(shown.json["qos_specs"]["consumer"], "both");
+    assert_eq!(
+        shown.json["qos_specs"]["specs"],
+        json!({"read_iops_sec": "2000", "iops_bytes": "500"})
+    );
+
+    let unset = qos_call(
+        &app,
+        Method::PUT,
+        &format!("/{id}/delete_keys"),
+        Some(json!({"keys": ["iops_bytes"]})),
+    )
+    .await;
+    assert_eq!(unset.status, 202, "{}", unset.text);
+    qos_call(
+        &app,
+        Method::PUT,
+        &format!("/{id}/delete_keys"),
+        Some(json!({"keys": ["read_iops_sec", "nope"]})),
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        &format!("QoS spec {id} has no spec with key nope."),
+    );
+    let shown = qos_call(&app, Method::GET, &format!("/{id}"), None).await;
+    assert_eq!(
+        shown.json["qos_specs"]["specs"],
+        json!({"read_iops_sec": "2000"}),
+        "a refused unset removes nothing"
+    );
+
+    qos_call(
+        &app,
+        Method::POST,
+        "",
+        Some(json!({"qos_specs": {"name": "fast"}})),
+    )
+    .await
+    .assert_fault(409, "conflictingRequest", "QoS Specs fast already exists.");
+    qos_call(
+        &app,
+        Method::POST,
+        "",
+        Some(json!({"qos_specs": {"name": "x", "consumer": "host"}})),
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "consumer must be one of front-end, back-end, both, not 'host'",
+    );
+    qos_call(
+        &app,
+        Method::POST,
+        "",
+        Some(json!({"qos_specs": {"name": "x", "iops": 5}})),
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "Value for key \"iops\" is not a string or unicode",
+    );
+    app.request(Method::GET, "/v3/p1/qos-specs")
+        .token(MEMBER_P1)
+        .send()
+        .await
+        .assert_fault(
+            403,
+            "forbidden",
+            "volume_extension:qos_specs_manage:get_all",
+        );
+
+    let deleted = qos_call(&app, Method::DELETE, &format!("/{id}"), None).await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+    qos_call(&app, Method::GET, &format!("/{id}"), None)
+        .await
+        .assert_fault(404, "itemNotFound", &format!("No such QoS spec {id}."));
+    let listed = qos_call(&app, Method::GET, "", None).await;
+    assert_eq!(listed.json, json!({"qos_specs": []}));
+}
+
+async fn associations_with_types(app: TestApp) {
+    let qos = create_qos(&app, json!({"name": "gold-qos", "consumer": "back-end"})).await;
+    let other = create_qos(&app, json!({"name": "silver-qos"})).await;
+    let gold = app.create_type("gold", json!({})).await;
+    let silver = app.create_type("silver", json!({})).await;
+    for type_id in [&gold, &silver] {
+        let done = qos_call(
+            &app,
+            Method::GET,
+            &format!("/{qos}/associate?vol_type_id={type_id}"),
+            None,
+        )
+        .await;
+        assert_eq!(done.status, 202, "{}", done.text);
+    }
+    let listed = qos_call(&app, Method::GET, &format!("/{qos}/associations"), None).await;
+    assert_eq!(
+        listed.json,
+        json!({"qos_associations": [
+            {"association_type": "volume_type", "name": "gold", "id": gold},
+            {"association_type": "volume_type", "name": "silver", "id": silver}
+        ]})
+    );
+    let shown = app.get(&format!("/v3/p1/types/{gold}")).send().await;
+    assert_eq!(shown.json["volume_type"]["qos_specs_id"], qos);
+
+    qos_call(
+        &app,
+        Method::GET,
+        &format!("/{other}/associate?vol_type_id={gold}"),
+        None,
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        &format!("Type {gold} is already associated with another qos specs: {qos}"),
+    );
+    qos_call(&app, Method::GET, &format!("/{qos}/associate"), None)
+        .await
+        .assert_fault(400, "badRequest", "Volume Type id must not be None.");
+    let missing = "00000000-0000-4000-8000-000000000000";
+    qos_call(
+        &app,
+        Method::GET,
+        &format!("/{qos}/associate?vol_type_id={missing}"),
+        None,
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        &format!("Volume type {missing} could not be found."),
+    );
+
+    qos_call(&app, Method::DELETE, &format!("/{qos}"), None)
+        .await
+        .assert_fault(400, "badRequest", "Qos specs still in use.");
+    let done = qos_call(
+        &app,
+        Method::GET,
+        &format!("/{qos}/disassociate?vol_type_id={gold}"),
+        None,
+    )
+    .await;
+    assert_eq!(done.status, 202, "{}", done.text);
+    let listed = qos_call(&app, Method::GET, &format!("/{qos}/associations"), None).await;
+    assert_eq!(listed.json["qos_associations"].as_array().unwrap().len(), 1);
+    let done = qos_call(&app, Method::GET, &format!("/{qos}/disassociate_all"), None).await;
+    assert_eq!(done.status, 202, "{}", done.text);
+    let listed = qos_call(&app, Method::GET, &format!("/{qos}/associations"), None).await;
+    assert_eq!(listed.json, json!({"qos_associations": []}));
+
+    // force disassociates before deleting.
+    qos_call(
+        &app,
+        Method::GET,
+        &format!("/{other}/associate?vol_type_id={silver}"),
+        None,
+    )
+    .await;
+    let forced = qos_call(&app, Method::DELETE, &format!("/{other}?force=True"), None).await;
+    assert_eq!(forced.status, 202, "{}", forced.text);
+    let shown = app.get(&format!("/v3/p1/types/{silver}")).send().await;
+    assert_eq!(shown.json["volume_type"]["qos_specs_id"], Value::Null);
+}
+
+/// Nova applies `connection_info.qos_specs`: front-end specs of the type, with per-GB
+/// limits scaled to the volume's size; back-end specs stay with the storage.
+async fn front_end_specs_reach_the_host(app: TestApp) {
+    let front = create_qos(
+        &app,
+        json!({"name": "per-gb", "consumer": "front-end", "total_iops_sec_per_gb": "10",
+               "total_iops_sec_per_gb_min": "50", "read_bytes_sec": "1000"}),
+    )
+    .await;
+    let back = create_qos(
+        &app,
+        json!({"name": "array", "consumer": "back-end", "x": "1"}),
+    )
+    .await;
+    let fast = app.create_multiattach_type("fast").await;
+    let slow = app.create_type("slow", json!({})).await;
+    qos_call(
+        &app,
+        Method::GET,
+        &format!("/{front}/associate?vol_type_id={fast}"),
+        None,
+    )
+    .await;
+    qos_call(
+        &app,
+        Method::GET,
+        &format!("/{back}/associate?vol_type_id={slow}"),
+        None,
+    )
+    .await;
+
+    let volume = str_of(
+        &app.create_volume(json!({"size": 8, "volume_type": "fast"}))
+            .await,
+        "id",
+    );
+    let made = app
+        .post_attachment(
+            json!({"volume_uuid": volume, "instance_uuid": I1, "connector": conn()}),
+            "3.54",
+        )
+        .await;
+    assert_eq!(made.status, 200, "{}", made.text);
+    let expected = json!({"total_iops_sec": 80, "read_bytes_sec": "1000"});
+    assert_eq!(
+        made.json["attachment"]["connection_info"]["qos_specs"],
+        expected
+    );
+    // Every attachment of the shared volume carries them.
+    let second = app.attach(&volume, Some(I2), None).await;
+    let updated = app
+        .put_attachment(&second, conn_for("cmp-2", "/dev/vdc"))
+        .await;
+    assert_eq!(
+        updated.json["attachment"]["connection_info"]["qos_specs"],
+        expected
+    );
+
+    let plain = str_of(
+        &app.create_volume(json!({"size": 1, "volume_type": "slow"}))
+            .await,
+        "id",
+    );
+    let initialized = app
+        .volume_action(
+            &plain,
+            json!({"os-initialize_connection": {"connector": conn()}}),
+        )
+        .await;
+    assert_eq!(initialized.status, 200, "{}", initialized.text);
+    assert_eq!(
+        initialized.json["connection_info"]["data"]["qos_specs"],
+        Value::Null
+    );
+}
+
+backend_tests!(
+    qos_lifecycle,
+    associations_with_types,
+    front_end_specs_reach_the_host,
+);
