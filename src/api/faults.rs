@@ -5,6 +5,7 @@ use super::error::ApiError;
 use crate::domain::attach::reserve_statuses;
 use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
 use crate::domain::quota::OverQuota;
+use crate::domain::snapshot::snapshot_statuses;
 use crate::domain::volume::{Unschedulable, MAX_METADATA_ITEMS};
 use crate::domain::volume_rules::DELETABLE_STATUSES;
 use crate::domain::DomainError;
@@ -115,6 +116,9 @@ fn over_quota_text(over: &OverQuota) -> String {
             "Requested volume or snapshot exceeds allowed {name} quota. Requested {requested}G, \
              quota is {quota}G and {consumed}G has been consumed."
         ),
+        OverQuota::Snapshots { allowed } => {
+            format!("Maximum number of snapshots allowed ({allowed}) exceeded")
+        }
         OverQuota::Volumes { name, allowed } => {
             format!("Maximum number of volumes allowed ({allowed}) exceeded for quota '{name}'.")
         }
@@ -325,6 +329,78 @@ impl From<DomainError> for ApiError {
             } => invalid_input(format!(
                 "extra spec {key} must be {expected}, not {}.",
                 value.map_or("null".to_owned(), |v| format!("'{v}'"))
+            )),
+            E::SnapshotNotFound(id) => {
+                ApiError::NotFound(format!("Snapshot {id} could not be found."))
+            }
+            E::SnapshotMetadataKeyNotFound { snapshot, key } => ApiError::NotFound(format!(
+                "Snapshot {snapshot} has no metadata with key {key}."
+            )),
+            E::SnapshotRefused {
+                volume,
+                status,
+                in_use_allowed,
+            } => {
+                let allowed: Vec<&str> = snapshot_statuses(in_use_allowed)
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect();
+                invalid_volume(format!(
+                    "Volume {volume} status must be {}, but current status is: {status}.",
+                    allowed.join(", ")
+                ))
+            }
+            E::SnapshotDeleteRefused => ApiError::BadRequest(
+                "Invalid snapshot: Snapshot status must be available or error and must not be \
+                 part of a group."
+                    .to_owned(),
+            ),
+            E::SnapshotStatusUpdate {
+                current,
+                requested: None,
+            } => ApiError::BadRequest(format!(
+                "Snapshot status {current} not allowed for update_snapshot_status"
+            )),
+            E::SnapshotStatusUpdate {
+                current,
+                requested: Some(requested),
+            } => ApiError::BadRequest(format!(
+                "Provided snapshot status {requested} not allowed for snapshot with status \
+                 {current}."
+            )),
+            E::SnapshotForceFlag => ApiError::BadRequest(
+                "Since microversion 3.66 the 'force' flag is invalid for this request.  For \
+                 backward compatability, however, when the 'force' flag is passed with a value \
+                 evaluating to True, it is silently ignored."
+                    .to_owned(),
+            ),
+            E::SourceSnapshotUnavailable => ApiError::BadRequest(
+                "Invalid snapshot: Originating snapshot status must be one of 'available' values"
+                    .to_owned(),
+            ),
+            E::SourceVolumeUnavailable => invalid_volume(
+                "Originating source volume status must be one of 'available, in-use' values",
+            ),
+            E::ZoneOfSource { from_snapshot } => invalid_input(if from_snapshot {
+                "Volume must be in the same availability zone as the snapshot"
+            } else {
+                "Volume must be in the same availability zone as the source volume"
+            }),
+            E::SmallerThanSource {
+                size,
+                source_size,
+                from_snapshot: true,
+            } => invalid_input(format!(
+                "Volume size '{size}'GB cannot be smaller than the snapshot size \
+                 {source_size}GB. They must be >= original snapshot size."
+            )),
+            E::SmallerThanSource {
+                size,
+                source_size,
+                from_snapshot: false,
+            } => invalid_input(format!(
+                "Volume size '{size}'GB cannot be smaller than original volume size  \
+                 {source_size}GB. They must be >= original volume size."
             )),
             E::QosSpecsNotFound(id) => ApiError::NotFound(format!("No such QoS spec {id}.")),
             E::QosSpecsExists(name) => {

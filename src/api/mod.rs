@@ -19,6 +19,7 @@ pub mod quotas;
 pub mod request_id;
 pub mod schema;
 pub mod service_info;
+pub mod snapshots;
 mod state;
 pub mod types;
 pub mod unimplemented;
@@ -51,6 +52,7 @@ fn resources() -> Router<AppState> {
         .merge(types::router())
         .merge(quotas::router())
         .merge(qos_specs::router())
+        .merge(snapshots::router())
         .merge(messages::router())
         .merge(service_info::router())
         .merge(unimplemented::router())

@@ -49,7 +49,7 @@ static UPDATE: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static METADATA: LazyLock<Value> = LazyLock::new(|| {
+pub(super) static METADATA: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "type": "object",
         "properties": {"metadata": metadata_schema()},
@@ -58,7 +58,7 @@ static METADATA: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-static META_ITEM: LazyLock<Value> = LazyLock::new(|| {
+pub(super) static META_ITEM: LazyLock<Value> = LazyLock::new(|| {
     let mut one = metadata_schema();
     one["minProperties"] = json!(1);
     one["maxProperties"] = json!(1);
@@ -132,13 +132,13 @@ pub async fn update(
 }
 
 #[derive(Deserialize)]
-struct MetadataBody {
-    metadata: BTreeMap<String, String>,
+pub(super) struct MetadataBody {
+    pub metadata: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
-struct MetaItemBody {
-    meta: BTreeMap<String, String>,
+pub(super) struct MetaItemBody {
+    pub meta: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]

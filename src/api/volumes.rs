@@ -142,8 +142,6 @@ fn trimmed(text: Option<String>) -> Option<String> {
 impl CreateFields {
     fn into_request(self) -> Result<CreateVolume, ApiError> {
         let sources = [
-            ("snapshot", &self.snapshot_id),
-            ("source volume", &self.source_volid),
             ("backup", &self.backup_id),
             ("image", &self.image_id),
             ("image", &self.image_ref),
@@ -180,6 +178,8 @@ impl CreateFields {
             volume_type: self.volume_type,
             availability_zone: self.availability_zone,
             metadata: self.metadata.unwrap_or_default(),
+            snapshot_id: self.snapshot_id.filter(|s| !s.is_empty()),
+            source_volid: self.source_volid.filter(|s| !s.is_empty()),
         })
     }
 }
@@ -203,22 +203,6 @@ async fn create(
         &*CREATE
     };
     let body: CreateBody = body.parse(schema)?;
-    // Sources that do not exist are 404, as in Cinder; existing ones are refused below
-    // (no snapshots exist here at all).
-    if let Some(snapshot) = body.volume.snapshot_id.as_deref().filter(|s| !s.is_empty()) {
-        return Err(ApiError::NotFound(format!(
-            "Snapshot {snapshot} could not be found."
-        )));
-    }
-    if let Some(source) = body
-        .volume
-        .source_volid
-        .as_deref()
-        .filter(|s| !s.is_empty())
-    {
-        let id = VolumeId::parse(source).ok_or_else(|| volume_not_found(source))?;
-        state.service.get_volume_brief(&ctx.caller, id).await?;
-    }
     // Only the removed multiattach flag is looked at before the type and policy.
     let request = body.volume.into_request()?;
     let request_id = request_id.map(|axum::Extension(id)| id.0);
@@ -465,7 +449,7 @@ async fn delete(
 ) -> Result<StatusCode, ApiError> {
     ctx.require(Endpoint::VolumeDelete)?;
     // Flags are read before the volume is looked up; `force` exists from 3.23.
-    bool_flag(&query, "cascade")?;
+    let cascade = bool_flag(&query, "cascade")?;
     let force = if ctx.version.at_least(3, 23) {
         bool_flag(&query, "force")?
     } else {
@@ -473,7 +457,7 @@ async fn delete(
     };
     state
         .service
-        .delete_volume(&ctx.caller, volume_id(&path)?, force)
+        .delete_volume(&ctx.caller, volume_id(&path)?, force, cascade)
         .await?;
     Ok(StatusCode::ACCEPTED)
 }

@@ -9,8 +9,11 @@ use async_trait::async_trait;
 use serde_json::{json, Map};
 use uuid::Uuid;
 
-use super::{volume_file_name, Backend, BackendError, Capabilities, Connector, DriverConnection};
-use crate::domain::ids::VolumeId;
+use super::{
+    snapshot_file_name, volume_file_name, Backend, BackendError, Capabilities, Connector,
+    DataSource, DriverConnection,
+};
+use crate::domain::ids::{SnapshotId, VolumeId};
 
 const GIB: u64 = 1024 * 1024 * 1024;
 
@@ -54,6 +57,76 @@ impl FileBackend {
 
     pub fn path_of(&self, volume_id: VolumeId) -> PathBuf {
         self.dir.join(volume_file_name(volume_id))
+    }
+
+    pub fn path_of_snapshot(&self, snapshot_id: SnapshotId) -> PathBuf {
+        self.dir.join(snapshot_file_name(snapshot_id))
+    }
+
+    /// Copies `from` to the new file `to`, keeping holes (`cp --sparse=always`, which
+    /// finds them with SEEK_DATA rather than reading them), then grows it to `size` bytes
+    /// when given. A failed copy leaves no file.
+    async fn copy_sparse(
+        &self,
+        from: PathBuf,
+        to: PathBuf,
+        size: Option<u64>,
+    ) -> Result<(), BackendError> {
+        if tokio::fs::try_exists(&to).await.unwrap_or(false) {
+            return Err(BackendError::Failed(format!(
+                "The file backend could not copy to {}: it exists.",
+                to.display()
+            )));
+        }
+        let (source, target) = (from.clone(), to.clone());
+        let copied = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("cp")
+                .args(["--sparse=always", "--reflink=auto", "--"])
+                .arg(&source)
+                .arg(&target)
+                .output()
+        })
+        .await
+        .map_err(|e| {
+            BackendError::Failed(format!("The file backend's copy was interrupted: {e}."))
+        })?;
+        let result = match copied {
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(BackendError::Failed(format!(
+                "The file backend could not copy {}: {}",
+                from.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))),
+            Err(err) => Err(Self::failed("run cp", err)),
+        };
+        let grown = match (result, size) {
+            (Ok(()), Some(wanted)) => self.grow(&to, wanted).await,
+            (other, _) => other,
+        };
+        if grown.is_err() {
+            let _ = tokio::fs::remove_file(&to).await;
+        }
+        grown
+    }
+
+    /// Grows a file to `wanted` bytes (never shrinks it); still sparse.
+    async fn grow(&self, path: &std::path::Path, wanted: u64) -> Result<(), BackendError> {
+        let file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .await
+            .map_err(|e| Self::failed("open the volume file", e))?;
+        let current = file
+            .metadata()
+            .await
+            .map_err(|e| Self::failed("inspect the volume file", e))?
+            .len();
+        if wanted > current {
+            file.set_len(wanted)
+                .await
+                .map_err(|e| Self::failed("grow the volume file", e))?;
+        }
+        Ok(())
     }
 
     fn failed(action: &str, err: std::io::Error) -> BackendError {
@@ -115,24 +188,41 @@ impl Backend for FileBackend {
         volume_id: VolumeId,
         new_size_gib: u64,
     ) -> Result<(), BackendError> {
-        let file = tokio::fs::OpenOptions::new()
-            .write(true)
-            .open(self.path_of(volume_id))
+        self.grow(&self.path_of(volume_id), new_size_gib * GIB)
             .await
-            .map_err(|e| Self::failed("open the volume file", e))?;
-        let current = file
-            .metadata()
-            .await
-            .map_err(|e| Self::failed("inspect the volume file", e))?
-            .len();
-        let wanted = new_size_gib * GIB;
-        if wanted > current {
-            // Still sparse: growing writes no data.
-            file.set_len(wanted)
-                .await
-                .map_err(|e| Self::failed("grow the volume file", e))?;
+    }
+
+    async fn create_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        let (from, to) = (self.path_of(volume_id), self.path_of_snapshot(snapshot_id));
+        self.copy_sparse(from, to, None).await
+    }
+
+    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
+        match tokio::fs::remove_file(self.path_of_snapshot(snapshot_id)).await {
+            Ok(()) => Ok(()),
+            Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                Ok(())
+            }
+            Err(err) => Err(Self::failed("remove the snapshot file", err)),
         }
-        Ok(())
+    }
+
+    async fn create_volume_from(
+        &self,
+        volume_id: VolumeId,
+        source: DataSource,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        let from = match source {
+            DataSource::Snapshot(id) => self.path_of_snapshot(id),
+            DataSource::Volume(id) => self.path_of(id),
+        };
+        self.copy_sparse(from, self.path_of(volume_id), Some(size_gib * GIB))
+            .await
     }
 
     async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {

@@ -4,8 +4,10 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::{Backend, BackendError, Capabilities, Connector, DriverConnection, FileBackend};
-use crate::domain::ids::VolumeId;
+use super::{
+    Backend, BackendError, Capabilities, Connector, DataSource, DriverConnection, FileBackend,
+};
+use crate::domain::ids::{SnapshotId, VolumeId};
 
 pub struct IscsiSimBackend {
     storage: FileBackend,
@@ -50,6 +52,29 @@ impl Backend for IscsiSimBackend {
 
     async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
         self.storage.delete_volume(volume_id).await
+    }
+
+    async fn create_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.create_snapshot(volume_id, snapshot_id).await
+    }
+
+    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
+        self.storage.delete_snapshot(snapshot_id).await
+    }
+
+    async fn create_volume_from(
+        &self,
+        volume_id: VolumeId,
+        source: DataSource,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        self.storage
+            .create_volume_from(volume_id, source, size_gib)
+            .await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 pub use crate::domain::attachment::{Connector, DriverConnection};
 use crate::domain::export::{AccessGrant, TargetExport};
-use crate::domain::ids::{ServiceId, VolumeId};
+use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
 use crate::domain::volume::Unschedulable;
 use async_trait::async_trait;
 
@@ -107,6 +107,13 @@ pub enum BackendError {
     Failed(String),
 }
 
+/// Where a new volume's data comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataSource {
+    Snapshot(SnapshotId),
+    Volume(VolumeId),
+}
+
 #[async_trait]
 pub trait Backend: Send + Sync + 'static {
     fn capabilities(&self) -> Capabilities;
@@ -123,6 +130,26 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Removes the volume's storage; a volume that is already gone is not an error.
     async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError>;
+
+    /// Copies the volume's data as it is now into snapshot `snapshot_id`. Must not leave
+    /// anything behind on error.
+    async fn create_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError>;
+
+    /// Removes the snapshot's data; a snapshot that is already gone is not an error.
+    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError>;
+
+    /// Creates volume `volume_id` of `size_gib` GiB holding `source`'s data (a volume made
+    /// from a snapshot, or a clone). Must not leave anything behind on error.
+    async fn create_volume_from(
+        &self,
+        volume_id: VolumeId,
+        source: DataSource,
+        size_gib: u64,
+    ) -> Result<(), BackendError>;
 
     /// Whether the volume's storage exists (for consistency checks).
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError>;
@@ -169,6 +196,11 @@ pub trait Backend: Send + Sync + 'static {
 
 /// The file name a volume's data has in a backend directory; derived from the uuid only,
 /// so no request can steer it elsewhere.
+/// The file name of a snapshot's data (not `volume-`, so volume listings skip it).
+pub fn snapshot_file_name(snapshot_id: SnapshotId) -> String {
+    format!("snapshot-{snapshot_id}")
+}
+
 pub fn volume_file_name(volume_id: VolumeId) -> String {
     format!("volume-{volume_id}")
 }

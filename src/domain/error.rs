@@ -2,8 +2,9 @@
 //! needs; how it looks on the wire (status, fault name, Cinder's exact text) is decided in
 //! one place, `api::faults`.
 
-use super::ids::{AttachmentId, QosSpecsId, VolumeId, VolumeTypeId};
+use super::ids::{AttachmentId, QosSpecsId, SnapshotId, VolumeId, VolumeTypeId};
 use super::legacy_connect::{LegacyStep, LegacyWhy};
+use super::snapshot::SnapshotStatus;
 use super::volume::{Unschedulable, VolumeStatus};
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
@@ -163,6 +164,46 @@ pub enum DomainError {
     /// More than `MAX_METADATA_ITEMS` metadata items on one volume.
     #[error("{0} metadata items")]
     TooManyMetadataItems(usize),
+
+    // --- snapshots
+    #[error("snapshot {0} not found")]
+    SnapshotNotFound(String),
+    #[error("snapshot metadata key {key} not found")]
+    SnapshotMetadataKeyNotFound { snapshot: SnapshotId, key: String },
+    #[error("volume {volume} cannot be snapshotted in {status}")]
+    SnapshotRefused {
+        volume: VolumeId,
+        status: VolumeStatus,
+        in_use_allowed: bool,
+    },
+    #[error("snapshot cannot be deleted")]
+    SnapshotDeleteRefused,
+    /// `os-update_snapshot_status` refused: from this status at all (`requested` None),
+    /// or to `requested`.
+    #[error("snapshot status {current} cannot be updated")]
+    SnapshotStatusUpdate {
+        current: SnapshotStatus,
+        requested: Option<SnapshotStatus>,
+    },
+    /// `force=false` at 3.66+.
+    #[error("force flag invalid")]
+    SnapshotForceFlag,
+    /// A volume made from a snapshot that is not `available`.
+    #[error("source snapshot not available")]
+    SourceSnapshotUnavailable,
+    /// A clone of a volume that is not `available` or `in-use`.
+    #[error("source volume unavailable")]
+    SourceVolumeUnavailable,
+    /// A volume made from a snapshot or cloned must stay in its source's zone.
+    #[error("zone differs from the source's")]
+    ZoneOfSource { from_snapshot: bool },
+    /// A new volume smaller than its source.
+    #[error("size {size} below source {source_size}")]
+    SmallerThanSource {
+        size: i64,
+        source_size: i64,
+        from_snapshot: bool,
+    },
 
     // --- QoS specs
     #[error("QoS specs {0} not found")]

@@ -63,6 +63,11 @@ uuid_id!(
     /// `qos_specs.id`.
     QosSpecsId
 );
+
+uuid_id!(
+    /// `snapshots.id`.
+    SnapshotId
+);
 uuid_id!(
     /// `volume_attachment.id`.
     AttachmentId

@@ -14,6 +14,7 @@ pub mod outcome;
 pub mod paging;
 pub mod qos;
 pub mod quota;
+pub mod snapshot;
 pub mod time;
 pub mod volume;
 pub mod volume_rules;

@@ -68,6 +68,13 @@ pub enum Refusal {
     OverQuota(super::quota::OverQuota),
     /// A new limit below what the project already uses.
     QuotaBelowUsage(super::quota::BelowUsage),
+    /// The snapshot's status forbids this change.
+    SnapshotStatus(super::snapshot::SnapshotStatus),
+    /// `os-update_snapshot_status` may not go from `current` to `requested`.
+    SnapshotStatusChange {
+        current: super::snapshot::SnapshotStatus,
+        requested: super::snapshot::SnapshotStatus,
+    },
     /// QoS specs have no item with this key.
     NoSuchQosKey(String),
     /// Volume types use the QoS specs.

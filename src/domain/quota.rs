@@ -90,13 +90,17 @@ impl QuotaRows {
     }
 }
 
-/// What a project's live volumes use: in total and by volume type name.
+/// What a project's live volumes and snapshots use: in total and by volume type name.
+/// Gigabytes count both, as in Cinder (a snapshot holds its volume's size).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Usage {
     pub volumes: i64,
     pub gigabytes: i64,
+    pub snapshots: i64,
     /// `(volumes, gigabytes)` by type name.
     pub by_type: BTreeMap<String, (i64, i64)>,
+    /// Snapshots by the type name of their volume.
+    pub snapshots_by_type: BTreeMap<String, i64>,
 }
 
 impl Usage {
@@ -106,7 +110,13 @@ impl Usage {
         match resource {
             "volumes" => return self.volumes,
             "gigabytes" => return self.gigabytes,
+            "snapshots" => return self.snapshots,
             _ => {}
+        }
+        for (type_name, snapshots) in &self.snapshots_by_type {
+            if resource == per_type("snapshots", type_name) {
+                return *snapshots;
+            }
         }
         for (type_name, (volumes, gigabytes)) in &self.by_type {
             if resource == per_type("volumes", type_name) {
@@ -134,6 +144,8 @@ pub enum OverQuota {
     },
     /// `name` (`volumes` or `volumes_<type>`) would pass its limit.
     Volumes { name: String, allowed: i64 },
+    /// `snapshots` or `snapshots_<type>` would pass its limit.
+    Snapshots { allowed: i64 },
 }
 
 /// A limit lower than what is already used.
@@ -173,6 +185,9 @@ fn check_size(rows: &QuotaRows, size: i64) -> Result<(), OverQuota> {
 }
 
 fn refusal(name: String, quota: i64, consumed: i64, requested: i64) -> OverQuota {
+    if name.starts_with("snapshots") {
+        return OverQuota::Snapshots { allowed: quota };
+    }
     if name.contains("gigabytes") {
         OverQuota::Gigabytes {
             name,
@@ -200,6 +215,26 @@ pub fn check_volume_create(
         ("volumes".to_owned(), 1),
         ("gigabytes".to_owned(), size),
         (per_type("volumes", type_name), 1),
+        (per_type("gigabytes", type_name), size),
+    ];
+    match first_over(rows, usage, &deltas) {
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, size)),
+        None => Ok(()),
+    }
+}
+
+/// Whether one more snapshot of a volume of `size` GiB and type `type_name` fits: it
+/// counts as a snapshot and as `size` gigabytes, as in Cinder.
+pub fn check_snapshot_create(
+    rows: &QuotaRows,
+    usage: &Usage,
+    size: i64,
+    type_name: &str,
+) -> Result<(), OverQuota> {
+    let deltas = [
+        ("snapshots".to_owned(), 1),
+        ("gigabytes".to_owned(), size),
+        (per_type("snapshots", type_name), 1),
         (per_type("gigabytes", type_name), size),
     ];
     match first_over(rows, usage, &deltas) {

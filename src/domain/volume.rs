@@ -96,6 +96,9 @@ pub struct Volume {
     pub volume_type_name: Option<String>,
     /// The QoS specs of its type, whose front-end part every connection carries.
     pub volume_type_qos_specs_id: Option<super::ids::QosSpecsId>,
+    /// The snapshot it was made from, or the volume it was cloned from.
+    pub snapshot_id: Option<super::ids::SnapshotId>,
+    pub source_volid: Option<VolumeId>,
     pub encryption_key_id: Option<String>,
     pub bootable: bool,
     pub multiattach: bool,
@@ -205,6 +208,8 @@ pub struct NewVolume {
     pub volume_type_id: VolumeTypeId,
     /// Its per-type quotas are named after it.
     pub volume_type_name: String,
+    pub snapshot_id: Option<super::ids::SnapshotId>,
+    pub source_volid: Option<VolumeId>,
     pub multiattach: bool,
     pub service_uuid: ServiceId,
     pub shared_targets: Option<bool>,

@@ -119,6 +119,28 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:quota_classes:get", ADMIN_API),
     ("volume_extension:quota_classes:update", ADMIN_API),
     ("limits_extension:used_limits", READER),
+    // Snapshots (cinder/policies/snapshots.py, snapshot_metadata.py, snapshot_actions.py).
+    ("volume:create_snapshot", MEMBER),
+    ("volume:get_snapshot", READER),
+    ("volume:get_all_snapshots", READER),
+    ("volume:update_snapshot", MEMBER),
+    ("volume:delete_snapshot", MEMBER),
+    ("volume_extension:extended_snapshot_attributes", READER),
+    ("volume:get_snapshot_metadata", READER),
+    ("volume:update_snapshot_metadata", MEMBER),
+    ("volume:delete_snapshot_metadata", MEMBER),
+    (
+        "volume_extension:snapshot_admin_actions:reset_status",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:snapshot_admin_actions:force_delete",
+        ADMIN_API,
+    ),
+    (
+        "snapshot_extension:snapshot_actions:update_snapshot_status",
+        MEMBER,
+    ),
     // QoS specs (cinder/policies/qos_specs.py).
     ("volume_extension:qos_specs_manage:create", ADMIN_API),
     ("volume_extension:qos_specs_manage:get", ADMIN_API),

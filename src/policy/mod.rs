@@ -74,6 +74,19 @@ pub mod rules {
     pub const QUOTA_CLASSES_GET: &str = "volume_extension:quota_classes:get";
     pub const QUOTA_CLASSES_UPDATE: &str = "volume_extension:quota_classes:update";
     pub const USED_LIMITS: &str = "limits_extension:used_limits";
+    pub const SNAPSHOT_CREATE: &str = "volume:create_snapshot";
+    pub const SNAPSHOT_GET: &str = "volume:get_snapshot";
+    pub const SNAPSHOT_GET_ALL: &str = "volume:get_all_snapshots";
+    pub const SNAPSHOT_UPDATE: &str = "volume:update_snapshot";
+    pub const SNAPSHOT_DELETE: &str = "volume:delete_snapshot";
+    pub const SNAPSHOT_ATTRIBUTES: &str = "volume_extension:extended_snapshot_attributes";
+    pub const SNAPSHOT_METADATA_GET: &str = "volume:get_snapshot_metadata";
+    pub const SNAPSHOT_METADATA_UPDATE: &str = "volume:update_snapshot_metadata";
+    pub const SNAPSHOT_METADATA_DELETE: &str = "volume:delete_snapshot_metadata";
+    pub const SNAPSHOT_RESET_STATUS: &str = "volume_extension:snapshot_admin_actions:reset_status";
+    pub const SNAPSHOT_UPDATE_STATUS: &str =
+        "snapshot_extension:snapshot_actions:update_snapshot_status";
+    pub const SNAPSHOT_FORCE_DELETE: &str = "volume_extension:snapshot_admin_actions:force_delete";
     pub const QOS_CREATE: &str = "volume_extension:qos_specs_manage:create";
     pub const QOS_GET: &str = "volume_extension:qos_specs_manage:get";
     pub const QOS_GET_ALL: &str = "volume_extension:qos_specs_manage:get_all";

@@ -9,10 +9,12 @@ pub mod legacy_attachments;
 pub mod messages;
 pub mod qos_specs;
 pub mod quotas;
+pub mod snapshots;
 pub mod types;
 mod volume_actions;
 pub mod volume_gates;
 pub mod volume_metadata;
+mod volume_sources;
 pub mod volumes;
 
 pub use backends::{register_backends, RegisterError};

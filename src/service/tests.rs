@@ -10,11 +10,12 @@ use super::types::CreateType;
 use super::volumes::CreateVolume;
 use super::{Service, Settings};
 use crate::backend::{
-    Backend, BackendError, Backends, Capabilities, ConfiguredBackend, DriverConnection, FileBackend,
+    Backend, BackendError, Backends, Capabilities, ConfiguredBackend, DataSource, DriverConnection,
+    FileBackend,
 };
 use crate::clock::SystemClock;
 use crate::domain::attachment::{AttachStatus, Connector};
-use crate::domain::ids::{ServiceId, VolumeId};
+use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
 use crate::domain::volume::StatusReset;
 use crate::domain::RequestContext;
 use crate::policy::{Policy, PolicyEngine};
@@ -47,6 +48,24 @@ impl Backend for Recording {
     }
     async fn delete_volume(&self, id: VolumeId) -> Result<(), BackendError> {
         self.files.delete_volume(id).await
+    }
+    async fn create_snapshot(
+        &self,
+        id: VolumeId,
+        snapshot: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.files.create_snapshot(id, snapshot).await
+    }
+    async fn delete_snapshot(&self, snapshot: SnapshotId) -> Result<(), BackendError> {
+        self.files.delete_snapshot(snapshot).await
+    }
+    async fn create_volume_from(
+        &self,
+        id: VolumeId,
+        source: DataSource,
+        size: u64,
+    ) -> Result<(), BackendError> {
+        self.files.create_volume_from(id, source, size).await
     }
     async fn volume_exists(&self, id: VolumeId) -> Result<bool, BackendError> {
         self.files.volume_exists(id).await

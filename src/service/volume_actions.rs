@@ -17,12 +17,14 @@ pub(super) fn unexpected(refusal: Refusal) -> DomainError {
 }
 
 impl Service {
-    /// Deletes a volume and its data. With `force` (admins) any status but attached.
+    /// Deletes a volume and its data. With `force` (admins) any status but attached; with
+    /// `cascade` its snapshots first.
     pub async fn delete_volume(
         &self,
         caller: &RequestContext,
         id: VolumeId,
         force: bool,
+        cascade: bool,
     ) -> Result<(), DomainError> {
         let volume = self.get_volume(caller, id).await?;
         let target = Target::project(&volume.project_id);
@@ -31,7 +33,7 @@ impl Service {
                 .enforce(rules::VOLUME_FORCE_DELETE, caller, &target)?;
         }
         self.policy.enforce(rules::VOLUME_DELETE, caller, &target)?;
-        self.delete_checked(volume, force).await
+        self.delete_checked(volume, force, cascade).await
     }
 
     /// `os-force_delete`: like `DELETE ?force=true`, under the admin-action rule.
@@ -43,27 +45,43 @@ impl Service {
         let volume = self
             .volume_with_rule(caller, id, rules::ADMIN_FORCE_DELETE)
             .await?;
-        self.delete_checked(volume, true).await
+        self.delete_checked(volume, true, false).await
     }
 
-    async fn delete_checked(&self, volume: Volume, force: bool) -> Result<(), DomainError> {
+    async fn delete_checked(
+        &self,
+        volume: Volume,
+        force: bool,
+        cascade: bool,
+    ) -> Result<(), DomainError> {
         let id = volume.id;
-        match self
+        let snapshots = match self
             .store
-            .begin_volume_delete(id, force, self.clock.now())
+            .begin_volume_delete(id, force, cascade, self.clock.now())
             .await?
         {
-            Outcome::Done(()) => {}
+            Outcome::Done(snapshots) => snapshots,
             Outcome::Gone => return Err(not_found(id)),
             Outcome::Refused(_) => return Err(DomainError::DeleteRefused { force }),
-        }
+        };
         let service = self.clone();
-        tokio::spawn(async move { service.remove_from_backend(volume).await })
-            .await
-            .map_err(|e| DomainError::Interrupted {
-                what: "volume deletion",
-                detail: e.to_string(),
-            })?
+        tokio::spawn(async move {
+            // Snapshots first (`cascade`): the volume goes only once they are gone.
+            for snapshot in snapshots {
+                if !service.remove_snapshot_data(&volume, snapshot).await? {
+                    let failed = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);
+                    let why = Err("a snapshot could not be deleted".to_owned());
+                    service.settle(volume.id, why, failed, "delete").await?;
+                    return Ok(());
+                }
+            }
+            service.remove_from_backend(volume).await
+        })
+        .await
+        .map_err(|e| DomainError::Interrupted {
+            what: "volume deletion",
+            detail: e.to_string(),
+        })?
     }
 
     pub(super) async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {

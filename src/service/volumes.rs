@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use super::Service;
-use crate::backend::ConfiguredBackend;
+use crate::backend::{ConfiguredBackend, DataSource};
 use crate::domain::ids::{MessageId, VolumeId};
 use crate::domain::message::{
     Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
 };
 use crate::domain::paging::Page;
 use crate::domain::volume::{
-    NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
+    NewVolume, Unschedulable, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
@@ -25,6 +25,8 @@ pub struct CreateVolume {
     pub volume_type: Option<String>,
     pub availability_zone: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    pub snapshot_id: Option<String>,
+    pub source_volid: Option<String>,
 }
 
 /// What the caller may see of a volume (admin-only and policy-guarded fields).
@@ -227,17 +229,36 @@ impl Service {
     ) -> Result<Volume, DomainError> {
         self.policy
             .enforce(rules::VOLUME_CREATE, caller, &Target::caller(caller))?;
-        let volume_type = match &request.volume_type {
-            Some(name_or_id) if !name_or_id.is_empty() => {
+        let origin = self
+            .resolve_origin(
+                caller,
+                request.snapshot_id.as_deref(),
+                request.source_volid.as_deref(),
+            )
+            .await?;
+        let volume_type = match (&request.volume_type, &origin) {
+            (Some(name_or_id), _) if !name_or_id.is_empty() => {
                 self.resolve_volume_type(caller, name_or_id).await?
             }
+            // From a source, the source's type.
+            (_, Some(origin)) => self
+                .store
+                .get_volume_type(origin.volume.volume_type_id)
+                .await?
+                .ok_or_else(|| {
+                    DomainError::VolumeTypeNotFound(origin.volume.volume_type_id.to_string())
+                })?,
             _ => self.default_volume_type().await?,
         };
         super::volume_metadata::metadata_fits(&request.metadata)?;
-        let size = match request.size {
-            Some(size) if size > 0 => size,
-            other => return Err(DomainError::InvalidSize(other)),
+        let size = match (request.size, &origin) {
+            (None, Some(origin)) => origin.size,
+            (Some(size), _) if size > 0 => size,
+            (other, _) => return Err(DomainError::InvalidSize(other)),
         };
+        if let Some(origin) = &origin {
+            origin.check_size(size)?;
+        }
         let multiattach = volume_type.is_multiattach();
         if multiattach {
             self.policy
@@ -252,10 +273,23 @@ impl Service {
                 return Err(DomainError::InvalidAvailabilityZone(zone.to_owned()));
             }
         }
-        let backend = self
-            .backends
-            .schedule(multiattach, zone)
-            .map_err(DomainError::Unschedulable)?;
+        let backend = match &origin {
+            // The data is where the source is: the new volume goes there too.
+            Some(origin) => {
+                origin.check_zone(zone)?;
+                let backend = self.backend_of(&origin.volume)?;
+                if multiattach && !backend.driver.capabilities().multiattach {
+                    return Err(DomainError::Unschedulable(
+                        Unschedulable::NoMultiattachBackend,
+                    ));
+                }
+                backend
+            }
+            None => self
+                .backends
+                .schedule(multiattach, zone)
+                .map_err(DomainError::Unschedulable)?,
+        };
         let capabilities = backend.driver.capabilities();
         let now = self.clock.now();
         let new = NewVolume {
@@ -269,6 +303,14 @@ impl Service {
             description: request.description,
             volume_type_id: volume_type.id,
             volume_type_name: volume_type.name.clone(),
+            snapshot_id: match origin.as_ref().map(|o| o.source) {
+                Some(DataSource::Snapshot(id)) => Some(id),
+                _ => None,
+            },
+            source_volid: match origin.as_ref().map(|o| o.source) {
+                Some(DataSource::Volume(id)) => Some(id),
+                _ => None,
+            },
             multiattach,
             service_uuid: backend.service_uuid,
             shared_targets: capabilities.shared_targets,
@@ -285,12 +327,17 @@ impl Service {
         // never stays `creating`.
         let service = self.clone();
         let (id, project) = (new.id, new.project_id.clone());
-        tokio::spawn(async move { service.provision(id, size, project, request_id).await })
-            .await
-            .map_err(|e| DomainError::Interrupted {
-                what: "volume creation",
-                detail: e.to_string(),
-            })??;
+        let source = origin.map(|o| o.source);
+        tokio::spawn(async move {
+            service
+                .provision(id, size, source, project, request_id)
+                .await
+        })
+        .await
+        .map_err(|e| DomainError::Interrupted {
+            what: "volume creation",
+            detail: e.to_string(),
+        })??;
         self.store
             .get_volume(id)
             .await?
@@ -301,6 +348,7 @@ impl Service {
         &self,
         id: VolumeId,
         size: i64,
+        source: Option<DataSource>,
         project_id: String,
         request_id: Option<String>,
     ) -> Result<(), DomainError> {
@@ -310,7 +358,15 @@ impl Service {
             .await?
             .ok_or_else(|| not_found(id))?;
         let backend = self.backend_of(&volume)?;
-        let result = backend.driver.create_volume(id, size as u64).await;
+        let result = match source {
+            Some(source) => {
+                backend
+                    .driver
+                    .create_volume_from(id, source, size as u64)
+                    .await
+            }
+            None => backend.driver.create_volume(id, size as u64).await,
+        };
         let now = self.clock.now();
         let (creating, available, error) = (
             VolumeStatus::Creating,

@@ -14,7 +14,8 @@
 //! - `volume_types.rs`, `messages.rs`, `operations.rs` (health, metrics, the
 //!   consistency snapshot, backend registration);
 //! - `quotas.rs`: quota limits and the usage they are checked against;
-//! - `qos_specs.rs`: QoS specs and their association with volume types.
+//! - `qos_specs.rs`: QoS specs and their association with volume types;
+//! - `snapshots.rs`: snapshots and their metadata.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -36,6 +37,7 @@ mod qos_specs;
 mod quotas;
 mod row;
 mod side_tables;
+mod snapshots;
 mod sql;
 mod sqlite;
 mod volume_metadata;
@@ -56,6 +58,7 @@ pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;
+pub use snapshots::{SnapshotFilters, SnapshotStore};
 pub use sqlite::Sqlite;
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;
@@ -76,6 +79,7 @@ pub trait Store:
     + LegacyAttachStore
     + QuotaStore
     + QosSpecsStore
+    + SnapshotStore
 {
 }
 
@@ -92,6 +96,7 @@ impl<T> Store for T where
         + LegacyAttachStore
         + QuotaStore
         + QosSpecsStore
+        + SnapshotStore
 {
 }
 

@@ -3,6 +3,7 @@
 use super::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
 use crate::domain::paging::{Page, SortDir};
+use crate::domain::snapshot::SnapshotSortKey;
 use crate::domain::volume::VolumeSortKey;
 
 /// A sort key and the SQL expression it orders by (`{t}` is the table alias). Nullable
@@ -28,6 +29,24 @@ impl SortColumn for VolumeSortKey {
             VolumeSortKey::Bootable => "{t}.bootable",
             VolumeSortKey::AvailabilityZone => "{t}.availability_zone",
             VolumeSortKey::ProjectId => "{t}.project_id",
+        }
+    }
+}
+
+impl SortColumn for SnapshotSortKey {
+    const ID: Self = SnapshotSortKey::Id;
+    const CREATED_AT: Self = SnapshotSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            SnapshotSortKey::Id => "{t}.id",
+            SnapshotSortKey::CreatedAt => "{t}.created_at",
+            SnapshotSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
+            SnapshotSortKey::Name => "coalesce({t}.display_name, '')",
+            SnapshotSortKey::Size => "{t}.volume_size",
+            SnapshotSortKey::Status => "{t}.status",
+            SnapshotSortKey::VolumeId => "{t}.volume_id",
+            SnapshotSortKey::ProjectId => "{t}.project_id",
         }
     }
 }

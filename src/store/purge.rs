@@ -49,6 +49,16 @@ const PURGES: &[(&str, &str)] = &[
          (select 1 from attachment_specs s where s.attachment_id = volume_attachment.id)",
     ),
     (
+        "snapshot_metadata",
+        "(deleted = true and deleted_at < $1) or snapshot_id in \
+         (select s.id from snapshots s where s.deleted = true and s.deleted_at < $1)",
+    ),
+    (
+        "snapshots",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from snapshot_metadata m where m.snapshot_id = snapshots.id)",
+    ),
+    (
         "volume_metadata",
         "(deleted = true and deleted_at < $1) or volume_id in \
          (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
@@ -63,7 +73,8 @@ const PURGES: &[(&str, &str)] = &[
         "deleted = true and deleted_at < $1 \
          and not exists (select 1 from volume_attachment a where a.volume_id = volumes.id) \
          and not exists (select 1 from volume_metadata m where m.volume_id = volumes.id) \
-         and not exists (select 1 from volume_admin_metadata m where m.volume_id = volumes.id)",
+         and not exists (select 1 from volume_admin_metadata m where m.volume_id = volumes.id) \
+         and not exists (select 1 from snapshots s where s.volume_id = volumes.id)",
     ),
     (
         "volume_type_extra_specs",

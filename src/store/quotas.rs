@@ -61,6 +61,14 @@ const USAGE_BY_TYPE: &str = "\
      where v.project_id = $1 and v.deleted = false \
      group by t.name";
 
+/// Snapshots and the gigabytes they hold, by the type name of their volume.
+const SNAPSHOT_USAGE_BY_TYPE: &str = "\
+    select t.name, count(*), cast(coalesce(sum(s.volume_size), 0) as bigint) \
+      from snapshots s join volumes v on v.id = s.volume_id \
+      join volume_types t on t.id = v.volume_type_id \
+     where s.project_id = $1 and s.deleted = false \
+     group by t.name";
+
 const UPSERT_PROJECT_LIMIT: &str = "\
     insert into quotas (project_id, resource, hard_limit, created_at, deleted) \
     values ($1, $2, $3, $4, false) \
@@ -116,6 +124,15 @@ impl<D: Database> SqlStore<D> {
             usage.volumes += volumes;
             usage.gigabytes += gigabytes;
             usage.by_type.insert(type_name, (volumes, gigabytes));
+        }
+        let snapshots: Vec<(String, i64, i64)> = tx
+            .fetch_all(Sql::new(SNAPSHOT_USAGE_BY_TYPE).bind(project_id))
+            .await?;
+        for (type_name, count, gigabytes) in snapshots {
+            usage.snapshots += count;
+            usage.gigabytes += gigabytes;
+            usage.by_type.entry(type_name.clone()).or_default().1 += gigabytes;
+            usage.snapshots_by_type.insert(type_name, count);
         }
         Ok((rows, usage))
     }

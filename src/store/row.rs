@@ -7,7 +7,10 @@ use uuid::Uuid;
 
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
-use crate::domain::ids::{AttachmentId, MessageId, QosSpecsId, ServiceId, VolumeId, VolumeTypeId};
+use crate::domain::ids::{
+    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, VolumeId, VolumeTypeId,
+};
+use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
 
 /// One result row of either database. `None` is SQL NULL.
@@ -88,10 +91,12 @@ column_via!(uuid(Uuid):
     MessageId => |id| Ok(id.into()),
     ServiceId => |id| Ok(id.into()),
     QosSpecsId => |id| Ok(id.into()),
+    SnapshotId => |id| Ok(id.into()),
 );
 column_via!(text(String):
     String => Ok,
     VolumeStatus => |t| parsed(VolumeStatus::parse, "volume status", t),
+    SnapshotStatus => |t| parsed(SnapshotStatus::parse, "snapshot status", t),
     AttachStatus => |t| parsed(AttachStatus::parse, "attach_status", t),
     AttachMode => |t| parsed(AttachMode::parse, "attach_mode", t),
     serde_json::Value => |t| serde_json::from_str(&t).map_err(StoreError::corrupt),

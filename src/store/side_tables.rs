@@ -9,6 +9,7 @@ use super::error::StoreError;
 use super::row::{Columns, FromRow};
 use super::sql::Sql;
 use super::SqlStore;
+use crate::domain::volume::MetadataChange;
 
 /// The side tables. Table and column names come from here, never from input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +19,7 @@ pub(super) enum SideTable {
     TypeExtraSpecs,
     AttachmentSpecs,
     QosSpecs,
+    SnapshotMetadata,
 }
 
 impl SideTable {
@@ -28,6 +30,7 @@ impl SideTable {
             SideTable::TypeExtraSpecs => "volume_type_extra_specs",
             SideTable::AttachmentSpecs => "attachment_specs",
             SideTable::QosSpecs => "qos_specs_items",
+            SideTable::SnapshotMetadata => "snapshot_metadata",
         }
     }
 
@@ -37,6 +40,7 @@ impl SideTable {
             SideTable::TypeExtraSpecs => "volume_type_id",
             SideTable::AttachmentSpecs => "attachment_id",
             SideTable::QosSpecs => "qos_specs_id",
+            SideTable::SnapshotMetadata => "snapshot_id",
         }
     }
 }
@@ -136,5 +140,63 @@ impl<D: Database> SqlStore<D> {
             sql.push(" and key = ").push_bind(key);
         }
         tx.execute(sql).await
+    }
+
+    /// Adds `key` or replaces its value.
+    async fn upsert_item(
+        tx: &mut D::Tx,
+        table: SideTable,
+        owner: Uuid,
+        key: &str,
+        value: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut sql = Sql::new("insert into ");
+        sql.push(table.table())
+            .push(" (")
+            .push(table.owner_column())
+            .push(", key, value, created_at, deleted) values (")
+            .push_list([owner])
+            .push(", ")
+            .push_list([key.to_owned()])
+            .push(", ")
+            .push_list([Some(value.to_owned())])
+            .push(", ")
+            .push_list([now])
+            .push(", false) on conflict (")
+            .push(table.owner_column())
+            .push(
+                ", key) where deleted = false \
+                   do update set value = excluded.value, updated_at = excluded.created_at",
+            );
+        tx.execute(sql).await.map(drop)
+    }
+
+    /// Applies a metadata change to `owner`'s items; `false` when the key to remove is
+    /// not there.
+    pub(super) async fn write_items(
+        tx: &mut D::Tx,
+        table: SideTable,
+        owner: Uuid,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        match change {
+            MetadataChange::Remove(key) => {
+                let removed = Self::remove_items(tx, table, owner, Some(key), now).await?;
+                return Ok(removed > 0);
+            }
+            MetadataChange::Replace(metadata) => {
+                Self::remove_items(tx, table, owner, None, now).await?;
+                let items = metadata.iter().map(|(k, v)| (k.clone(), Some(v.clone())));
+                Self::insert_items(tx, table, owner, items, now).await?;
+            }
+            MetadataChange::Merge(metadata) => {
+                for (key, value) in metadata {
+                    Self::upsert_item(tx, table, owner, key, value, now).await?;
+                }
+            }
+        }
+        Ok(true)
     }
 }

@@ -7,7 +7,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
-use crate::domain::ids::{AttachmentId, MessageId, QosSpecsId, ServiceId, VolumeId, VolumeTypeId};
+use crate::domain::ids::{
+    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, VolumeId, VolumeTypeId,
+};
+use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
 
 /// A bound value. Each kind carries its own NULL, because PostgreSQL types its
@@ -85,11 +88,13 @@ bind_as!(Uuid:
     MessageId => MessageId::uuid,
     ServiceId => ServiceId::uuid,
     QosSpecsId => QosSpecsId::uuid,
+    SnapshotId => SnapshotId::uuid,
 );
 bind_as!(Text:
     String => |text| text,
     &str => str::to_owned,
     VolumeStatus => |s| s.as_str().to_owned(),
+    SnapshotStatus => |s| s.as_str().to_owned(),
     AttachStatus => |s| s.as_str().to_owned(),
     AttachMode => |m| m.as_str().to_owned(),
     MigrationStatus => |s| s.as_str().to_owned(),

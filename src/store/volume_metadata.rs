@@ -44,12 +44,6 @@ const LIVE_VOLUME: &str = "select id from volumes where id = $1 and deleted = fa
 const METADATA: &str = "select key, value from volume_metadata \
                          where volume_id = $1 and deleted = false order by key";
 
-const UPSERT_ITEM: &str = "\
-    insert into volume_metadata (volume_id, key, value, created_at, deleted) \
-    values ($1, $2, $3, $4, false) \
-    on conflict (volume_id, key) where deleted = false \
-    do update set value = excluded.value, updated_at = excluded.created_at";
-
 impl<D: Database> SqlStore<D> {
     async fn read_metadata(
         reads: &mut impl Executor,
@@ -61,40 +55,6 @@ impl<D: Database> SqlStore<D> {
             .into_iter()
             .map(|(k, v)| (k, v.unwrap_or_default()))
             .collect())
-    }
-
-    /// Applies a change; `false` when the key to remove is not there.
-    async fn write_metadata(
-        tx: &mut D::Tx,
-        id: VolumeId,
-        change: &MetadataChange,
-        now: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
-        let owner = id.uuid();
-        match change {
-            MetadataChange::Remove(key) => {
-                let removed =
-                    Self::remove_items(tx, SideTable::VolumeMetadata, owner, Some(key), now)
-                        .await?;
-                return Ok(removed > 0);
-            }
-            MetadataChange::Replace(metadata) => {
-                Self::remove_items(tx, SideTable::VolumeMetadata, owner, None, now).await?;
-                let items = metadata.iter().map(|(k, v)| (k.clone(), Some(v.clone())));
-                Self::insert_items(tx, SideTable::VolumeMetadata, owner, items, now).await?;
-            }
-            MetadataChange::Merge(metadata) => {
-                for (key, value) in metadata {
-                    let sql = Sql::new(UPSERT_ITEM)
-                        .bind(id)
-                        .bind(key)
-                        .bind(value)
-                        .bind(now);
-                    tx.execute(sql).await?;
-                }
-            }
-        }
-        Ok(true)
     }
 }
 
@@ -126,7 +86,7 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         tx.execute(sql).await?;
         if let Some(metadata) = &update.metadata {
             let change = MetadataChange::Replace(metadata.clone());
-            Self::write_metadata(&mut tx, id, &change, now).await?;
+            Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), &change, now).await?;
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -160,7 +120,7 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
             return Ok(Outcome::Refused(refusal));
         }
-        if !Self::write_metadata(&mut tx, id, change, now).await? {
+        if !Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), change, now).await? {
             return Ok(Outcome::Refused(Refusal::NoSuchKey));
         }
         let metadata = Self::read_metadata(&mut tx, id).await?;

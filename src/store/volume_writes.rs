@@ -14,9 +14,10 @@ use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};
-use crate::domain::ids::VolumeId;
+use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::legacy_attach::{self, LegacyAction};
 use crate::domain::quota::{self, QuotaOwner};
+use crate::domain::snapshot::{self, SnapshotStatus};
 use crate::domain::volume::{
     LockedVolume, MigrationStatus, Retype, StatusReset, VolumeStatus, SOFT_DELETED_STATUS,
 };
@@ -33,13 +34,16 @@ pub trait VolumeWriteStore: Send + Sync {
         to: VolumeStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
-    /// Starts a delete under Cinder's conditions: the volume becomes `deleting`.
+    /// Starts a delete under Cinder's conditions: the volume becomes `deleting`. A volume
+    /// with live snapshots is refused unless `cascade`; then its snapshots become
+    /// `deleting` too and are returned, for the backend to remove first.
     async fn begin_volume_delete(
         &self,
         id: VolumeId,
         force: bool,
+        cascade: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<Vec<SnapshotId>>, StoreError>;
     /// Soft-deletes a volume with its attachments, their connectors and its metadata.
     async fn finish_volume_delete(
         &self,
@@ -138,6 +142,12 @@ const DELETE_ATTACHMENTS_OF_VOLUME: &str = "\
     update volume_attachment set deleted = true, deleted_at = $2, attach_status = $3 \
      where volume_id = $1 and deleted = false";
 
+const SNAPSHOTS_OF_VOLUME: &str =
+    "select id, status from snapshots where volume_id = $1 and deleted = false order by id";
+
+const SNAPSHOTS_DELETING: &str = "update snapshots set status = $2, updated_at = $3 \
+                                   where volume_id = $1 and deleted = false";
+
 const DELETE_VOLUME: &str = "\
     update volumes set deleted = true, deleted_at = $2, status = $3, migration_status = null \
      where id = $1 and deleted = false";
@@ -224,14 +234,38 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         force: bool,
+        cascade: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<Vec<SnapshotId>>, StoreError> {
+        let (mut tx, _) = match self
+            .write_volume_if(id, |v| volume_rules::delete(v, force))
+            .await?
+        {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        let snapshots: Vec<(SnapshotId, SnapshotStatus)> =
+            tx.fetch_all(Sql::new(SNAPSHOTS_OF_VOLUME).bind(id)).await?;
+        let statuses: Vec<SnapshotStatus> = snapshots.iter().map(|(_, s)| *s).collect();
+        if let Err(refusal) = snapshot::may_delete_volume_with(&statuses, cascade) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        if !snapshots.is_empty() {
+            let deleting = Sql::new(SNAPSHOTS_DELETING)
+                .bind(id)
+                .bind(SnapshotStatus::Deleting)
+                .bind(now);
+            tx.execute(deleting).await?;
+        }
         let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
             .bind(id)
             .bind(VolumeStatus::Deleting)
             .bind(now);
-        self.apply_if(id, |v| volume_rules::delete(v, force), sql)
-            .await
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(
+            snapshots.into_iter().map(|(s, _)| s).collect(),
+        ))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

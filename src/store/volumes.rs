@@ -55,7 +55,8 @@ const VOLUME_COLUMNS: &str = "v.id, v.user_id, v.project_id, v.host, v.size, \
      v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, \
      v.display_description, v.volume_type_id, t.name, t.qos_specs_id, v.encryption_key_id, \
      v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, \
-     v.provider_id, v.group_id, v.consistencygroup_id, v.created_at, v.updated_at";
+     v.provider_id, v.group_id, v.consistencygroup_id, v.snapshot_id, v.source_volid, \
+     v.created_at, v.updated_at";
 
 const VOLUME_FROM: &str = " from volumes v left join volume_types t on t.id = v.volume_type_id";
 
@@ -85,6 +86,8 @@ impl FromRow for Volume {
             provider_id: c.get()?,
             group_id: c.get()?,
             consistencygroup_id: c.get()?,
+            snapshot_id: c.get()?,
+            source_volid: c.get()?,
             created_at: c.get()?,
             updated_at: c.get()?,
             metadata: BTreeMap::new(),
@@ -110,8 +113,10 @@ static VOLUME_BRIEF: LazyLock<String> = LazyLock::new(|| {
 const INSERT_VOLUME: &str = "\
     insert into volumes (id, user_id, project_id, host, size, availability_zone, status, \
                          attach_status, display_name, display_description, volume_type_id, \
-                         bootable, multiattach, service_uuid, shared_targets, created_at, deleted) \
-    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $12, $13, $14, $15, false)";
+                         bootable, multiattach, service_uuid, shared_targets, created_at, deleted, \
+                         snapshot_id, source_volid) \
+    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $12, $13, $14, $15, false, \
+            $16, $17)";
 
 /// A volume and one admin metadata item of `VOLUME_BRIEF`.
 struct BriefRow(Volume, Option<String>, Option<String>);
@@ -242,7 +247,9 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             .bind(new.multiattach)
             .bind(new.service_uuid)
             .bind(new.shared_targets)
-            .bind(new.created_at);
+            .bind(new.created_at)
+            .bind(new.snapshot_id)
+            .bind(new.source_volid);
         tx.execute(insert).await?;
         let items = new
             .metadata

@@ -213,7 +213,8 @@ def test_openstacksdk_functional_tests(server, tmp_path):
                OPENSTACKSDK_FUNC_TEST_TIMEOUT="60")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
-         str(tests / "test_volume.py"), str(tests / "test_type.py"), str(tests / "test_limits.py")],
+         str(tests / "test_volume.py"), str(tests / "test_type.py"), str(tests / "test_limits.py"),
+         str(tests / "test_snapshot.py")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "skipped" not in result.stdout.splitlines()[-1], result.stdout

@@ -74,6 +74,10 @@ def seed(base):
     # The generated creates and extends would soon pass Cinder's default quota (10
     # volumes, 1,000 GiB) and get 413 for everything after; p1 has no limits.
     call(base, "PUT", "/v3/p1/os-quota-sets/p1", {"quota_set": {"volumes": -1, "gigabytes": -1}})
+    def new_snapshot(volume):
+        return call(base, "POST", "/v3/p1/snapshots", {"snapshot": {
+            "volume_id": volume, "metadata": {"k": "v"}}})["snapshot"]["id"]
+
     def new_qos(name):
         return call(base, "POST", "/v3/p1/qos-specs", {"qos_specs": {
             "name": name, "consumer": "front-end", "read_iops_sec": "100"}})["qos_specs"]["id"]
@@ -86,11 +90,14 @@ def seed(base):
         "attachment_id": new_attachment(shared, "3f1a7c52-0d4e-4b7a-9c1e-5a2b3c4d5e6f"),
         "qos_id": new_qos("schemathesis-qos"),
     }
+    ids["snapshot_id"] = new_snapshot(ids["volume_id"])
     spares = {
         "@SPARE_VOLUME_ID@": new_volume(),
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),
         "@SPARE_QOS_ID@": new_qos("schemathesis-qos-spare"),
+        "@SPARE_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
+        "@SPARE_ACTION_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
     }
     return ids, spares
 

@@ -32,7 +32,11 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"admin\.test_volume_types|admin\.test_volume_retype\.VolumeRetypeMultiattachTest|"
          r"test_availability_zone|test_extensions|test_volume_metadata|admin\.test_volume_quotas|"
          r"admin\.test_volume_quotas_negative|admin\.test_volume_quota_classes|"
-         r"admin\.test_volume_type_access|test_volume_absolute_limits|admin\.test_qos)\.")
+         r"admin\.test_volume_type_access|test_volume_absolute_limits|admin\.test_qos|"
+         r"test_volumes_snapshots|test_volumes_snapshots_list|test_volumes_snapshots_negative|"
+         r"test_snapshot_metadata|admin\.test_snapshots_actions|"
+         r"admin\.test_volume_snapshot_quotas_negative|test_volumes_clone|"
+         r"test_volumes_clone_negative)\.")
 PASSWORD = "tempest-secret"
 
 
@@ -123,8 +127,8 @@ volume_size = 1
 
 [volume-feature-enabled]
 backup = False
-snapshot = False
-clone = False
+snapshot = True
+clone = True
 manage_volume = False
 manage_snapshot = False
 extend_attached_volume = False

@@ -19,12 +19,12 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::{
-    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DriverConnection,
-    FileBackend,
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataSource,
+    DriverConnection, FileBackend,
 };
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::{AccessGrant, TargetExport};
-use crate::domain::ids::VolumeId;
+use crate::domain::ids::{SnapshotId, VolumeId};
 use control::Refusal;
 pub use control::{Control, ControlError};
 use plan::{plan, plan_change, Step, TargetSessions, Wanted, VOLUME_LUN};
@@ -336,6 +336,35 @@ impl Backend for TgtBackend {
 
     async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError> {
         self.storage.create_volume(volume_id, size_gib).await?;
+        if let Err(err) = self.export(volume_id).await {
+            let _ = self.storage.delete_volume(volume_id).await;
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    async fn create_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.create_snapshot(volume_id, snapshot_id).await
+    }
+
+    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
+        self.storage.delete_snapshot(snapshot_id).await
+    }
+
+    /// Copies the data, then exports the new volume as `create_volume` does.
+    async fn create_volume_from(
+        &self,
+        volume_id: VolumeId,
+        source: DataSource,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        self.storage
+            .create_volume_from(volume_id, source, size_gib)
+            .await?;
         if let Err(err) = self.export(volume_id).await {
             let _ = self.storage.delete_volume(volume_id).await;
             return Err(err);

@@ -16,7 +16,35 @@ fn usage(volumes: i64, gigabytes: i64, by_type: &[(&str, i64, i64)]) -> Usage {
             .iter()
             .map(|(t, v, g)| ((*t).to_owned(), (*v, *g)))
             .collect(),
+        ..Usage::default()
     }
+}
+
+#[test]
+fn snapshots_count_as_snapshots_and_gigabytes() {
+    let mut used = usage(1, 10, &[("gold", 1, 10)]);
+    used.snapshots = 2;
+    used.snapshots_by_type.insert("gold".into(), 2);
+    assert_eq!(used.in_use("snapshots_gold"), 2);
+    let r = rows(&[("snapshots", 2)], &[]);
+    assert_eq!(
+        check_snapshot_create(&r, &used, 10, "gold"),
+        Err(OverQuota::Snapshots { allowed: 2 })
+    );
+    let r = rows(&[("gigabytes", 15)], &[]);
+    assert_eq!(
+        check_snapshot_create(&r, &used, 10, "gold"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes".into(),
+            requested: 10,
+            quota: 15,
+            consumed: 10
+        })
+    );
+    assert_eq!(
+        check_snapshot_create(&rows(&[], &[]), &used, 10, "gold"),
+        Ok(())
+    );
 }
 
 #[test]

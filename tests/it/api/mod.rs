@@ -18,6 +18,7 @@ mod quotas;
 mod routing;
 mod service_info;
 mod sharing;
+mod snapshots;
 mod trusted_headers;
 mod types;
 mod versions;

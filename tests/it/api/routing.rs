@@ -78,12 +78,12 @@ async fn wrong_method_is_bad_method(app: TestApp) {
 }
 
 async fn unbuilt_operations_are_not_implemented(app: TestApp) {
-    let snapshots = app
-        .get("/v3/p1/snapshots/detail")
+    let backups = app
+        .get("/v3/p1/backups/detail")
         .version("3.27")
         .send()
         .await;
-    snapshots.assert_fault(501, "notImplemented", "snapshots");
+    backups.assert_fault(501, "notImplemented", "backups");
     let encryption = app
         .get("/v3/p1/types/8c4a7f38-0000-4000-8000-000000000000/encryption")
         .version("3.27")

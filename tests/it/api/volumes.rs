@@ -227,7 +227,7 @@ async fn size_and_type_validation(app: TestApp) {
         .send()
         .await;
     no_body.assert_fault(400, "badRequest", "Malformed request body");
-    // Sources: missing ones are 404 as in Cinder; an existing volume cannot be cloned.
+    // Sources: missing ones are 404 as in Cinder; a clone is at least its source's size.
     app.post_volume(
         json!({"size": 1, "snapshot_id": "8c4a7f38-0000-4000-8000-000000000000"}),
         "3.71",
@@ -254,7 +254,11 @@ async fn size_and_type_validation(app: TestApp) {
         .to_owned();
     app.post_volume(json!({"size": 1, "source_volid": source}), "3.71")
         .await
-        .assert_fault(400, "badRequest", "not supported");
+        .assert_fault(
+            400,
+            "badRequest",
+            "Volume size '1'GB cannot be smaller than original volume size  3GB.",
+        );
     app.post_volume(json!({"size": 1, "backup_id": source}), "3.71")
         .await
         .assert_fault(400, "badRequest", "not supported");

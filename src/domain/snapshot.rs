@@ -1,0 +1,194 @@
+//! Snapshots: states (Cinder's `SnapshotStatus`), the record, and the rules for taking,
+//! deleting and using one. A snapshot is taken synchronously through the volume's backend,
+//! like a volume create: the answer already says `available` (or `error`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+
+use super::ids::{SnapshotId, VolumeId};
+use super::volume::{string_enum, VolumeStatus};
+use super::Refusal;
+
+string_enum! {
+    /// `snapshots.status`.
+    SnapshotStatus {
+        Creating => "creating",
+        Available => "available",
+        Deleting => "deleting",
+        Error => "error",
+        ErrorDeleting => "error_deleting",
+        Unmanaging => "unmanaging",
+        BackingUp => "backing-up",
+        Restoring => "restoring",
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub id: SnapshotId,
+    pub volume_id: VolumeId,
+    pub user_id: Option<String>,
+    pub project_id: String,
+    pub status: SnapshotStatus,
+    pub progress: Option<String>,
+    /// The size of the volume when it was taken, GiB.
+    pub volume_size: i64,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewSnapshot {
+    pub id: SnapshotId,
+    pub volume_id: VolumeId,
+    pub user_id: String,
+    pub project_id: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    /// `in-use` volumes too (`force`, or 3.66+).
+    pub in_use_allowed: bool,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The keys a snapshot listing sorts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotSortKey {
+    Id,
+    CreatedAt,
+    UpdatedAt,
+    Name,
+    Size,
+    Status,
+    VolumeId,
+    ProjectId,
+}
+
+impl SnapshotSortKey {
+    pub fn parse(key: &str) -> Option<Self> {
+        Some(match key {
+            "id" => SnapshotSortKey::Id,
+            "created_at" => SnapshotSortKey::CreatedAt,
+            "updated_at" => SnapshotSortKey::UpdatedAt,
+            "name" | "display_name" => SnapshotSortKey::Name,
+            "size" | "volume_size" => SnapshotSortKey::Size,
+            "status" => SnapshotSortKey::Status,
+            "volume_id" => SnapshotSortKey::VolumeId,
+            "project_id" => SnapshotSortKey::ProjectId,
+            _ => return None,
+        })
+    }
+}
+
+/// The volume statuses a snapshot may be taken in.
+pub fn snapshot_statuses(in_use_allowed: bool) -> &'static [VolumeStatus] {
+    if in_use_allowed {
+        &[VolumeStatus::Available, VolumeStatus::InUse]
+    } else {
+        &[VolumeStatus::Available]
+    }
+}
+
+/// Whether a snapshot of a volume in `status` may be taken now.
+pub fn may_take(status: VolumeStatus, in_use_allowed: bool) -> Result<(), Refusal> {
+    if snapshot_statuses(in_use_allowed).contains(&status) {
+        Ok(())
+    } else {
+        Err(Refusal::VolumeStatus(status))
+    }
+}
+
+/// The statuses a snapshot may be deleted in (without `os-force_delete`).
+pub const DELETABLE: [SnapshotStatus; 2] = [SnapshotStatus::Available, SnapshotStatus::Error];
+
+/// Cinder's delete rule: `available` or `error`; an admin's `os-force_delete` deletes in
+/// any status (a snapshot stuck in `creating` or `deleting` included).
+pub fn may_delete(status: SnapshotStatus, force: bool) -> Result<(), Refusal> {
+    if force || DELETABLE.contains(&status) {
+        Ok(())
+    } else {
+        Err(Refusal::SnapshotStatus(status))
+    }
+}
+
+/// `os-update_snapshot_status` (a volume driver reporting on a snapshot it takes, e.g.
+/// Nova's assisted snapshots): from `creating` to `creating`, `available` or `error`, from
+/// `deleting` to `deleting` or `error_deleting`.
+pub fn may_update_status(
+    current: SnapshotStatus,
+    requested: SnapshotStatus,
+) -> Result<(), Refusal> {
+    use SnapshotStatus as S;
+    let allowed: &[SnapshotStatus] = match current {
+        S::Creating => &[S::Creating, S::Available, S::Error],
+        S::Deleting => &[S::Deleting, S::ErrorDeleting],
+        _ => return Err(Refusal::SnapshotStatus(current)),
+    };
+    if allowed.contains(&requested) {
+        Ok(())
+    } else {
+        Err(Refusal::SnapshotStatusChange { current, requested })
+    }
+}
+
+/// A volume with live snapshots is deleted only with `cascade`, and then only when each
+/// snapshot may be deleted.
+pub fn may_delete_volume_with(snapshots: &[SnapshotStatus], cascade: bool) -> Result<(), Refusal> {
+    if snapshots.is_empty() {
+        return Ok(());
+    }
+    if !cascade || snapshots.iter().any(|s| !DELETABLE.contains(s)) {
+        return Err(Refusal::Undeletable);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_of_in_use_volumes_need_force_or_3_66() {
+        assert_eq!(may_take(VolumeStatus::Available, false), Ok(()));
+        assert_eq!(
+            may_take(VolumeStatus::InUse, false),
+            Err(Refusal::VolumeStatus(VolumeStatus::InUse))
+        );
+        assert_eq!(may_take(VolumeStatus::InUse, true), Ok(()));
+        for status in [
+            VolumeStatus::Reserved,
+            VolumeStatus::Creating,
+            VolumeStatus::Error,
+        ] {
+            assert!(may_take(status, true).is_err(), "{status}");
+        }
+    }
+
+    #[test]
+    fn deletes_follow_cinders_statuses() {
+        for status in SnapshotStatus::ALL {
+            let allowed = matches!(status, SnapshotStatus::Available | SnapshotStatus::Error);
+            assert_eq!(may_delete(*status, false).is_ok(), allowed, "{status}");
+            assert!(may_delete(*status, true).is_ok());
+        }
+    }
+
+    #[test]
+    fn volumes_with_snapshots_need_cascade() {
+        let available = [SnapshotStatus::Available];
+        assert_eq!(may_delete_volume_with(&[], false), Ok(()));
+        assert_eq!(
+            may_delete_volume_with(&available, false),
+            Err(Refusal::Undeletable)
+        );
+        assert_eq!(may_delete_volume_with(&available, true), Ok(()));
+        assert_eq!(
+            may_delete_volume_with(&[SnapshotStatus::Creating], true),
+            Err(Refusal::Undeletable)
+        );
+    }
+}

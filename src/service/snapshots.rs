@@ -1,0 +1,366 @@
+//! Snapshot use cases: take one (synchronously through the volume's backend, like a
+//! volume create), look them up, rename, delete, reset status, metadata.
+
+use std::collections::BTreeMap;
+
+use super::volume_actions::unexpected;
+use super::Service;
+use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::paging::Page;
+use crate::domain::quota::QuotaOwner;
+use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
+use crate::domain::volume::{check_metadata_count, MetadataChange, Volume};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::policy::{rules, Target};
+use crate::store::SnapshotFilters;
+
+/// A snapshot create as the API received it.
+#[derive(Debug, Clone, Default)]
+pub struct CreateSnapshot {
+    pub volume_id: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+    /// `force`, or 3.66+: an `in-use` volume may be snapshotted.
+    pub in_use_allowed: bool,
+}
+
+pub(super) fn snapshot_not_found(id: impl std::fmt::Display) -> DomainError {
+    DomainError::SnapshotNotFound(id.to_string())
+}
+
+fn quota_owner(volume: &Volume) -> QuotaOwner {
+    QuotaOwner {
+        project_id: volume.project_id.clone(),
+        type_name: volume.volume_type_name.clone().unwrap_or_default(),
+    }
+}
+
+impl Service {
+    pub async fn create_snapshot(
+        &self,
+        caller: &RequestContext,
+        request: CreateSnapshot,
+    ) -> Result<Snapshot, DomainError> {
+        let volume_id = VolumeId::parse(&request.volume_id)
+            .ok_or_else(|| DomainError::VolumeNotFound(request.volume_id.clone()))?;
+        let volume = self
+            .volume_under_rule(caller, volume_id, rules::SNAPSHOT_CREATE)
+            .await?;
+        super::volume_metadata::metadata_fits(&request.metadata)?;
+        let new = NewSnapshot {
+            id: SnapshotId::generate(),
+            volume_id,
+            user_id: caller.user_id.clone(),
+            project_id: volume.project_id.clone(),
+            name: request.name,
+            description: request.description,
+            metadata: request.metadata,
+            in_use_allowed: request.in_use_allowed,
+            created_at: self.clock.now(),
+        };
+        match self
+            .store
+            .insert_snapshot(&new, &quota_owner(&volume))
+            .await?
+        {
+            Outcome::Done(()) => {}
+            Outcome::Gone => return Err(DomainError::VolumeNotFound(volume_id.to_string())),
+            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+                return Err(DomainError::SnapshotRefused {
+                    volume: volume_id,
+                    status,
+                    in_use_allowed: request.in_use_allowed,
+                })
+            }
+            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
+            Outcome::Refused(other) => return Err(unexpected(other)),
+        }
+        // The backend work runs to its end even if the client goes away.
+        let service = self.clone();
+        let id = new.id;
+        tokio::spawn(async move { service.take_snapshot(volume, id).await })
+            .await
+            .map_err(|e| DomainError::Interrupted {
+                what: "snapshot creation",
+                detail: e.to_string(),
+            })??;
+        self.store
+            .get_snapshot(id)
+            .await?
+            .ok_or_else(|| snapshot_not_found(id))
+    }
+
+    async fn take_snapshot(&self, volume: Volume, id: SnapshotId) -> Result<(), DomainError> {
+        let backend = self.backend_of(&volume)?;
+        let result = backend.driver.create_snapshot(volume.id, id).await;
+        let to = match result {
+            Ok(()) => SnapshotStatus::Available,
+            Err(err) => {
+                tracing::warn!(snapshot_id = %id, error = %err, "backend could not take the snapshot");
+                SnapshotStatus::Error
+            }
+        };
+        self.store
+            .transition_snapshot(id, SnapshotStatus::Creating, to, self.clock.now())
+            .await?;
+        Ok(())
+    }
+
+    /// A snapshot the caller may see (other projects' do not exist for non-admins).
+    pub async fn get_snapshot(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+    ) -> Result<Snapshot, DomainError> {
+        let uuid = SnapshotId::parse(id).ok_or_else(|| snapshot_not_found(id))?;
+        let found = self
+            .store
+            .get_snapshot(uuid)
+            .await?
+            .ok_or_else(|| snapshot_not_found(id))?;
+        if caller.is_project_scoped() && found.project_id != caller.project_id {
+            return Err(snapshot_not_found(id));
+        }
+        self.policy
+            .enforce(
+                rules::SNAPSHOT_GET,
+                caller,
+                &Target::project(&found.project_id),
+            )
+            .map_err(|_| snapshot_not_found(id))?;
+        Ok(found)
+    }
+
+    async fn snapshot_under_rule(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        rule: &'static str,
+    ) -> Result<Snapshot, DomainError> {
+        let found = self.get_snapshot(caller, id).await?;
+        self.policy
+            .enforce(rule, caller, &Target::project(&found.project_id))?;
+        Ok(found)
+    }
+
+    pub async fn list_snapshots(
+        &self,
+        caller: &RequestContext,
+        mut filters: SnapshotFilters,
+        all_tenants: bool,
+        page: &Page<SnapshotSortKey>,
+    ) -> Result<Vec<Snapshot>, DomainError> {
+        self.policy
+            .enforce(rules::SNAPSHOT_GET_ALL, caller, &Target::caller(caller))?;
+        filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
+        if let Some(marker) = page.marker {
+            let visible = self.store.get_snapshot(marker.into()).await?.filter(|s| {
+                filters
+                    .project_id
+                    .as_ref()
+                    .is_none_or(|p| *p == s.project_id)
+            });
+            if visible.is_none() {
+                return Err(DomainError::MarkerNotFound(marker.to_string()));
+            }
+        }
+        Ok(self.store.list_snapshots(&filters, page).await?)
+    }
+
+    /// Whether the caller may see the project ids of snapshots (the extended attributes).
+    pub fn may_see_snapshot_project(&self, caller: &RequestContext) -> bool {
+        self.policy
+            .allows(rules::SNAPSHOT_ATTRIBUTES, caller, &Target::caller(caller))
+    }
+
+    pub async fn update_snapshot(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        name: Option<String>,
+        description: Option<String>,
+    ) -> Result<Snapshot, DomainError> {
+        let found = self
+            .snapshot_under_rule(caller, id, rules::SNAPSHOT_UPDATE)
+            .await?;
+        let now = self.clock.now();
+        match self
+            .store
+            .update_snapshot(found.id, name.as_deref(), description.as_deref(), now)
+            .await?
+        {
+            Outcome::Done(()) => {}
+            _ => return Err(snapshot_not_found(id)),
+        }
+        self.store
+            .get_snapshot(found.id)
+            .await?
+            .ok_or_else(|| snapshot_not_found(id))
+    }
+
+    /// Deletes a snapshot and its data (`force`: the admin's `os-force_delete`, any
+    /// status). A backend failure leaves it `error_deleting`.
+    pub async fn delete_snapshot(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        force: bool,
+    ) -> Result<(), DomainError> {
+        let rule = if force {
+            rules::SNAPSHOT_FORCE_DELETE
+        } else {
+            rules::SNAPSHOT_DELETE
+        };
+        let found = self.snapshot_under_rule(caller, id, rule).await?;
+        match self
+            .store
+            .begin_snapshot_delete(found.id, force, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => {}
+            Outcome::Gone => return Err(snapshot_not_found(id)),
+            Outcome::Refused(_) => return Err(DomainError::SnapshotDeleteRefused),
+        }
+        let volume = self
+            .store
+            .get_volume_brief(found.volume_id)
+            .await?
+            .ok_or_else(|| DomainError::VolumeNotFound(found.volume_id.to_string()))?;
+        let service = self.clone();
+        tokio::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
+            .await
+            .map_err(|e| DomainError::Interrupted {
+                what: "snapshot deletion",
+                detail: e.to_string(),
+            })??;
+        Ok(())
+    }
+
+    /// Removes a `deleting` snapshot's data, then its record; whether it is gone (a
+    /// backend failure leaves it `error_deleting`).
+    pub(super) async fn remove_snapshot_data(
+        &self,
+        volume: &Volume,
+        id: SnapshotId,
+    ) -> Result<bool, DomainError> {
+        let result = match self.backend_of(volume) {
+            Ok(backend) => backend
+                .driver
+                .delete_snapshot(id)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err.to_string()),
+        };
+        let now = self.clock.now();
+        if let Err(reason) = result {
+            tracing::warn!(snapshot_id = %id, error = %reason, "backend could not delete the snapshot");
+            let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::ErrorDeleting);
+            self.store.transition_snapshot(id, from, to, now).await?;
+            return Ok(false);
+        }
+        self.store.finish_snapshot_delete(id, now).await?;
+        Ok(true)
+    }
+
+    /// `os-reset_status` (admins).
+    pub async fn reset_snapshot_status(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        status: SnapshotStatus,
+    ) -> Result<(), DomainError> {
+        let found = self
+            .snapshot_under_rule(caller, id, rules::SNAPSHOT_RESET_STATUS)
+            .await?;
+        match self
+            .store
+            .reset_snapshot_status(found.id, status, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            _ => Err(snapshot_not_found(id)),
+        }
+    }
+
+    /// `os-update_snapshot_status`.
+    pub async fn update_snapshot_status(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        status: SnapshotStatus,
+        progress: Option<String>,
+    ) -> Result<(), DomainError> {
+        let found = self
+            .snapshot_under_rule(caller, id, rules::SNAPSHOT_UPDATE_STATUS)
+            .await?;
+        match self
+            .store
+            .update_snapshot_status(found.id, status, progress, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(snapshot_not_found(id)),
+            Outcome::Refused(Refusal::SnapshotStatus(current)) => {
+                Err(DomainError::SnapshotStatusUpdate {
+                    current,
+                    requested: None,
+                })
+            }
+            Outcome::Refused(Refusal::SnapshotStatusChange { current, requested }) => {
+                Err(DomainError::SnapshotStatusUpdate {
+                    current,
+                    requested: Some(requested),
+                })
+            }
+            Outcome::Refused(other) => Err(unexpected(other)),
+        }
+    }
+
+    pub async fn snapshot_metadata(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+    ) -> Result<BTreeMap<String, String>, DomainError> {
+        let found = self
+            .snapshot_under_rule(caller, id, rules::SNAPSHOT_METADATA_GET)
+            .await?;
+        Ok(found.metadata)
+    }
+
+    pub async fn change_snapshot_metadata(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        change: MetadataChange,
+    ) -> Result<BTreeMap<String, String>, DomainError> {
+        let rule = match change {
+            MetadataChange::Remove(_) => rules::SNAPSHOT_METADATA_DELETE,
+            _ => rules::SNAPSHOT_METADATA_UPDATE,
+        };
+        let found = self.snapshot_under_rule(caller, id, rule).await?;
+        if let MetadataChange::Merge(items) | MetadataChange::Replace(items) = &change {
+            check_metadata_count(items.len())
+                .map_err(|_| DomainError::TooManyMetadataItems(items.len()))?;
+        }
+        match self
+            .store
+            .change_snapshot_metadata(found.id, &change, self.clock.now())
+            .await?
+        {
+            Outcome::Done(metadata) => Ok(metadata),
+            Outcome::Gone => Err(snapshot_not_found(id)),
+            Outcome::Refused(Refusal::TooManyMetadataItems(count)) => {
+                Err(DomainError::TooManyMetadataItems(count))
+            }
+            Outcome::Refused(Refusal::NoSuchKey) => match change {
+                MetadataChange::Remove(key) => Err(DomainError::SnapshotMetadataKeyNotFound {
+                    snapshot: found.id,
+                    key,
+                }),
+                _ => Err(unexpected(Refusal::NoSuchKey)),
+            },
+            Outcome::Refused(other) => Err(unexpected(other)),
+        }
+    }
+}
