@@ -22,3 +22,10 @@ pub struct Message {
 pub const EVENT_CREATE_VOLUME_FROM_BACKEND: &str = "VOLUME_VOLUME_008_001";
 /// The action part of the user message for that event.
 pub const ACTION_CREATE_VOLUME_FROM_BACKEND: &str = "create volume from backend storage";
+
+/// Cinder's events for a snapshot the backend failed to take (action 009 "create
+/// snapshot", detail 013) or to delete (action 010, detail 016), and their messages.
+pub const EVENT_SNAPSHOT_CREATE_FAILED: &str = "VOLUME_VOLUME_SNAPSHOT_009_013";
+pub const MESSAGE_SNAPSHOT_CREATE_FAILED: &str = "create snapshot: Snapshot failed to create.";
+pub const EVENT_SNAPSHOT_DELETE_FAILED: &str = "VOLUME_VOLUME_SNAPSHOT_010_016";
+pub const MESSAGE_SNAPSHOT_DELETE_FAILED: &str = "delete snapshot: Snapshot failed to delete.";

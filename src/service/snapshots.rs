@@ -5,7 +5,11 @@ use std::collections::BTreeMap;
 
 use super::volume_actions::unexpected;
 use super::Service;
-use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::ids::{MessageId, SnapshotId, VolumeId};
+use crate::domain::message::{
+    Message, EVENT_SNAPSHOT_CREATE_FAILED, EVENT_SNAPSHOT_DELETE_FAILED,
+    MESSAGE_SNAPSHOT_CREATE_FAILED, MESSAGE_SNAPSHOT_DELETE_FAILED,
+};
 use crate::domain::paging::Page;
 use crate::domain::quota::QuotaOwner;
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
@@ -27,6 +31,28 @@ pub struct CreateSnapshot {
 
 pub(super) fn snapshot_not_found(id: impl std::fmt::Display) -> DomainError {
     DomainError::SnapshotNotFound(id.to_string())
+}
+
+/// The user message for a snapshot the backend failed to take or delete (`event`,
+/// `text`: one of Cinder's pairs in `domain::message`).
+fn snapshot_failed(
+    snapshot: &Snapshot,
+    event: &str,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Message {
+    Message {
+        id: MessageId::generate(),
+        project_id: snapshot.project_id.clone(),
+        request_id: None,
+        resource_type: "VOLUME_SNAPSHOT".to_owned(),
+        resource_uuid: Some(snapshot.id.to_string()),
+        event_id: event.to_owned(),
+        message_level: "ERROR".to_owned(),
+        user_message: text.to_owned(),
+        created_at: now,
+        expires_at: Some(now + chrono::Duration::days(30)),
+    }
 }
 
 fn quota_owner(volume: &Volume) -> QuotaOwner {
@@ -94,6 +120,7 @@ impl Service {
     async fn take_snapshot(&self, volume: Volume, id: SnapshotId) -> Result<(), DomainError> {
         let backend = self.backend_of(&volume)?;
         let result = backend.driver.create_snapshot(volume.id, id).await;
+        let now = self.clock.now();
         let to = match result {
             Ok(()) => SnapshotStatus::Available,
             Err(err) => {
@@ -102,8 +129,25 @@ impl Service {
             }
         };
         self.store
-            .transition_snapshot(id, SnapshotStatus::Creating, to, self.clock.now())
+            .transition_snapshot(id, SnapshotStatus::Creating, to, now)
             .await?;
+        if to == SnapshotStatus::Error {
+            self.tell_owner(
+                id,
+                EVENT_SNAPSHOT_CREATE_FAILED,
+                MESSAGE_SNAPSHOT_CREATE_FAILED,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Leaves a user message about snapshot `id` for its project.
+    async fn tell_owner(&self, id: SnapshotId, event: &str, text: &str) -> Result<(), DomainError> {
+        if let Some(snapshot) = self.store.get_snapshot(id).await? {
+            let message = snapshot_failed(&snapshot, event, text, self.clock.now());
+            self.store.insert_message(&message).await?;
+        }
         Ok(())
     }
 
@@ -257,6 +301,12 @@ impl Service {
             tracing::warn!(snapshot_id = %id, error = %reason, "backend could not delete the snapshot");
             let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::ErrorDeleting);
             self.store.transition_snapshot(id, from, to, now).await?;
+            self.tell_owner(
+                id,
+                EVENT_SNAPSHOT_DELETE_FAILED,
+                MESSAGE_SNAPSHOT_DELETE_FAILED,
+            )
+            .await?;
             return Ok(false);
         }
         self.store.finish_snapshot_delete(id, now).await?;

@@ -422,7 +422,41 @@ async fn snapshot_races_volume_delete(app: TestApp) {
     }
 }
 
+/// The backend cannot copy (the volume's file is gone): the snapshot is `error` and the
+/// project gets Cinder's user message; a volume from a source that cannot be read is
+/// `error` too.
+async fn backend_failures_leave_error_and_a_message(app: TestApp) {
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let good = snapshot_of(&app, &volume).await;
+    std::fs::remove_file(app.volumes_dir.join(format!("volume-{volume}"))).unwrap();
+    let failed = post_snapshot(&app, json!({"volume_id": volume}), "3.65").await;
+    assert_eq!(failed.status, 202, "{}", failed.text);
+    assert_eq!(failed.json["snapshot"]["status"], "error");
+    let id = str_of(&failed.json["snapshot"], "id");
+    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
+    let message = messages.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["resource_uuid"] == id.as_str())
+        .expect("a message about the snapshot")
+        .clone();
+    assert_eq!(message["event_id"], "VOLUME_VOLUME_SNAPSHOT_009_013");
+    assert_eq!(
+        message["user_message"],
+        "create snapshot: Snapshot failed to create."
+    );
+    assert_eq!(message["resource_type"], "VOLUME_SNAPSHOT");
+    // A clone of a volume whose data is gone fails the same way a create does.
+    let clone = app.create_volume(json!({"source_volid": volume})).await;
+    assert_eq!(clone["status"], "error");
+    // The snapshot taken before still restores.
+    let restored = app.create_volume(json!({"snapshot_id": good})).await;
+    assert_eq!(restored["status"], "available");
+}
+
 backend_tests!(
+    backend_failures_leave_error_and_a_message,
     snapshot_lifecycle,
     volumes_from_snapshots_and_clones,
     in_use_volumes_need_force_until_3_66,
