@@ -47,6 +47,23 @@ fn connector(client: usize) -> Value {
            "mountpoint": "/dev/vdb"})
 }
 
+/// Lifts the project's volume quotas (as the reference Cinder's cinder.conf does with
+/// `quota_volumes = -1`), so that the number of clients is not capped by Cinder's default
+/// of 10 volumes. Servers without quotas (older builds answer 501) or a caller who may not
+/// set them are left as they are.
+async fn lift_quota(api: &CinderClient, project: &str) {
+    let body = json!({"quota_set": {"volumes": -1, "gigabytes": -1, "snapshots": -1}});
+    let path = format!("/os-quota-sets/{project}");
+    match api.call(Method::PUT, &path, "3.44", Some(&body)).await {
+        Ok(answer) if answer.status == 200 || answer.status == 501 => {}
+        Ok(answer) => eprintln!(
+            "note: the project's quotas were not lifted ({}); creates may be refused with 413",
+            answer.status
+        ),
+        Err(err) => eprintln!("note: the project's quotas were not lifted: {err}"),
+    }
+}
+
 /// Creates a volume (of `volume_type` if given) and waits until it is available.
 async fn ready_volume(api: &CinderClient, volume_type: Option<&str>) -> Result<String, String> {
     let mut body = json!({"volume": {"size": 1, "name": "bench"}});
@@ -312,6 +329,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     let api = CinderClient::new(base, token, args.service_role);
 
     // Set-up, not measured.
+    lift_quota(&api, &args.project).await;
     let shared_type = if args.mode == BenchMode::Shared {
         Some(multiattach_type(&api).await?)
     } else {

@@ -3,7 +3,7 @@
 use std::sync::LazyLock;
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
@@ -34,7 +34,7 @@ pub fn router() -> Router<AppState> {
         .route("/snapshots/{id}/action", post(action))
         .route(
             "/snapshots/{id}/metadata",
-            get(metadata).post(merge_metadata).put(replace_metadata),
+            get(metadata).post(write_metadata).put(write_metadata),
         )
         .route(
             "/snapshots/{id}/metadata/{key}",
@@ -442,7 +442,10 @@ async fn change(
         .await?)
 }
 
-async fn merge_metadata(
+/// `POST` merges the body's items, `PUT` makes the metadata exactly them; both answer
+/// with all metadata.
+async fn write_metadata(
+    method: Method,
     State(state): State<AppState>,
     ctx: Ctx,
     Path(path): Path<SnapshotPath>,
@@ -450,19 +453,12 @@ async fn merge_metadata(
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::SnapshotMetadata)?;
     let items = body.parse::<MetadataBody>(&METADATA)?.metadata;
-    let all = change(&state, &ctx, &path.id, MetadataChange::Merge(items)).await?;
-    Ok(Json(json!({ "metadata": all })))
-}
-
-async fn replace_metadata(
-    State(state): State<AppState>,
-    ctx: Ctx,
-    Path(path): Path<SnapshotPath>,
-    body: JsonBody,
-) -> Result<Json<Value>, ApiError> {
-    ctx.require(Endpoint::SnapshotMetadata)?;
-    let items = body.parse::<MetadataBody>(&METADATA)?.metadata;
-    let all = change(&state, &ctx, &path.id, MetadataChange::Replace(items)).await?;
+    let how = if method == Method::PUT {
+        MetadataChange::Replace(items)
+    } else {
+        MetadataChange::Merge(items)
+    };
+    let all = change(&state, &ctx, &path.id, how).await?;
     Ok(Json(json!({ "metadata": all })))
 }
 

@@ -132,19 +132,11 @@ impl Service {
     ) -> Result<BTreeMap<String, i64>, DomainError> {
         self.policy
             .enforce(rules::QUOTAS_SHOW, caller, &Target::project(project_id))?;
-        let names = self.quota_resources().await?;
-        let defaults = self.store.class_quotas(DEFAULT_CLASS).await?;
         let rows = QuotaRows {
             project: BTreeMap::new(),
-            defaults,
+            defaults: self.store.class_quotas(DEFAULT_CLASS).await?,
         };
-        Ok(names
-            .into_iter()
-            .map(|name| {
-                let limit = rows.limit(&name);
-                (name, limit)
-            })
-            .collect())
+        self.limits_of(&rows).await
     }
 
     /// `PUT /os-quota-sets/{project}`: the project's limits afterwards.
@@ -201,11 +193,16 @@ impl Service {
     }
 
     async fn class_limits(&self, class_name: &str) -> Result<BTreeMap<String, i64>, DomainError> {
-        let names = self.quota_resources().await?;
         let rows = QuotaRows {
             project: self.store.class_quotas(class_name).await?,
             defaults: self.store.class_quotas(DEFAULT_CLASS).await?,
         };
+        self.limits_of(&rows).await
+    }
+
+    /// The limit in force for every resource, given the rows set.
+    async fn limits_of(&self, rows: &QuotaRows) -> Result<BTreeMap<String, i64>, DomainError> {
+        let names = self.quota_resources().await?;
         Ok(names
             .into_iter()
             .map(|name| {

@@ -164,21 +164,6 @@ impl<D: Database> SqlStore<D> {
         Ok(found.map(|(status,)| (tx, status)))
     }
 
-    async fn set_snapshot_status(
-        tx: &mut D::Tx,
-        id: SnapshotId,
-        status: SnapshotStatus,
-        now: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
-        let progress = (status == SnapshotStatus::Available).then_some("100%");
-        let sql = Sql::new(SET_STATUS)
-            .bind(id)
-            .bind(status)
-            .bind(progress)
-            .bind(now);
-        tx.execute(sql).await.map(drop)
-    }
-
     /// Fills in the metadata of `snapshots` from `(owner, key, value)` rows.
     fn with_metadata(snapshots: &mut [Snapshot], rows: Vec<KeyValue>) {
         for row in rows {
@@ -188,6 +173,32 @@ impl<D: Database> SqlStore<D> {
                     .insert(row.key, row.value.unwrap_or_default());
             }
         }
+    }
+
+    /// Sets the snapshot's status (and progress, if given; `100%` once available) when
+    /// `rule`, seeing the current status, allows it.
+    async fn set_status_if(
+        &self,
+        id: SnapshotId,
+        rule: impl FnOnce(SnapshotStatus) -> Result<(), Refusal> + Send,
+        status: SnapshotStatus,
+        progress: Option<String>,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = match self.snapshot_write_if(id, rule).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        let progress =
+            progress.or_else(|| (status == SnapshotStatus::Available).then(|| "100%".to_owned()));
+        let sql = Sql::new(SET_STATUS)
+            .bind(id)
+            .bind(status)
+            .bind(progress)
+            .bind(now);
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     /// Starts a change a status rule governs: `rule` sees the current status.
@@ -319,13 +330,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
                 Err(Refusal::SnapshotStatus(status))
             }
         };
-        let mut tx = match self.snapshot_write_if(id, rule).await? {
-            Ok(tx) => tx,
-            Err(answer) => return Ok(answer),
-        };
-        Self::set_snapshot_status(&mut tx, id, to, now).await?;
-        tx.commit().await?;
-        Ok(Outcome::Done(()))
+        self.set_status_if(id, rule, to, None, now).await
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -335,13 +340,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         status: SnapshotStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
-        let mut tx = match self.snapshot_write_if(id, |_| Ok(())).await? {
-            Ok(tx) => tx,
-            Err(answer) => return Ok(answer),
-        };
-        Self::set_snapshot_status(&mut tx, id, status, now).await?;
-        tx.commit().await?;
-        Ok(Outcome::Done(()))
+        self.set_status_if(id, |_| Ok(()), status, None, now).await
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -353,18 +352,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
         let rule = |current| snapshot::may_update_status(current, status);
-        let mut tx = match self.snapshot_write_if(id, rule).await? {
-            Ok(tx) => tx,
-            Err(answer) => return Ok(answer),
-        };
-        let sql = Sql::new(SET_STATUS)
-            .bind(id)
-            .bind(status)
-            .bind(progress)
-            .bind(now);
-        tx.execute(sql).await?;
-        tx.commit().await?;
-        Ok(Outcome::Done(()))
+        self.set_status_if(id, rule, status, progress, now).await
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -394,13 +382,8 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
         let rule = |status| snapshot::may_delete(status, force);
-        let mut tx = match self.snapshot_write_if(id, rule).await? {
-            Ok(tx) => tx,
-            Err(answer) => return Ok(answer),
-        };
-        Self::set_snapshot_status(&mut tx, id, SnapshotStatus::Deleting, now).await?;
-        tx.commit().await?;
-        Ok(Outcome::Done(()))
+        self.set_status_if(id, rule, SnapshotStatus::Deleting, None, now)
+            .await
     }
 
     #[tracing::instrument(skip_all, err)]

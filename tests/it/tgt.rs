@@ -299,6 +299,40 @@ async fn tgtd_down_fails_attaches_and_creates_cleanly(app: TestApp) {
     assert!(can_log_in(&info, IQN_A).await);
 }
 
+/// Bytes written over iSCSI before a snapshot come back over iSCSI from a volume made
+/// from it; what was written after does not.
+async fn a_volume_from_a_snapshot_holds_its_bytes_over_iscsi(app: TestApp) {
+    let Some((app, tgtd)) = tgt_app(app, "tgt::snapshot_restore").await else {
+        return;
+    };
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let (id, info) = attach(&app, &v, "host-a", IQN_A, "rw").await;
+    assert_eq!(app.complete(&id).await.status, 204);
+    let mut a = Session::login(&info, IQN_A).await.expect("logs in");
+    assert_eq!(a.write(0, "before-snapshot").await["ok"], true);
+    let taken = app
+        .request(axum::http::Method::POST, "/v3/p1/snapshots")
+        .version("3.66")
+        .json(&json!({"snapshot": {"volume_id": v}}))
+        .send()
+        .await;
+    assert_eq!(taken.status, 202, "{}", taken.text);
+    assert_eq!(taken.json["snapshot"]["status"], "available");
+    assert_eq!(a.write(0, "after-snapshot!").await["ok"], true);
+    drop(a);
+    let snapshot = str_of(&taken.json["snapshot"], "id");
+    let restored = app.create_volume(json!({"snapshot_id": snapshot})).await;
+    assert_eq!(restored["status"], "available");
+    let r = str_of(&restored, "id");
+    let (_, rinfo) = attach(&app, &r, "host-b", IQN_B, "rw").await;
+    assert_eq!(rinfo["target_iqn"], rw_iqn(&r));
+    let mut b = Session::login(&rinfo, IQN_B).await.expect("logs in");
+    assert_eq!(b.read(0).await["text"], "before-snapshot");
+    drop(b);
+    assert!(!tgtd.acls().await.is_empty());
+    assert!(checked(&app).await.is_empty());
+}
+
 async fn extend_shows_at_the_next_login_and_delete_leaves_nothing(app: TestApp) {
     let Some((app, tgtd)) = tgt_app(app, "tgt::extend_and_delete").await else {
         return;
@@ -423,6 +457,13 @@ async fn parallel_creates_get_distinct_exports(app: TestApp) {
     let Some((app, tgtd)) = tgt_app(app, "tgt::parallel_creates").await else {
         return;
     };
+    // More volumes than Cinder's default quota (10) allows.
+    let lifted = app
+        .request(axum::http::Method::PUT, "/v3/p1/os-quota-sets/p1")
+        .json(&json!({"quota_set": {"volumes": -1, "gigabytes": -1}}))
+        .send()
+        .await;
+    assert_eq!(lifted.status, 200, "{}", lifted.text);
     let requests: Vec<Pending> = (0..24)
         .map(|_| -> Pending {
             Box::pin(
@@ -539,6 +580,7 @@ async fn the_legacy_flow_opens_and_closes_the_target(app: TestApp) {
 }
 
 backend_tests!(
+    a_volume_from_a_snapshot_holds_its_bytes_over_iscsi,
     the_legacy_flow_opens_and_closes_the_target,
     parallel_creates_get_distinct_exports,
     an_initiator_name_cannot_carry_tgtd_parameters,
