@@ -183,6 +183,24 @@ fn oslo_bool(value: &str) -> Result<String, String> {
     }
 }
 
+/// cinder.conf's quota defaults and the flags they set.
+const QUOTA_OPTIONS: [(&str, &str); 7] = [
+    ("quota_volumes", "quota_volumes"),
+    ("quota_snapshots", "quota_snapshots"),
+    ("quota_gigabytes", "quota_gigabytes"),
+    ("quota_backups", "quota_backups"),
+    ("quota_backup_gigabytes", "quota_backup_gigabytes"),
+    ("quota_groups", "quota_groups"),
+    ("per_volume_size_limit", "per_volume_size_limit"),
+];
+
+fn quota_limit(value: &str) -> Result<String, String> {
+    match value.parse::<i64>() {
+        Ok(limit) if limit >= -1 => Ok(limit.to_string()),
+        _ => Err(format!("'{value}' is not an integer from -1")),
+    }
+}
+
 fn as_is(value: &str) -> Result<String, String> {
     Ok(value.to_owned())
 }
@@ -214,6 +232,9 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
         "default_volume_type",
         not_empty,
     )?;
+    for (option, flag) in QUOTA_OPTIONS {
+        t.map("DEFAULT", option, flag, quota_limit)?;
+    }
     backends(&mut t)?;
     t.map("database", "connection", "database_url", database_url)?;
     pool_size(&mut t)?;

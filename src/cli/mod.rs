@@ -441,12 +441,64 @@ pub struct ServeArgs {
     )]
     pub max_attachments_per_volume: u32,
 
+    /// Default quota of volumes per project (-1: none), under the `default` quota class.
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_VOLUMES", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_volumes: i64,
+
+    /// Default quota of snapshots per project (-1: none).
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_SNAPSHOTS", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_snapshots: i64,
+
+    /// Default quota of GiB (volumes and snapshots) per project (-1: none).
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_GIGABYTES", default_value_t = 1000, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_gigabytes: i64,
+
+    /// Default quota of backups per project (-1: none; nothing consumes it yet).
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_BACKUPS", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_backups: i64,
+
+    /// Default quota of backup GiB per project (-1: none; nothing consumes it yet).
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_BACKUP_GIGABYTES", default_value_t = 1000, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_backup_gigabytes: i64,
+
+    /// Default quota of groups per project (-1: none; nothing consumes it yet).
+    #[arg(long, env = "CINDER_ATTACH_QUOTA_GROUPS", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub quota_groups: i64,
+
+    /// Default largest volume in GiB (-1: none): `per_volume_gigabytes`.
+    #[arg(long, env = "CINDER_ATTACH_PER_VOLUME_SIZE_LIMIT", default_value_t = -1, allow_negative_numbers = true, value_parser = quota_limit)]
+    pub per_volume_size_limit: i64,
+
     /// Largest request body accepted, in bytes (larger ones get 413).
     #[arg(long, env = "CINDER_ATTACH_MAX_BODY_BYTES", default_value_t = 1024 * 1024)]
     pub max_body_bytes: usize,
 }
 
+/// A quota limit: an integer from -1 (none) to Cinder's largest.
+fn quota_limit(text: &str) -> Result<i64, String> {
+    let limit: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not an integer"))?;
+    if !(crate::domain::quota::UNLIMITED..=crate::domain::quota::MAX_LIMIT).contains(&limit) {
+        return Err(format!("{limit} is not from -1 to 2147483647"));
+    }
+    Ok(limit)
+}
+
 impl ServeArgs {
+    /// The quota defaults these flags configure.
+    pub fn quota_defaults(&self) -> crate::domain::quota::QuotaDefaults {
+        crate::domain::quota::QuotaDefaults::default()
+            .with("volumes", self.quota_volumes)
+            .with("snapshots", self.quota_snapshots)
+            .with("gigabytes", self.quota_gigabytes)
+            .with("backups", self.quota_backups)
+            .with("backup_gigabytes", self.quota_backup_gigabytes)
+            .with("groups", self.quota_groups)
+            .with("per_volume_gigabytes", self.per_volume_size_limit)
+    }
+
     pub fn request_timeout(&self) -> Duration {
         Duration::from_secs(self.request_timeout.max(1))
     }

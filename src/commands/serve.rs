@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
         settings: Arc::new(Settings {
             default_volume_type: args.default_volume_type.clone(),
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
+            quota_defaults: args.quota_defaults(),
         }),
         gates: Default::default(),
     };

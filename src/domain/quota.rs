@@ -49,44 +49,66 @@ pub fn resource_names<'a>(type_names: impl IntoIterator<Item = &'a str>) -> Vec<
     names
 }
 
-/// The built-in default of a resource.
-pub fn built_in_default(resource: &str) -> i64 {
-    GLOBAL_RESOURCES
-        .iter()
-        .find(|(name, _)| *name == resource)
-        .map_or(UNLIMITED, |(_, limit)| *limit)
+/// The defaults the service is configured with (cinder.conf's `quota_volumes`, ...,
+/// `per_volume_size_limit`): the last word when neither the project nor the `default`
+/// class sets a limit. Per-type resources default to no limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaDefaults(BTreeMap<&'static str, i64>);
+
+impl Default for QuotaDefaults {
+    /// Cinder's own defaults.
+    fn default() -> Self {
+        QuotaDefaults(GLOBAL_RESOURCES.iter().copied().collect())
+    }
 }
 
-/// Whose quota a volume counts against: its project's, under its type's name.
+impl QuotaDefaults {
+    /// Sets the default of a global resource (names not in `GLOBAL_RESOURCES` are ignored).
+    pub fn with(mut self, resource: &str, limit: i64) -> Self {
+        if let Some((name, _)) = GLOBAL_RESOURCES.iter().find(|(n, _)| *n == resource) {
+            self.0.insert(name, limit);
+        }
+        self
+    }
+
+    pub fn get(&self, resource: &str) -> i64 {
+        self.0.get(resource).copied().unwrap_or(UNLIMITED)
+    }
+}
+
+/// Whose quota a volume counts against: its project's, under its type's name, with the
+/// service's configured defaults.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuotaOwner {
     pub project_id: String,
     pub type_name: String,
+    pub defaults: QuotaDefaults,
 }
 
-/// Limits set explicitly: a project's rows and the `default` class's rows.
+/// Limits set explicitly (a project's rows, the `default` class's rows) and the
+/// configured defaults under them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QuotaRows {
     pub project: BTreeMap<String, i64>,
     pub defaults: BTreeMap<String, i64>,
+    pub configured: QuotaDefaults,
 }
 
 impl QuotaRows {
-    /// The limit in force: the project's, else the default class's, else built in.
+    /// The limit in force: the project's, else the default class's, else configured.
     pub fn limit(&self, resource: &str) -> i64 {
         self.project
             .get(resource)
-            .or_else(|| self.defaults.get(resource))
             .copied()
-            .unwrap_or_else(|| built_in_default(resource))
+            .unwrap_or_else(|| self.default_limit(resource))
     }
 
-    /// The default (class, else built in), ignoring the project's own rows.
+    /// The default (the class's, else configured), ignoring the project's own rows.
     pub fn default_limit(&self, resource: &str) -> i64 {
         self.defaults
             .get(resource)
             .copied()
-            .unwrap_or_else(|| built_in_default(resource))
+            .unwrap_or_else(|| self.configured.get(resource))
     }
 }
 

@@ -206,8 +206,6 @@ pub struct NewVolume {
     pub name: Option<String>,
     pub description: Option<String>,
     pub volume_type_id: VolumeTypeId,
-    /// Its per-type quotas are named after it.
-    pub volume_type_name: String,
     pub snapshot_id: Option<super::ids::SnapshotId>,
     pub source_volid: Option<VolumeId>,
     pub multiattach: bool,

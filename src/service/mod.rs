@@ -44,6 +44,8 @@ pub struct Settings {
     pub default_volume_type: String,
     /// Cap on a volume's live attachments when its type sets none (`None`: no cap).
     pub max_attachments_per_volume: Option<u32>,
+    /// Quota defaults under the `default` quota class (cinder.conf's `quota_*`).
+    pub quota_defaults: crate::domain::quota::QuotaDefaults,
 }
 
 /// `--max-attachments-per-volume` when not given.
@@ -61,6 +63,7 @@ impl Default for Settings {
         Settings {
             default_volume_type: crate::domain::volume_type::DEFAULT_TYPE_NAME.to_owned(),
             max_attachments_per_volume: Some(DEFAULT_MAX_ATTACHMENTS),
+            quota_defaults: Default::default(),
         }
     }
 }

@@ -120,7 +120,10 @@ impl Service {
         self.policy
             .enforce(rules::QUOTAS_SHOW, caller, &Target::project(project_id))?;
         let names = self.quota_resources().await?;
-        let (rows, usage) = self.store.project_quotas(project_id).await?;
+        let (rows, usage) = self
+            .store
+            .project_quotas(project_id, &self.settings.quota_defaults)
+            .await?;
         Ok(ProjectQuotas::new(names, &rows, &usage))
     }
 
@@ -135,6 +138,7 @@ impl Service {
         let rows = QuotaRows {
             project: BTreeMap::new(),
             defaults: self.store.class_quotas(DEFAULT_CLASS).await?,
+            configured: self.settings.quota_defaults.clone(),
         };
         self.limits_of(&rows).await
     }
@@ -163,7 +167,10 @@ impl Service {
             Outcome::Refused(other) => return Err(unexpected(other)),
             Outcome::Gone => return Err(unexpected(Refusal::NoSuchKey)),
         }
-        let (rows, usage) = self.store.project_quotas(project_id).await?;
+        let (rows, usage) = self
+            .store
+            .project_quotas(project_id, &self.settings.quota_defaults)
+            .await?;
         Ok(ProjectQuotas::new(names, &rows, &usage))
     }
 
@@ -196,6 +203,7 @@ impl Service {
         let rows = QuotaRows {
             project: self.store.class_quotas(class_name).await?,
             defaults: self.store.class_quotas(DEFAULT_CLASS).await?,
+            configured: self.settings.quota_defaults.clone(),
         };
         self.limits_of(&rows).await
     }
@@ -242,7 +250,10 @@ impl Service {
             _ => caller.project_id.as_str(),
         };
         let names = self.quota_resources().await?;
-        let (rows, usage) = self.store.project_quotas(project).await?;
+        let (rows, usage) = self
+            .store
+            .project_quotas(project, &self.settings.quota_defaults)
+            .await?;
         let with_usage = self
             .policy
             .allows(rules::USED_LIMITS, caller, &Target::caller(caller));

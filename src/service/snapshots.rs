@@ -11,7 +11,7 @@ use crate::domain::message::{
     MESSAGE_SNAPSHOT_CREATE_FAILED, MESSAGE_SNAPSHOT_DELETE_FAILED,
 };
 use crate::domain::paging::Page;
-use crate::domain::quota::QuotaOwner;
+use crate::domain::quota::{QuotaDefaults, QuotaOwner};
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
 use crate::domain::volume::{check_metadata_count, MetadataChange, Volume};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
@@ -55,10 +55,11 @@ fn snapshot_failed(
     }
 }
 
-fn quota_owner(volume: &Volume) -> QuotaOwner {
+fn quota_owner(volume: &Volume, defaults: &QuotaDefaults) -> QuotaOwner {
     QuotaOwner {
         project_id: volume.project_id.clone(),
         type_name: volume.volume_type_name.clone().unwrap_or_default(),
+        defaults: defaults.clone(),
     }
 }
 
@@ -87,7 +88,7 @@ impl Service {
         };
         match self
             .store
-            .insert_snapshot(&new, &quota_owner(&volume))
+            .insert_snapshot(&new, &quota_owner(&volume, &self.settings.quota_defaults))
             .await?
         {
             Outcome::Done(()) => {}

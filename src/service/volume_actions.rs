@@ -136,6 +136,7 @@ impl Service {
         let owner = QuotaOwner {
             project_id: volume.project_id.clone(),
             type_name: volume.volume_type_name.clone().unwrap_or_default(),
+            defaults: self.settings.quota_defaults.clone(),
         };
         match self
             .store

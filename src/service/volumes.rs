@@ -10,6 +10,7 @@ use crate::domain::message::{
     Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
 };
 use crate::domain::paging::Page;
+use crate::domain::quota::QuotaOwner;
 use crate::domain::volume::{
     NewVolume, Unschedulable, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
@@ -302,7 +303,6 @@ impl Service {
             name: request.name,
             description: request.description,
             volume_type_id: volume_type.id,
-            volume_type_name: volume_type.name.clone(),
             snapshot_id: match origin.as_ref().map(|o| o.source) {
                 Some(DataSource::Snapshot(id)) => Some(id),
                 _ => None,
@@ -317,7 +317,12 @@ impl Service {
             metadata: request.metadata,
             created_at: now,
         };
-        match self.store.insert_volume(&new).await? {
+        let owner = QuotaOwner {
+            project_id: new.project_id.clone(),
+            type_name: volume_type.name.clone(),
+            defaults: self.settings.quota_defaults.clone(),
+        };
+        match self.store.insert_volume(&new, &owner).await? {
             Outcome::Done(()) => {}
             Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
             Outcome::Refused(other) => return Err(super::volume_actions::unexpected(other)),

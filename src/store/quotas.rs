@@ -12,14 +12,19 @@ use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
 use super::sql::Sql;
 use super::SqlStore;
-use crate::domain::quota::{self, QuotaRows, Usage, DEFAULT_CLASS};
+use crate::domain::quota::{self, QuotaDefaults, QuotaRows, Usage, DEFAULT_CLASS};
 use crate::domain::{Outcome, Refusal};
 
 /// Limits set by admins, and what a project uses.
 #[async_trait]
 pub trait QuotaStore: Send + Sync {
-    /// The project's own limits and the `default` class's, with the project's usage.
-    async fn project_quotas(&self, project_id: &str) -> Result<(QuotaRows, Usage), StoreError>;
+    /// The project's own limits and the `default` class's (over `configured`), with the
+    /// project's usage.
+    async fn project_quotas(
+        &self,
+        project_id: &str,
+        configured: &QuotaDefaults,
+    ) -> Result<(QuotaRows, Usage), StoreError>;
     /// The limits set for quota class `class_name`.
     async fn class_quotas(&self, class_name: &str) -> Result<BTreeMap<String, i64>, StoreError>;
     /// Sets project limits; refused (`QuotaBelowUsage`) if one is below what the project
@@ -99,15 +104,20 @@ impl<D: Database> SqlStore<D> {
         Ok(())
     }
 
-    /// The limits that apply to the project and what it uses, read in `tx`.
+    /// The limits that apply to the project (`configured` under the rows set) and what
+    /// it uses, read in `tx`.
     pub(super) async fn quota_state(
         tx: &mut impl Executor,
         project_id: &str,
+        configured: &QuotaDefaults,
     ) -> Result<(QuotaRows, Usage), StoreError> {
         let limits: Vec<(bool, String, i64)> = tx
             .fetch_all(Sql::new(LIMIT_ROWS).bind(project_id).bind(DEFAULT_CLASS))
             .await?;
-        let mut rows = QuotaRows::default();
+        let mut rows = QuotaRows {
+            configured: configured.clone(),
+            ..QuotaRows::default()
+        };
         for (own, resource, limit) in limits {
             let map = if own {
                 &mut rows.project
@@ -159,9 +169,13 @@ impl<D: Database> SqlStore<D> {
 #[async_trait]
 impl<D: Database> QuotaStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
-    async fn project_quotas(&self, project_id: &str) -> Result<(QuotaRows, Usage), StoreError> {
+    async fn project_quotas(
+        &self,
+        project_id: &str,
+        configured: &QuotaDefaults,
+    ) -> Result<(QuotaRows, Usage), StoreError> {
         let mut reads = self.db.begin_read().await?;
-        Self::quota_state(&mut reads, project_id).await
+        Self::quota_state(&mut reads, project_id, configured).await
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -182,7 +196,7 @@ impl<D: Database> QuotaStore for SqlStore<D> {
     ) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         Self::lock_project(&mut tx, project_id).await?;
-        let (_, usage) = Self::quota_state(&mut tx, project_id).await?;
+        let (_, usage) = Self::quota_state(&mut tx, project_id, &QuotaDefaults::default()).await?;
         if let Err(below) = quota::check_new_limits(&usage, limits) {
             return Ok(Outcome::Refused(Refusal::QuotaBelowUsage(below)));
         }

@@ -230,7 +230,8 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
             return Ok(Outcome::Refused(refusal));
         }
         Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) = Self::quota_state(&mut tx, &owner.project_id).await?;
+        let (limits, usage) =
+            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
         let fits = quota::check_snapshot_create(&limits, &usage, volume.size, &owner.type_name);
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));

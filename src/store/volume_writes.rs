@@ -312,7 +312,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             Err(answer) => return Ok(answer),
         };
         Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) = Self::quota_state(&mut tx, &owner.project_id).await?;
+        let (limits, usage) =
+            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
         let growth = quota::check_extend(&limits, &usage, locked.size, new_size, &owner.type_name);
         if let Err(over) = growth {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));

@@ -17,7 +17,7 @@ use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
 use crate::domain::ids::VolumeId;
 use crate::domain::paging::Page;
-use crate::domain::quota;
+use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::volume::{
     NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
@@ -25,9 +25,13 @@ use crate::domain::{Outcome, Refusal};
 
 #[async_trait]
 pub trait VolumeStore: Send + Sync {
-    /// Inserts a volume in `creating`, with its metadata, if the project's quota allows
+    /// Inserts a volume in `creating`, with its metadata, if the quota of `owner` allows
     /// it (`Refused(OverQuota)` otherwise).
-    async fn insert_volume(&self, new: &NewVolume) -> Result<Outcome<()>, StoreError>;
+    async fn insert_volume(
+        &self,
+        new: &NewVolume,
+        owner: &QuotaOwner,
+    ) -> Result<Outcome<()>, StoreError>;
     /// A live volume with its metadata, admin metadata and live attachments.
     async fn get_volume(&self, id: VolumeId) -> Result<Option<Volume>, StoreError>;
     /// A volume with its admin metadata only: what the attach paths need, in one
@@ -224,11 +228,16 @@ impl<D: Database> SqlStore<D> {
 #[async_trait]
 impl<D: Database> VolumeStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %new.id), err)]
-    async fn insert_volume(&self, new: &NewVolume) -> Result<Outcome<()>, StoreError> {
+    async fn insert_volume(
+        &self,
+        new: &NewVolume,
+        owner: &QuotaOwner,
+    ) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        Self::lock_project(&mut tx, &new.project_id).await?;
-        let (limits, usage) = Self::quota_state(&mut tx, &new.project_id).await?;
-        let fits = quota::check_volume_create(&limits, &usage, new.size, &new.volume_type_name);
+        Self::lock_project(&mut tx, &owner.project_id).await?;
+        let (limits, usage) =
+            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
+        let fits = quota::check_volume_create(&limits, &usage, new.size, &owner.type_name);
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
         }

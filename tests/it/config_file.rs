@@ -115,6 +115,12 @@ async fn the_reference_cinder_conf(backend: Backend) {
         db.column("select host from volumes").await,
         ["anchor@fake#fake"]
     );
+    // Its `quota_* = -1` lines are the quota defaults.
+    let (status, body) = http(&server.addr, "GET", "/v3/p1/os-quota-sets/p1", None);
+    assert_eq!(status, 200, "{body}");
+    for resource in ["volumes", "gigabytes", "snapshots", "per_volume_gigabytes"] {
+        assert_eq!(body["quota_set"][resource], -1, "{resource}: {body}");
+    }
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -149,7 +155,7 @@ fn config_prints_the_effective_settings_and_their_sources() {
     let path = dir.join("cinder.conf");
     std::fs::write(
         &path,
-        "[DEFAULT]\nhost = from-file\n[keystone_authtoken]\npassword = s3cret\n",
+        "[DEFAULT]\nhost = from-file\nquota_volumes = -1\n[keystone_authtoken]\npassword = s3cret\n",
     )
     .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_cinder-attach"))
@@ -172,6 +178,13 @@ fn config_prints_the_effective_settings_and_their_sources() {
         "{stdout}"
     );
     assert!(stdout.contains("--keystone-password = ***"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "--quota-volumes = -1    ({} [DEFAULT] quota_volumes)",
+            path.display()
+        )),
+        "{stdout}"
+    );
     assert!(!stdout.contains("s3cret"), "{stdout}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -5,6 +5,7 @@ fn rows(project: &[(&str, i64)], defaults: &[(&str, i64)]) -> QuotaRows {
     QuotaRows {
         project: map(project),
         defaults: map(defaults),
+        configured: QuotaDefaults::default(),
     }
 }
 
@@ -56,6 +57,27 @@ fn limits_come_from_the_project_then_the_default_class_then_built_in() {
     assert_eq!(r.limit("per_volume_gigabytes"), UNLIMITED);
     assert_eq!(r.limit("volumes_gold"), UNLIMITED);
     assert_eq!(r.default_limit("volumes"), 7);
+}
+
+#[test]
+fn configured_defaults_come_last() {
+    let mut r = rows(&[], &[("gigabytes", 50)]);
+    r.configured = QuotaDefaults::default()
+        .with("volumes", -1)
+        .with("gigabytes", 7)
+        .with("volumes_gold", 3);
+    assert_eq!(r.limit("volumes"), UNLIMITED);
+    assert_eq!(
+        r.limit("gigabytes"),
+        50,
+        "the class wins over configuration"
+    );
+    assert_eq!(r.limit("snapshots"), 10);
+    assert_eq!(
+        r.limit("volumes_gold"),
+        UNLIMITED,
+        "per-type names are not configured"
+    );
 }
 
 #[test]
