@@ -468,17 +468,10 @@ async fn metadata_item(
     Path(path): Path<KeyPath>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::SnapshotMetadata)?;
-    let mut found = state
+    let value = state
         .service
-        .snapshot_metadata(&ctx.caller, &path.id)
+        .snapshot_metadata_item(&ctx.caller, &path.id, &path.key)
         .await?;
-    let snapshot = state.service.get_snapshot(&ctx.caller, &path.id).await?.id;
-    let value = found.remove(&path.key).ok_or_else(|| {
-        ApiError::from(DomainError::SnapshotMetadataKeyNotFound {
-            snapshot,
-            key: path.key.clone(),
-        })
-    })?;
     Ok(Json(json!({"meta": {path.key: value}})))
 }
 

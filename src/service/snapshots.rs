@@ -13,7 +13,7 @@ use crate::domain::message::{
 use crate::domain::paging::Page;
 use crate::domain::quota::{QuotaDefaults, QuotaOwner};
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
-use crate::domain::volume::{check_metadata_count, MetadataChange, Volume};
+use crate::domain::volume::{MetadataChange, Volume};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::SnapshotFilters;
@@ -379,6 +379,25 @@ impl Service {
         Ok(found.metadata)
     }
 
+    /// One key of the snapshot's metadata; a missing key is 404.
+    pub async fn snapshot_metadata_item(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        key: &str,
+    ) -> Result<String, DomainError> {
+        let mut found = self
+            .snapshot_under_rule(caller, id, rules::SNAPSHOT_METADATA_GET)
+            .await?;
+        found
+            .metadata
+            .remove(key)
+            .ok_or_else(|| DomainError::SnapshotMetadataKeyNotFound {
+                snapshot: found.id,
+                key: key.to_owned(),
+            })
+    }
+
     pub async fn change_snapshot_metadata(
         &self,
         caller: &RequestContext,
@@ -391,8 +410,7 @@ impl Service {
         };
         let found = self.snapshot_under_rule(caller, id, rule).await?;
         if let MetadataChange::Merge(items) | MetadataChange::Replace(items) = &change {
-            check_metadata_count(items.len())
-                .map_err(|_| DomainError::TooManyMetadataItems(items.len()))?;
+            super::volume_metadata::metadata_fits(items)?;
         }
         match self
             .store
