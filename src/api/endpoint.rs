@@ -70,6 +70,16 @@ pub enum Endpoint {
     AvailabilityZoneList,
     ExtensionList,
     ExtensionShow,
+    ServiceList,
+    ServiceUpdate,
+    PoolList,
+    CapabilitiesShow,
+    HostList,
+    HostShow,
+    /// `os-volume-transfer` (every version).
+    Transfers,
+    /// `volume-transfers` (3.55+).
+    VolumeTransfers,
     /// A whole Cinder collection that this service does not offer (yet), by its URL name.
     Unimplemented(&'static str),
 }
@@ -141,6 +151,14 @@ impl Endpoint {
             Endpoint::AvailabilityZoneList => "AvailabilityZoneList",
             Endpoint::ExtensionList => "ExtensionList",
             Endpoint::ExtensionShow => "ExtensionShow",
+            Endpoint::ServiceList => "ServiceList",
+            Endpoint::ServiceUpdate => "ServiceUpdate",
+            Endpoint::PoolList => "PoolList",
+            Endpoint::CapabilitiesShow => "CapabilitiesShow",
+            Endpoint::HostList => "HostList",
+            Endpoint::HostShow => "HostShow",
+            Endpoint::Transfers => "Transfers",
+            Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
         }
     }
@@ -159,6 +177,7 @@ impl Endpoint {
                 ApiVersion::new(3, 3)
             }
             Endpoint::VolumeSummary => ApiVersion::new(3, 12),
+            Endpoint::VolumeTransfers => ApiVersion::new(3, 55),
             _ => ApiVersion::MIN,
         }
     }
@@ -198,13 +217,7 @@ pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "manageable_snapshots",
     "workers",
     "resource_filters",
-    "volume-transfers",
-    "os-volume-transfer",
     "default-types",
-    "os-services",
-    "os-hosts",
-    "scheduler-stats",
-    "capabilities",
     "os-snapshot-manage",
     "os-volume-manage",
 ];

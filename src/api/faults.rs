@@ -269,8 +269,13 @@ impl From<DomainError> for ApiError {
                 }
             }),
             E::DeleteRefused { force } => invalid_volume(delete_refusal(force)),
-            E::ExtendRefused { volume, status } => invalid_volume(format!(
-                "Volume {volume} status must be 'available' to extend, currently {status}."
+            E::ExtendRefused {
+                volume,
+                status,
+                attached,
+            } => invalid_volume(format!(
+                "Volume {volume} status must be '{}' to extend, currently {status}.",
+                if attached { "in-use" } else { "available" }
             )),
             E::ExtendNotLarger { current, requested } => invalid_input(format!(
                 "New size for extend must be greater than current size. (current: {current}, \
@@ -401,6 +406,23 @@ impl From<DomainError> for ApiError {
             } => invalid_input(format!(
                 "Volume size '{size}'GB cannot be smaller than original volume size  \
                  {source_size}GB. They must be >= original volume size."
+            )),
+            E::ServiceNotFound { host, binary } => {
+                ApiError::NotFound(format!("Could not find binary {binary} on host {host}."))
+            }
+            E::NoVolumeServiceOn(host) => ApiError::BadRequest(format!(
+                "Invalid input received: Service {host} could not be found."
+            )),
+            E::CapabilitiesNotFound(host) => {
+                ApiError::NotFound(format!("Can't find service: {host}"))
+            }
+            E::HostNotFound(host) => ApiError::NotFound(format!("Host {host} could not be found.")),
+            E::TransferNotFound(id) => {
+                ApiError::NotFound(format!("Transfer {id} could not be found."))
+            }
+            E::TransferRefused(reason) => ApiError::BadRequest(reason),
+            E::InvalidAuthKey(id) => ApiError::BadRequest(format!(
+                "Invalid auth key: Attempt to transfer {id} with invalid auth key."
             )),
             E::QosSpecsNotFound(id) => ApiError::NotFound(format!("No such QoS spec {id}.")),
             E::QosSpecsExists(name) => {

@@ -19,8 +19,10 @@ pub mod quotas;
 pub mod request_id;
 pub mod schema;
 pub mod service_info;
+pub mod service_views;
 pub mod snapshots;
 mod state;
+pub mod transfers;
 pub mod types;
 pub mod unimplemented;
 pub mod versions;
@@ -55,6 +57,8 @@ fn resources() -> Router<AppState> {
         .merge(snapshots::router())
         .merge(messages::router())
         .merge(service_info::router())
+        .merge(service_views::router())
+        .merge(transfers::router())
         .merge(unimplemented::router())
 }
 

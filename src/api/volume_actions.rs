@@ -330,7 +330,12 @@ pub async fn action(
             }
             .ok_or_else(|| ApiError::BadRequest("Invalid new_size.".to_owned()))?;
             service
-                .extend_volume(caller, volume_id(&path)?, new_size)
+                .extend_volume(
+                    caller,
+                    volume_id(&path)?,
+                    new_size,
+                    ctx.version.at_least(3, 42),
+                )
                 .await?;
             Ok(StatusCode::ACCEPTED.into_response())
         }

@@ -132,20 +132,6 @@ impl FileBackend {
     fn failed(action: &str, err: std::io::Error) -> BackendError {
         BackendError::Failed(format!("The file backend could not {action}: {err}."))
     }
-
-    /// Sum of the sizes of the volumes in the directory, in GiB.
-    fn provisioned_gb(&self) -> f64 {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return 0.0;
-        };
-        let bytes: u64 = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("volume-"))
-            .filter_map(|e| e.metadata().ok())
-            .map(|m| m.len())
-            .sum();
-        bytes as f64 / GIB as f64
-    }
 }
 
 #[async_trait]
@@ -157,9 +143,12 @@ impl Backend for FileBackend {
             shared_targets: self.shared_targets,
             pool_name: self.pool.clone(),
             total_capacity_gb: self.capacity_gb,
-            free_capacity_gb: self
-                .capacity_gb
-                .map(|total| (total - self.provisioned_gb()).max(0.0)),
+            storage_protocol: if self.nfs_export.is_some() {
+                "NFS"
+            } else {
+                "local"
+            },
+            thin_provisioning: true,
         }
     }
 
@@ -338,7 +327,8 @@ mod tests {
         let meta = std::fs::metadata(b.path_of(id)).unwrap();
         assert_eq!(meta.len(), 2 * GIB);
         assert!(b.volume_exists(id).await.unwrap());
-        assert_eq!(b.capabilities().free_capacity_gb, Some(8.0));
+        assert_eq!(b.capabilities().total_capacity_gb, Some(10.0));
+        assert_eq!(b.capabilities().storage_protocol, "local");
         assert!(b.create_volume(id, 1).await.is_err(), "never overwrites");
         let info = b
             .initialize_connection(id, &Connector::default())

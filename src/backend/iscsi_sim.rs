@@ -34,6 +34,7 @@ impl Backend for IscsiSimBackend {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             driver: "iscsi-sim",
+            storage_protocol: "iSCSI",
             ..self.storage.capabilities()
         }
     }

@@ -15,7 +15,6 @@ use std::time::Duration;
 pub use crate::domain::attachment::{Connector, DriverConnection};
 use crate::domain::export::{AccessGrant, TargetExport};
 use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
-use crate::domain::volume::Unschedulable;
 use async_trait::async_trait;
 
 pub use file::FileBackend;
@@ -93,8 +92,13 @@ pub struct Capabilities {
     /// `None` is Cinder's "always lock".
     pub shared_targets: Option<bool>,
     pub pool_name: String,
+    /// The size of the pool (`None`: not limited). What is free follows from what the
+    /// database holds on the backend, not from the driver.
     pub total_capacity_gb: Option<f64>,
-    pub free_capacity_gb: Option<f64>,
+    /// Cinder's `storage_protocol`: how hosts reach the data (`iSCSI`, `NFS`, `local`).
+    pub storage_protocol: &'static str,
+    /// Volumes take space as data is written (sparse files).
+    pub thin_provisioning: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -281,6 +285,7 @@ struct CommonOptions {
     availability_zone: String,
     multiattach: bool,
     shared_targets: Option<bool>,
+    capacity_gb: Option<f64>,
 }
 
 fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
@@ -291,7 +296,45 @@ fn parse_bool(key: &str, value: &str) -> Result<bool, String> {
     }
 }
 
+/// Options `capabilities.<name>=<value>` add `<name>` to what the backend reports (as
+/// Cinder's `extra_capabilities` do), for volume types to ask for.
+pub const EXTRA_CAPABILITY_PREFIX: &str = "capabilities.";
+
+/// What a backend reports about itself beyond what its driver knows: the names Cinder's
+/// scheduler and admin views show, and the operator's own capabilities.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackendIdentity {
+    pub volume_backend_name: String,
+    pub vendor_name: String,
+    pub extra: BTreeMap<String, String>,
+}
+
 impl BackendSpec {
+    /// The names this backend reports (`volume_backend_name` defaults to the backend's
+    /// name, `vendor_name` to LVM's "Open Source"), and its extra capabilities.
+    pub fn identity(&self) -> BackendIdentity {
+        BackendIdentity {
+            volume_backend_name: self
+                .options
+                .get("volume_backend_name")
+                .cloned()
+                .unwrap_or_else(|| self.name.clone()),
+            vendor_name: self
+                .options
+                .get("vendor_name")
+                .cloned()
+                .unwrap_or_else(|| "Open Source".to_owned()),
+            extra: self
+                .options
+                .iter()
+                .filter_map(|(key, value)| {
+                    let name = key.strip_prefix(EXTRA_CAPABILITY_PREFIX)?;
+                    Some((name.to_owned(), value.clone()))
+                })
+                .collect(),
+        }
+    }
+
     fn common(
         &self,
         default_shared_targets: Option<bool>,
@@ -304,8 +347,17 @@ impl BackendSpec {
                 "availability_zone",
                 "multiattach",
                 "shared_targets",
+                "volume_backend_name",
+                "vendor_name",
+                "capacity_gb",
             ];
-            if !shared.contains(&key.as_str()) && !known.contains(&key.as_str()) {
+            let extra_capability = key
+                .strip_prefix(EXTRA_CAPABILITY_PREFIX)
+                .is_some_and(|name| !name.is_empty());
+            if !shared.contains(&key.as_str())
+                && !known.contains(&key.as_str())
+                && !extra_capability
+            {
                 return Err(format!("backend {}: unknown option {key:?}", self.name));
             }
         }
@@ -315,7 +367,20 @@ impl BackendSpec {
             Some("none" | "null") => None,
             Some(value) => Some(parse_bool("shared_targets", value)?),
         };
+        let capacity_gb = match get("capacity_gb") {
+            None => None,
+            Some(v) => match v.parse::<f64>() {
+                Ok(gb) if gb.is_finite() && gb >= 0.0 => Some(gb),
+                _ => {
+                    return Err(format!(
+                        "backend {}: capacity_gb={v:?} is not a size in GiB",
+                        self.name
+                    ))
+                }
+            },
+        };
         Ok(CommonOptions {
+            capacity_gb,
             dir: PathBuf::from(
                 get("dir")
                     .map(str::to_owned)
@@ -339,22 +404,14 @@ impl BackendSpec {
     ) -> Result<(Arc<dyn Backend>, String), String> {
         match self.driver {
             DriverKind::File => {
-                let common = self.common(Some(false), &["nfs_export", "capacity_gb"])?;
-                let capacity = self
-                    .options
-                    .get("capacity_gb")
-                    .map(|v| {
-                        v.parse::<f64>()
-                            .map_err(|_| format!("capacity_gb={v:?} is not a number"))
-                    })
-                    .transpose()?;
+                let common = self.common(Some(false), &["nfs_export"])?;
                 let zone = common.availability_zone.clone();
                 let backend = FileBackend::new(
                     common.dir,
                     common.pool,
                     common.multiattach,
                     common.shared_targets,
-                    capacity,
+                    common.capacity_gb,
                 )
                 .with_nfs_export(self.options.get("nfs_export").cloned());
                 Ok((Arc::new(backend), zone))
@@ -368,7 +425,7 @@ impl BackendSpec {
                         common.pool,
                         common.multiattach,
                         common.shared_targets,
-                        None,
+                        common.capacity_gb,
                     ),
                     self.options
                         .get("portal")
@@ -431,7 +488,7 @@ impl BackendSpec {
             common.pool,
             common.multiattach,
             common.shared_targets,
-            None,
+            common.capacity_gb,
         );
         let backend = TgtBackend::new(self.name.clone(), storage, options, records);
         Ok((Arc::new(backend), zone))
@@ -445,6 +502,7 @@ pub struct ConfiguredBackend {
     pub host: String,
     pub service_uuid: ServiceId,
     pub availability_zone: String,
+    pub identity: BackendIdentity,
     pub driver: Arc<dyn Backend>,
 }
 
@@ -467,11 +525,31 @@ impl std::fmt::Debug for ConfiguredBackend {
 #[derive(Debug, Default)]
 pub struct Backends {
     list: Vec<ConfiguredBackend>,
+    /// The host of this process's `cinder-scheduler` service, once registered.
+    scheduler_host: Option<String>,
 }
 
 impl Backends {
     pub fn new(list: Vec<ConfiguredBackend>) -> Self {
-        Backends { list }
+        Backends {
+            list,
+            scheduler_host: None,
+        }
+    }
+
+    pub fn with_scheduler_host(mut self, host: String) -> Self {
+        self.scheduler_host = Some(host);
+        self
+    }
+
+    /// The hosts of every service this process runs.
+    pub fn service_hosts(&self) -> Vec<String> {
+        let backends = self.list.iter().map(|b| b.host.clone());
+        backends.chain(self.scheduler_host.clone()).collect()
+    }
+
+    pub fn get(&self, index: usize) -> Option<&ConfiguredBackend> {
+        self.list.get(index)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &ConfiguredBackend> {
@@ -482,30 +560,6 @@ impl Backends {
     pub fn for_host(&self, volume_host: &str) -> Option<&ConfiguredBackend> {
         let backend_host = volume_host.split('#').next().unwrap_or(volume_host);
         self.list.iter().find(|b| b.host == backend_host)
-    }
-
-    /// The first backend able to hold a volume that needs `multiattach`, in `zone` if one
-    /// is asked for.
-    pub fn schedule(
-        &self,
-        multiattach: bool,
-        zone: Option<&str>,
-    ) -> Result<&ConfiguredBackend, Unschedulable> {
-        let in_zone: Vec<&ConfiguredBackend> = self
-            .list
-            .iter()
-            .filter(|b| zone.is_none_or(|z| b.availability_zone == z))
-            .collect();
-        if in_zone.is_empty() {
-            return Err(match zone {
-                Some(z) => Unschedulable::NoBackendInZone(z.to_owned()),
-                None => Unschedulable::NoBackend,
-            });
-        }
-        in_zone
-            .into_iter()
-            .find(|b| !multiattach || b.driver.capabilities().multiattach)
-            .ok_or(Unschedulable::NoMultiattachBackend)
     }
 }
 

@@ -61,6 +61,8 @@ const BACKEND_OPTIONS: &[&str] = &[
     "shared_targets",
     "nfs_export",
     "capacity_gb",
+    "volume_backend_name",
+    "vendor_name",
     "portal",
     "iqn_prefix",
     "control_port",
@@ -401,6 +403,33 @@ fn policy_file(t: &mut Translation<'_>) -> Result<(), ConfError> {
     Ok(())
 }
 
+/// Cinder's `extra_capabilities`: a JSON object of capabilities the backend reports as
+/// well. Values become text; none may hold a comma or `=` (the backend spec's separators).
+fn extra_capabilities(text: &str) -> Result<Vec<(String, String)>, String> {
+    let parsed: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("is not a JSON object ({e})"))?;
+    let object = parsed
+        .as_object()
+        .ok_or_else(|| "is not a JSON object".to_owned())?;
+    let mut pairs = Vec::new();
+    for (key, value) in object {
+        let value = match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        if [key, &value]
+            .iter()
+            .any(|t| t.contains([',', '=']) || t.is_empty())
+        {
+            return Err(format!(
+                "capability {key:?}: names and values must be non-empty and hold no ',' or '='"
+            ));
+        }
+        pairs.push((key.clone(), value));
+    }
+    Ok(pairs)
+}
+
 /// `enabled_backends` names sections; each becomes a `--backend NAME=DRIVER,...`.
 fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
     let Some(written) = t.take("DEFAULT", "enabled_backends") else {
@@ -442,10 +471,19 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
         if let Some(zone) = t.take(name, "backend_availability_zone") {
             spec.push_str(&format!(",availability_zone={}", zone.value));
         }
-        t.take(name, "volume_backend_name");
         for key in BACKEND_OPTIONS {
             if let Some(value) = t.take(name, key) {
                 spec.push_str(&format!(",{key}={}", value.value));
+            }
+        }
+        if let Some(extra) = t.take(name, "extra_capabilities") {
+            for (key, value) in extra_capabilities(&extra.value)
+                .map_err(|reason| t.error(name, "extra_capabilities", reason))?
+            {
+                spec.push_str(&format!(
+                    ",{}{key}={value}",
+                    crate::backend::EXTRA_CAPABILITY_PREFIX
+                ));
             }
         }
         spec.parse::<crate::backend::BackendSpec>()

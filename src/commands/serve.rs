@@ -16,7 +16,7 @@ use crate::auth::Authenticator;
 use crate::cli::{AuthStrategy, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
 use crate::policy::PolicyEngine;
-use crate::service::{exports, register_backends, Service, Settings};
+use crate::service::{exports, keep_reporting, register_backends, Service, Settings};
 use crate::store;
 
 /// `cinder-attach serve`: runs until SIGINT or SIGTERM.
@@ -51,6 +51,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     let backends = Arc::new(backends);
     exports::reconcile_once(&backends).await;
     exports::keep_reconciled(backends.clone());
+    keep_reporting(store.clone(), backends.clone(), clock.clone());
     let service = Service {
         store: store.clone(),
         policy: policy.clone(),

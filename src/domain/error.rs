@@ -109,6 +109,8 @@ pub enum DomainError {
     ExtendRefused {
         volume: VolumeId,
         status: VolumeStatus,
+        /// The extend was of an attached volume (which must be `in-use`).
+        attached: bool,
     },
     #[error("extend to {requested} is not larger than {current}")]
     ExtendNotLarger { current: i64, requested: i64 },
@@ -249,6 +251,23 @@ pub enum DomainError {
     /// Access lists belong to private types only.
     #[error("public volume types have no access list")]
     TypeAccessOfPublicType { listing: bool },
+
+    // --- services and transfers
+    #[error("no service {binary} on host {host}")]
+    ServiceNotFound { host: String, binary: String },
+    #[error("no volume service on {0}")]
+    NoVolumeServiceOn(String),
+    #[error("no backend {0} to report capabilities of")]
+    CapabilitiesNotFound(String),
+    #[error("host {0} not found")]
+    HostNotFound(String),
+    #[error("transfer {0} not found")]
+    TransferNotFound(String),
+    /// A transfer change refused, with Cinder's whole reason.
+    #[error("transfer refused: {0}")]
+    TransferRefused(String),
+    #[error("wrong key for transfer {0}")]
+    InvalidAuthKey(String),
 
     // --- access and infrastructure
     #[error("policy does not allow {0}")]

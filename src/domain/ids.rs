@@ -81,6 +81,10 @@ uuid_id!(
     MessageId
 );
 uuid_id!(
+    /// `transfers.id`.
+    TransferId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

@@ -87,4 +87,8 @@ pub enum Refusal {
     AccessExists,
     /// The project had no access to the private type.
     NoSuchAccess,
+    /// A snapshot of the volume to transfer is not `available`.
+    SnapshotNotAvailable(super::ids::SnapshotId),
+    /// The backend has no room left for the volume (another create took it).
+    NoCapacity,
 }

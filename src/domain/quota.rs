@@ -285,6 +285,33 @@ pub fn check_extend(
     }
 }
 
+/// Whether a transferred volume of `size` GiB (with `snapshots` snapshots holding
+/// `snapshot_gb` GiB, when they come along) fits the receiving project's quota, as
+/// Cinder's transfer accept reserves them.
+pub fn check_transfer_in(
+    rows: &QuotaRows,
+    usage: &Usage,
+    size: i64,
+    snapshots: i64,
+    snapshot_gb: i64,
+    type_name: &str,
+) -> Result<(), OverQuota> {
+    check_size(rows, size)?;
+    let gigabytes = size + snapshot_gb;
+    let deltas = [
+        ("volumes".to_owned(), 1),
+        ("gigabytes".to_owned(), gigabytes),
+        ("snapshots".to_owned(), snapshots),
+        (per_type("volumes", type_name), 1),
+        (per_type("gigabytes", type_name), gigabytes),
+        (per_type("snapshots", type_name), snapshots),
+    ];
+    match first_over(rows, usage, &deltas) {
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, gigabytes)),
+        None => Ok(()),
+    }
+}
+
 /// Cinder refuses a project limit below what the project uses (`-1` and
 /// `per_volume_gigabytes` always pass).
 pub fn check_new_limits(usage: &Usage, limits: &BTreeMap<String, i64>) -> Result<(), BelowUsage> {

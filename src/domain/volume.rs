@@ -200,7 +200,9 @@ pub struct NewVolume {
     pub id: VolumeId,
     pub user_id: String,
     pub project_id: String,
-    pub host: String,
+    /// `None` when no backend could take it (the volume is recorded in `error`).
+    pub host: Option<String>,
+    pub status: VolumeStatus,
     pub size: i64,
     pub availability_zone: String,
     pub name: Option<String>,
@@ -209,7 +211,10 @@ pub struct NewVolume {
     pub snapshot_id: Option<super::ids::SnapshotId>,
     pub source_volid: Option<VolumeId>,
     pub multiattach: bool,
-    pub service_uuid: ServiceId,
+    pub service_uuid: Option<ServiceId>,
+    /// The backend's size in GiB, when it has one: the volume is recorded only if it
+    /// still fits beside the backend's other volumes.
+    pub backend_capacity_gb: Option<f64>,
     pub shared_targets: Option<bool>,
     pub metadata: BTreeMap<String, String>,
     pub created_at: DateTime<Utc>,

@@ -40,14 +40,19 @@ pub fn delete(volume: &LockedVolume, force: bool) -> Result<(), Refusal> {
 }
 
 /// An extend may start (the volume becomes `extending`): the size grows, and the volume
-/// is `available`.
-pub fn extend(volume: &LockedVolume, new_size: i64) -> Result<(), Refusal> {
+/// is `available` (`in-use` for an extend of an attached volume, 3.42+).
+pub fn extend(volume: &LockedVolume, new_size: i64, attached: bool) -> Result<(), Refusal> {
     if new_size <= volume.size {
         return Err(Refusal::NotLarger {
             current: volume.size,
         });
     }
-    if volume.status != VolumeStatus::Available {
+    let expected = if attached {
+        VolumeStatus::InUse
+    } else {
+        VolumeStatus::Available
+    };
+    if volume.status != expected {
         return Err(Refusal::VolumeStatus(volume.status));
     }
     Ok(())
@@ -137,16 +142,20 @@ mod tests {
             size: 2,
             ..volume(VolumeStatus::InUse)
         };
-        assert_eq!(extend(&v, 2), Err(Refusal::NotLarger { current: 2 }));
+        assert_eq!(extend(&v, 2, false), Err(Refusal::NotLarger { current: 2 }));
         assert_eq!(
-            extend(&v, 3),
+            extend(&v, 3, false),
             Err(Refusal::VolumeStatus(VolumeStatus::InUse))
         );
         let available = LockedVolume {
             size: 2,
             ..volume(VolumeStatus::Available)
         };
-        assert_eq!(extend(&available, 3), Ok(()));
+        assert_eq!(extend(&available, 3, false), Ok(()));
+        assert_eq!(
+            extend(&available, 3, true),
+            Err(Refusal::VolumeStatus(VolumeStatus::Available))
+        );
     }
 
     fn retype_to(

@@ -147,4 +147,20 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:qos_specs_manage:get_all", ADMIN_API),
     ("volume_extension:qos_specs_manage:update", ADMIN_API),
     ("volume_extension:qos_specs_manage:delete", ADMIN_API),
+    // Extend of an attached volume (cinder/policies/volume_actions.py).
+    ("volume:extend_attached_volume", MEMBER),
+    // Admin views (cinder/policies/{services,hosts,scheduler_stats,capabilities}.py).
+    ("volume_extension:services:index", ADMIN_API),
+    ("volume_extension:services:update", ADMIN_API),
+    ("volume:freeze_host", ADMIN_API),
+    ("volume:thaw_host", ADMIN_API),
+    ("volume_extension:hosts", ADMIN_API),
+    ("scheduler_extension:scheduler_stats:get_pools", ADMIN_API),
+    ("volume_extension:capabilities", ADMIN_API),
+    // Volume transfers (cinder/policies/volume_transfer.py).
+    ("volume:create_transfer", MEMBER),
+    ("volume:get_transfer", READER),
+    ("volume:get_all_transfers", READER),
+    ("volume:accept_transfer", MEMBER),
+    ("volume:delete_transfer", MEMBER),
 ];

@@ -92,6 +92,19 @@ pub mod rules {
     pub const QOS_GET_ALL: &str = "volume_extension:qos_specs_manage:get_all";
     pub const QOS_UPDATE: &str = "volume_extension:qos_specs_manage:update";
     pub const QOS_DELETE: &str = "volume_extension:qos_specs_manage:delete";
+    pub const EXTEND_ATTACHED: &str = "volume:extend_attached_volume";
+    pub const SERVICES_INDEX: &str = "volume_extension:services:index";
+    pub const SERVICES_UPDATE: &str = "volume_extension:services:update";
+    pub const FREEZE_HOST: &str = "volume:freeze_host";
+    pub const THAW_HOST: &str = "volume:thaw_host";
+    pub const HOSTS: &str = "volume_extension:hosts";
+    pub const GET_POOLS: &str = "scheduler_extension:scheduler_stats:get_pools";
+    pub const CAPABILITIES: &str = "volume_extension:capabilities";
+    pub const TRANSFER_CREATE: &str = "volume:create_transfer";
+    pub const TRANSFER_GET: &str = "volume:get_transfer";
+    pub const TRANSFER_GET_ALL: &str = "volume:get_all_transfers";
+    pub const TRANSFER_ACCEPT: &str = "volume:accept_transfer";
+    pub const TRANSFER_DELETE: &str = "volume:delete_transfer";
 }
 
 /// What a rule is about: the owner of the object (or the caller's project for creates).

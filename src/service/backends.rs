@@ -6,7 +6,12 @@ use super::exports::StoreRecords;
 use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::clock::Clock;
 use crate::domain::ids::ServiceId;
+use crate::domain::service_record::{SCHEDULER_BINARY, VOLUME_BINARY};
 use crate::store::{ServiceRegistration, Store, StoreError};
+
+/// How often the services of this process report that they are alive (Cinder's
+/// `report_interval`).
+pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterError {
@@ -16,7 +21,8 @@ pub enum RegisterError {
     Store(#[from] StoreError),
 }
 
-/// Builds every configured backend and records it as a service (stable uuid per host).
+/// Builds every configured backend and records it as a `cinder-volume` service (stable
+/// uuid per host); the process itself is the host's `cinder-scheduler`.
 pub async fn register_backends(
     store: &Arc<dyn Store>,
     specs: &[BackendSpec],
@@ -41,6 +47,7 @@ pub async fn register_backends(
             .register_service(&ServiceRegistration {
                 new_uuid: ServiceId::generate(),
                 host: host.clone(),
+                binary: VOLUME_BINARY,
                 backend_name: spec.name.clone(),
                 driver: spec.driver.name().to_owned(),
                 availability_zone: availability_zone.clone(),
@@ -53,8 +60,38 @@ pub async fn register_backends(
             host,
             service_uuid,
             availability_zone,
+            identity: spec.identity(),
             driver,
         });
     }
-    Ok(Backends::new(configured))
+    let zone = configured
+        .first()
+        .map_or_else(|| "nova".to_owned(), |b| b.availability_zone.clone());
+    store
+        .register_service(&ServiceRegistration {
+            new_uuid: ServiceId::generate(),
+            host: host_name.to_owned(),
+            binary: SCHEDULER_BINARY,
+            backend_name: String::new(),
+            driver: String::new(),
+            availability_zone: zone,
+            capabilities: serde_json::Value::Null,
+            now: clock.now(),
+        })
+        .await?;
+    Ok(Backends::new(configured).with_scheduler_host(host_name.to_owned()))
+}
+
+/// Reports the services of this process alive every `HEARTBEAT`, for good.
+pub fn keep_reporting(store: Arc<dyn Store>, backends: Arc<Backends>, clock: Arc<dyn Clock>) {
+    let hosts = backends.service_hosts();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(HEARTBEAT);
+        loop {
+            every.tick().await;
+            if let Err(err) = store.heartbeat(&hosts, clock.now()).await {
+                tracing::warn!(error = %err, "could not report the services alive");
+            }
+        }
+    });
 }

@@ -7,9 +7,12 @@ mod backends;
 pub mod exports;
 pub mod legacy_attachments;
 pub mod messages;
+mod placement;
 pub mod qos_specs;
 pub mod quotas;
+pub mod service_views;
 pub mod snapshots;
+pub mod transfers;
 pub mod types;
 mod volume_actions;
 pub mod volume_gates;
@@ -17,7 +20,7 @@ pub mod volume_metadata;
 mod volume_sources;
 pub mod volumes;
 
-pub use backends::{register_backends, RegisterError};
+pub use backends::{keep_reporting, register_backends, RegisterError};
 
 use std::sync::Arc;
 

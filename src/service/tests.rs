@@ -131,6 +131,10 @@ async fn service() -> (Service, Arc<Recording>) {
         host: "test@file".into(),
         service_uuid: ServiceId::generate(),
         availability_zone: "nova".into(),
+        identity: "file=file"
+            .parse::<crate::backend::BackendSpec>()
+            .unwrap()
+            .identity(),
         driver: driver.clone(),
     };
     let service = Service {

@@ -86,6 +86,9 @@ impl Service {
 
     pub(super) async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {
         let result = match self.backend_of(&volume) {
+            // A volume no backend took has no storage: only its record goes, as Cinder's
+            // "volume has no host" delete.
+            _ if volume.host.is_none() => Ok(()),
             Ok(backend) => backend
                 .driver
                 .delete_volume(volume.id)
@@ -124,15 +127,25 @@ impl Service {
         Ok(false)
     }
 
-    /// `os-extend`: grows an `available` volume through its backend. A backend failure
-    /// leaves the volume `error_extending`, as in Cinder.
+    /// `os-extend`: grows an `available` volume through its backend, or an `in-use` one
+    /// when the request may (3.42+) under `volume:extend_attached_volume`; every
+    /// attachment stays, and the volume returns to `in-use`. A backend failure leaves the
+    /// volume `error_extending`, as in Cinder.
     pub async fn extend_volume(
         &self,
         caller: &RequestContext,
         id: VolumeId,
         new_size: i64,
+        attached_allowed: bool,
     ) -> Result<(), DomainError> {
-        let volume = self.volume_under_rule(caller, id, rules::EXTEND).await?;
+        let seen = self.get_volume_brief(caller, id).await?;
+        let attached = attached_allowed && seen.status == VolumeStatus::InUse;
+        let rule = if attached {
+            rules::EXTEND_ATTACHED
+        } else {
+            rules::EXTEND
+        };
+        let volume = self.volume_under_rule(caller, id, rule).await?;
         let owner = QuotaOwner {
             project_id: volume.project_id.clone(),
             type_name: volume.volume_type_name.clone().unwrap_or_default(),
@@ -140,7 +153,7 @@ impl Service {
         };
         match self
             .store
-            .begin_extend(id, new_size, &owner, self.clock.now())
+            .begin_extend(id, new_size, attached, &owner, self.clock.now())
             .await?
         {
             Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
@@ -153,7 +166,11 @@ impl Service {
                 })
             }
             Outcome::Refused(Refusal::VolumeStatus(status)) => {
-                return Err(DomainError::ExtendRefused { volume: id, status })
+                return Err(DomainError::ExtendRefused {
+                    volume: id,
+                    status,
+                    attached,
+                })
             }
             Outcome::Refused(other) => return Err(unexpected(other)),
         }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::placement::Placement;
 use super::Service;
 use crate::backend::{ConfiguredBackend, DataSource};
 use crate::domain::ids::{MessageId, VolumeId};
@@ -10,6 +11,7 @@ use crate::domain::message::{
     Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
 };
 use crate::domain::paging::Page;
+use crate::domain::placement::{EVENT_NO_VALID_BACKEND, MESSAGE_NO_VALID_BACKEND};
 use crate::domain::quota::QuotaOwner;
 use crate::domain::volume::{
     NewVolume, Unschedulable, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
@@ -274,32 +276,23 @@ impl Service {
                 return Err(DomainError::InvalidAvailabilityZone(zone.to_owned()));
             }
         }
-        let backend = match &origin {
-            // The data is where the source is: the new volume goes there too.
-            Some(origin) => {
-                origin.check_zone(zone)?;
-                let backend = self.backend_of(&origin.volume)?;
-                if multiattach && !backend.driver.capabilities().multiattach {
-                    return Err(DomainError::Unschedulable(
-                        Unschedulable::NoMultiattachBackend,
-                    ));
-                }
-                backend
-            }
-            None => self
-                .backends
-                .schedule(multiattach, zone)
-                .map_err(DomainError::Unschedulable)?,
-        };
-        let capabilities = backend.driver.capabilities();
         let now = self.clock.now();
-        let new = NewVolume {
+        let mut new = NewVolume {
             id: VolumeId::generate(),
             user_id: caller.user_id.clone(),
             project_id: caller.project_id.clone(),
-            host: backend.volume_host(),
+            host: None,
+            status: VolumeStatus::Error,
             size,
-            availability_zone: backend.availability_zone.clone(),
+            availability_zone: zone
+                .map(str::to_owned)
+                .or_else(|| {
+                    self.backends
+                        .iter()
+                        .next()
+                        .map(|b| b.availability_zone.clone())
+                })
+                .unwrap_or_else(|| "nova".to_owned()),
             name: request.name,
             description: request.description,
             volume_type_id: volume_type.id,
@@ -312,8 +305,9 @@ impl Service {
                 _ => None,
             },
             multiattach,
-            service_uuid: backend.service_uuid,
-            shared_targets: capabilities.shared_targets,
+            service_uuid: None,
+            backend_capacity_gb: None,
+            shared_targets: None,
             metadata: request.metadata,
             created_at: now,
         };
@@ -322,11 +316,47 @@ impl Service {
             type_name: volume_type.name.clone(),
             defaults: self.settings.quota_defaults.clone(),
         };
-        match self.store.insert_volume(&new, &owner).await? {
-            Outcome::Done(()) => {}
-            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
-            Outcome::Refused(other) => return Err(super::volume_actions::unexpected(other)),
-            Outcome::Gone => return Err(not_found(new.id)),
+        let placement = Placement {
+            size_gb: size,
+            availability_zone: zone,
+            volume_type: &volume_type,
+        };
+        let placed = match &origin {
+            // The data is where the source is: the new volume goes there too.
+            Some(origin) => {
+                origin.check_zone(zone)?;
+                let backend = self.backend_of(&origin.volume)?;
+                if multiattach && !backend.driver.capabilities().multiattach {
+                    return Err(DomainError::Unschedulable(
+                        Unschedulable::NoMultiattachBackend,
+                    ));
+                }
+                self.record_on(&mut new, &owner, Some(backend)).await?
+            }
+            None => self.record_placed(&mut new, &owner, &placement).await?,
+        };
+        if placed.is_none() {
+            // No backend could take it: Cinder's scheduler leaves the volume in `error`
+            // with a user message saying so.
+            let message = Message {
+                id: MessageId::generate(),
+                project_id: new.project_id.clone(),
+                request_id,
+                resource_type: "VOLUME".to_owned(),
+                resource_uuid: Some(new.id.to_string()),
+                event_id: EVENT_NO_VALID_BACKEND.to_owned(),
+                message_level: "ERROR".to_owned(),
+                user_message: MESSAGE_NO_VALID_BACKEND.to_owned(),
+                created_at: now,
+                expires_at: Some(now + chrono::Duration::days(30)),
+            };
+            self.store.insert_message(&message).await?;
+            tracing::warn!(volume_id = %new.id, "no backend can take the volume");
+            return self
+                .store
+                .get_volume(new.id)
+                .await?
+                .ok_or_else(|| not_found(new.id));
         }
         // The backend work runs to its end even if the client goes away, so the volume
         // never stays `creating`.
@@ -347,6 +377,66 @@ impl Service {
             .get_volume(id)
             .await?
             .ok_or_else(|| not_found(id))
+    }
+
+    /// Records the volume on the best backend that can take it, trying the next one when
+    /// another create took the last space of the first. `None`: no backend can; the
+    /// volume is recorded in `error`, on none.
+    async fn record_placed(
+        &self,
+        new: &mut NewVolume,
+        owner: &QuotaOwner,
+        placement: &Placement<'_>,
+    ) -> Result<Option<usize>, DomainError> {
+        let mut tried = Vec::new();
+        loop {
+            let best = self.candidates(placement, &tried).await?.first().copied();
+            let backend = best.and_then(|i| self.backends.get(i));
+            match self.record_on(new, owner, backend).await? {
+                Some(placed) => return Ok(Some(placed)),
+                None if backend.is_none() => return Ok(None),
+                None => tried.extend(best),
+            }
+        }
+    }
+
+    /// Records the volume on `backend` (`creating`), or in `error` on none. `None`
+    /// when the backend had no room left, or there was no backend.
+    async fn record_on(
+        &self,
+        new: &mut NewVolume,
+        owner: &QuotaOwner,
+        backend: Option<&ConfiguredBackend>,
+    ) -> Result<Option<usize>, DomainError> {
+        match backend {
+            Some(backend) => {
+                let capabilities = backend.driver.capabilities();
+                new.status = VolumeStatus::Creating;
+                new.host = Some(backend.volume_host());
+                new.availability_zone = backend.availability_zone.clone();
+                new.service_uuid = Some(backend.service_uuid);
+                new.backend_capacity_gb = capabilities.total_capacity_gb;
+                new.shared_targets = capabilities.shared_targets;
+            }
+            None => {
+                new.status = VolumeStatus::Error;
+                new.host = None;
+                new.service_uuid = None;
+                new.backend_capacity_gb = None;
+                new.shared_targets = None;
+            }
+        }
+        match self.store.insert_volume(new, owner).await? {
+            Outcome::Done(()) => Ok(backend.and_then(|b| {
+                self.backends
+                    .iter()
+                    .position(|c| c.service_uuid == b.service_uuid)
+            })),
+            Outcome::Refused(Refusal::NoCapacity) => Ok(None),
+            Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
+            Outcome::Refused(other) => Err(super::volume_actions::unexpected(other)),
+            Outcome::Gone => Err(not_found(new.id)),
+        }
     }
 
     async fn provision(
@@ -431,8 +521,8 @@ impl Service {
             .await?;
         let mut handled = 0;
         for volume in stuck {
-            if self.backend_of(&volume).is_err() {
-                continue; // another host's volume
+            if volume.host.is_some() && self.backend_of(&volume).is_err() {
+                continue; // another host's volume (a volume on no host is anyone's)
             }
             let now = self.clock.now();
             if volume.status == VolumeStatus::Deleting {

@@ -15,7 +15,9 @@
 //!   consistency snapshot, backend registration);
 //! - `quotas.rs`: quota limits and the usage they are checked against;
 //! - `qos_specs.rs`: QoS specs and their association with volume types;
-//! - `snapshots.rs`: snapshots and their metadata.
+//! - `snapshots.rs`: snapshots and their metadata;
+//! - `services.rs`: the services' admin views, heartbeat and what each backend holds;
+//! - `transfers.rs`: volume transfers between projects.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -36,10 +38,12 @@ mod purge;
 mod qos_specs;
 mod quotas;
 mod row;
+mod services;
 mod side_tables;
 mod snapshots;
 mod sql;
 mod sqlite;
+mod transfers;
 mod volume_metadata;
 mod volume_types;
 mod volume_writes;
@@ -58,8 +62,10 @@ pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;
+pub use services::ServiceStore;
 pub use snapshots::{SnapshotFilters, SnapshotStore};
 pub use sqlite::Sqlite;
+pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;
 pub use volume_writes::VolumeWriteStore;
@@ -80,6 +86,8 @@ pub trait Store:
     + QuotaStore
     + QosSpecsStore
     + SnapshotStore
+    + ServiceStore
+    + TransferStore
 {
 }
 
@@ -97,6 +105,8 @@ impl<T> Store for T where
         + QuotaStore
         + QosSpecsStore
         + SnapshotStore
+        + ServiceStore
+        + TransferStore
 {
 }
 

@@ -46,6 +46,8 @@ pub struct StatusCounts {
 pub struct ServiceRegistration {
     pub new_uuid: ServiceId,
     pub host: String,
+    /// `cinder-volume` for a backend, `cinder-scheduler` for the process itself.
+    pub binary: &'static str,
     pub backend_name: String,
     pub driver: String,
     pub availability_zone: String,
@@ -72,7 +74,7 @@ const SNAPSHOT_STRAY_SPECS: &str = "select s.attachment_id, s.key from attachmen
 const REGISTER_SERVICE: &str = "\
     insert into services (uuid, host, binary_name, backend_name, driver, availability_zone, \
                           capabilities, created_at, deleted) \
-    values ($1, $2, 'cinder-volume', $3, $4, $5, $6, $7, false) \
+    values ($1, $2, $8, $3, $4, $5, $6, $7, false) \
     on conflict (host) where deleted = false do nothing";
 
 const REFRESH_SERVICE: &str = "\
@@ -155,7 +157,8 @@ impl<D: Database> Operations for SqlStore<D> {
             .bind(&service.driver)
             .bind(&service.availability_zone)
             .bind(&capabilities)
-            .bind(service.now);
+            .bind(service.now)
+            .bind(service.binary);
         tx.execute(insert).await?;
         let refresh = Sql::new(REFRESH_SERVICE)
             .bind(&service.host)

@@ -4,6 +4,7 @@ use super::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
 use crate::domain::paging::{Page, SortDir};
 use crate::domain::snapshot::SnapshotSortKey;
+use crate::domain::transfer::TransferSortKey;
 use crate::domain::volume::VolumeSortKey;
 
 /// A sort key and the SQL expression it orders by (`{t}` is the table alias). Nullable
@@ -47,6 +48,20 @@ impl SortColumn for SnapshotSortKey {
             SnapshotSortKey::Status => "{t}.status",
             SnapshotSortKey::VolumeId => "{t}.volume_id",
             SnapshotSortKey::ProjectId => "{t}.project_id",
+        }
+    }
+}
+
+impl SortColumn for TransferSortKey {
+    const ID: Self = TransferSortKey::Id;
+    const CREATED_AT: Self = TransferSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            TransferSortKey::Id => "{t}.id",
+            TransferSortKey::CreatedAt => "{t}.created_at",
+            TransferSortKey::Name => "coalesce({t}.display_name, '')",
+            TransferSortKey::VolumeId => "{t}.volume_id",
         }
     }
 }

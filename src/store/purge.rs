@@ -59,6 +59,11 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from snapshot_metadata m where m.snapshot_id = snapshots.id)",
     ),
     (
+        "transfers",
+        "(deleted = true and deleted_at < $1) or volume_id in \
+         (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
+    ),
+    (
         "volume_metadata",
         "(deleted = true and deleted_at < $1) or volume_id in \
          (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
@@ -74,7 +79,8 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from volume_attachment a where a.volume_id = volumes.id) \
          and not exists (select 1 from volume_metadata m where m.volume_id = volumes.id) \
          and not exists (select 1 from volume_admin_metadata m where m.volume_id = volumes.id) \
-         and not exists (select 1 from snapshots s where s.volume_id = volumes.id)",
+         and not exists (select 1 from snapshots s where s.volume_id = volumes.id) \
+         and not exists (select 1 from transfers t where t.volume_id = volumes.id)",
     ),
     (
         "volume_type_extra_specs",

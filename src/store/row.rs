@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::ids::{
-    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, VolumeId, VolumeTypeId,
+    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
@@ -92,6 +92,7 @@ column_via!(uuid(Uuid):
     ServiceId => |id| Ok(id.into()),
     QosSpecsId => |id| Ok(id.into()),
     SnapshotId => |id| Ok(id.into()),
+    TransferId => |id| Ok(id.into()),
 );
 column_via!(text(String):
     String => Ok,

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::ids::{
-    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, VolumeId, VolumeTypeId,
+    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -89,6 +89,7 @@ bind_as!(Uuid:
     ServiceId => ServiceId::uuid,
     QosSpecsId => QosSpecsId::uuid,
     SnapshotId => SnapshotId::uuid,
+    TransferId => TransferId::uuid,
 );
 bind_as!(Text:
     String => |text| text,

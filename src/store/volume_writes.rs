@@ -56,10 +56,12 @@ pub trait VolumeWriteStore: Send + Sync {
         &self,
         id: VolumeId,
         new_size: i64,
+        attached: bool,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
-    /// Records the new size and returns an `extending` volume to `available`.
+    /// Records the new size and returns an `extending` volume to the status its
+    /// attachments give it (`available` or `in-use`).
     async fn finish_extend(
         &self,
         id: VolumeId,
@@ -147,6 +149,9 @@ const SNAPSHOTS_OF_VOLUME: &str =
 
 const SNAPSHOTS_DELETING: &str = "update snapshots set status = $2, updated_at = $3 \
                                    where volume_id = $1 and deleted = false";
+
+const CLOSE_TRANSFERS_OF_VOLUME: &str = "update transfers set deleted = true, deleted_at = $2 \
+     where volume_id = $1 and deleted = false";
 
 const DELETE_VOLUME: &str = "\
     update volumes set deleted = true, deleted_at = $2, status = $3, migration_status = null \
@@ -289,6 +294,9 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         for table in [SideTable::VolumeMetadata, SideTable::VolumeAdminMetadata] {
             Self::remove_items(&mut tx, table, id.uuid(), None, now).await?;
         }
+        // An offer of a volume that is gone is withdrawn with it.
+        tx.execute(Sql::new(CLOSE_TRANSFERS_OF_VOLUME).bind(id).bind(now))
+            .await?;
         let volume = Sql::new(DELETE_VOLUME)
             .bind(id)
             .bind(now)
@@ -303,10 +311,11 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         new_size: i64,
+        attached: bool,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
-        let rule = |v: &LockedVolume| volume_rules::extend(v, new_size);
+        let rule = |v: &LockedVolume| volume_rules::extend(v, new_size, attached);
         let (mut tx, locked) = match self.write_volume_if(id, rule).await? {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
@@ -334,13 +343,24 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         new_size: i64,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if let Err(refusal) = volume_rules::transition(&locked.volume, VolumeStatus::Extending) {
+            return Ok(Outcome::Refused(refusal));
+        }
+        // Back to what its attachments make it: `in-use` when extended while attached.
+        let live = locked.live.iter().map(|a| a.attach_status);
+        let after = attach::aggregate(&locked.volume, attach::Hold::None, live);
         let sql = Sql::new(SET_SIZE)
             .bind(id)
             .bind(new_size)
-            .bind(VolumeStatus::Available)
+            .bind(after.status)
             .bind(now);
-        let rule = |v: &LockedVolume| volume_rules::transition(v, VolumeStatus::Extending);
-        self.apply_if(id, rule, sql).await
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

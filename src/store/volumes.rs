@@ -122,6 +122,9 @@ const INSERT_VOLUME: &str = "\
     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $12, $13, $14, $15, false, \
             $16, $17)";
 
+const ALLOCATED_ON_BACKEND: &str = "select cast(coalesce(sum(size), 0) as bigint) from volumes \
+     where service_uuid = $1 and deleted = false";
+
 /// A volume and one admin metadata item of `VOLUME_BRIEF`.
 struct BriefRow(Volume, Option<String>, Option<String>);
 
@@ -241,6 +244,17 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
         }
+        if let (Some(capacity), Some(backend)) = (new.backend_capacity_gb, new.service_uuid) {
+            // Creates on one backend take turns here, so two never share its last space.
+            Self::lock_project(&mut tx, &format!("backend {backend}")).await?;
+            let (allocated,): (i64,) = tx
+                .fetch_optional(Sql::new(ALLOCATED_ON_BACKEND).bind(backend))
+                .await?
+                .unwrap_or((0,));
+            if (allocated + new.size) as f64 > capacity {
+                return Ok(Outcome::Refused(Refusal::NoCapacity));
+            }
+        }
         let insert = Sql::new(INSERT_VOLUME)
             .bind(new.id)
             .bind(&new.user_id)
@@ -248,7 +262,7 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             .bind(&new.host)
             .bind(new.size)
             .bind(&new.availability_zone)
-            .bind(VolumeStatus::Creating)
+            .bind(new.status)
             .bind(AttachStatus::Detached)
             .bind(&new.name)
             .bind(&new.description)

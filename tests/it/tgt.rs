@@ -356,6 +356,26 @@ async fn extend_shows_at_the_next_login_and_delete_leaves_nothing(app: TestApp) 
     assert_eq!(tgtd.account_count().await, 0, "no account is left");
 }
 
+/// Extend of an attached volume (3.42+): the volume stays `in-use`, and its host reads
+/// the new size over iSCSI.
+async fn an_attached_volume_grows_under_its_host(app: TestApp) {
+    let Some((app, _tgtd)) = tgt_app(app, "tgt::extend_attached").await else {
+        return;
+    };
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let (id, info) = attach(&app, &v, "host-a", IQN_A, "rw").await;
+    assert_eq!(app.complete(&id).await.status, 204);
+    // The host stays logged in while the volume grows.
+    let mut session = Session::login(&info, IQN_A).await.expect("logs in");
+    assert_eq!(session.capacity().await["bytes"], 1u64 << 30);
+    let extended = app
+        .volume_action(&v, json!({"os-extend": {"new_size": 2}}))
+        .await;
+    assert_eq!(extended.status, 202, "{}", extended.text);
+    assert_eq!(app.volume_status(&v).await, "in-use");
+    assert_eq!(session.capacity().await["bytes"], 2u64 << 30);
+}
+
 /// The persistent-reservation suites of libiscsi's conformance tests, run as a cluster's
 /// fence agent would: two hosts with `rw` attachments of one multiattach volume share
 /// its logical unit and its reservations.
@@ -591,6 +611,7 @@ backend_tests!(
     a_restarted_tgtd_gets_exactly_the_live_access_back,
     tgtd_down_fails_attaches_and_creates_cleanly,
     extend_shows_at_the_next_login_and_delete_leaves_nothing,
+    an_attached_volume_grows_under_its_host,
 );
 
 /// Two server processes on one database share one tgtd: parallel attaches through

@@ -330,6 +330,7 @@ impl Backend for TgtBackend {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             driver: "tgt",
+            storage_protocol: "iSCSI",
             ..self.storage.capabilities()
         }
     }

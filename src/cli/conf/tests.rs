@@ -41,6 +41,7 @@ fn cinders_own_options_become_flags() {
          osapi_volume_listen_port = 18776\nhost = anchor\ndefault_volume_type = gold\n\
          enabled_backends = fast, slow\ntransport_url = rabbit://x\n\
          [fast]\nvolume_driver = tgt\nvolume_backend_name = fast\nportal = 127.0.0.1:3261\n\
+         extra_capabilities = {\"tier\": \"gold\", \"replication\": true}\n\
          [slow]\nvolume_driver = file\nbackend_availability_zone = az2\ndir = /srv/slow\n\
          [database]\nconnection = postgresql+psycopg2://cinder:s3cret@db/cinder\nmax_pool_size = 5\nmax_overflow = 10\n\
          [keystone_authtoken]\nwww_authenticate_uri = https://keystone:5000\nauth_url = https://keystone:5000/\n\
@@ -56,7 +57,8 @@ fn cinders_own_options_become_flags() {
     assert_eq!(
         values(&settings, "backends"),
         [
-            "fast=tgt,portal=127.0.0.1:3261",
+            "fast=tgt,volume_backend_name=fast,portal=127.0.0.1:3261,\
+             capabilities.replication=true,capabilities.tier=gold",
             "slow=file,availability_zone=az2,dir=/srv/slow"
         ]
     );

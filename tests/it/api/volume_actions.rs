@@ -120,13 +120,43 @@ async fn extend_grows_available_volumes(app: TestApp) {
         crate::support::helpers::conn(),
     )
     .await;
-    app.volume_action(&id, json!({"os-extend": {"new_size": 4}}))
+    // Before 3.42 an attached volume is not extended.
+    app.request(
+        axum::http::Method::POST,
+        &format!("/v3/p1/volumes/{id}/action"),
+    )
+    .version("3.41")
+    .json(&json!({"os-extend": {"new_size": 4}}))
+    .send()
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "status must be 'available' to extend, currently in-use.",
+    );
+    // From 3.42 it is, and stays attached.
+    assert_eq!(
+        app.volume_action(&id, json!({"os-extend": {"new_size": 4}}))
+            .await
+            .status,
+        202
+    );
+    let shown = app.show_volume(&id, "3.71").await.json["volume"].clone();
+    assert_eq!(
+        (shown["size"].clone(), shown["status"].clone()),
+        (json!(4), json!("in-use"))
+    );
+    assert_eq!(shown["attachments"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        std::fs::metadata(app.volume_file(&id)).expect("file").len(),
+        4 * 1024 * 1024 * 1024
+    );
+    app.assert_consistent(&id).await;
+    // `volume:extend_attached_volume` decides for attached volumes only.
+    let app = app.with_rule("volume:extend_attached_volume", "!");
+    app.volume_action(&id, json!({"os-extend": {"new_size": 5}}))
         .await
-        .assert_fault(
-            400,
-            "badRequest",
-            "status must be 'available' to extend, currently in-use.",
-        );
+        .assert_fault(403, "forbidden", "volume:extend_attached_volume");
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
         json!({"os-extend": {"new_size": 4}}),

@@ -110,20 +110,38 @@ async fn multiattach_policy_guards_creation(app: TestApp) {
         .await;
 }
 
-async fn no_backend_for_multiattach_is_refused_at_once(app: TestApp) {
+async fn no_backend_for_multiattach_leaves_an_error_volume(app: TestApp) {
     let dir = app.volumes_dir.join("single");
     let spec = format!("single=file,dir={},multiattach=false", dir.display());
     let app = app.with_backends(&[spec.as_str()]).await;
     app.create_multiattach_type("ma").await;
+    // Cinder's scheduler finds no backend with the capability: the volume is recorded in
+    // `error`, on no host, with the scheduler's user message.
     let response = app
         .post_volume(json!({"size": 1, "volume_type": "ma"}), "3.71")
         .await;
-    response.assert_fault(400, "badRequest", "multiattach");
-    let rows = app
-        .db
-        .column("select cast(count(*) as text) from volumes")
-        .await;
-    assert_eq!(rows, ["0"]);
+    assert_eq!(response.status, 202, "{}", response.text);
+    let id = str_of(&response.json["volume"], "id");
+    assert_eq!(response.json["volume"]["status"], "error");
+    let shown = app.show_volume(&id, "3.71").await;
+    assert_eq!(shown.json["volume"]["os-vol-host-attr:host"], Value::Null);
+    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
+    let message = messages.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["resource_uuid"] == json!(id))
+        .cloned()
+        .expect("a user message for the volume");
+    assert_eq!(message["event_id"], "VOLUME_VOLUME_001_003");
+    assert_eq!(
+        message["user_message"],
+        "schedule allocate volume: Could not find any available weighted backend."
+    );
+    assert!(
+        !dir.join(format!("volume-{id}")).exists(),
+        "no storage was made"
+    );
     // Ordinary volumes still go there.
     app.create_volume(json!({"size": 1})).await;
 }
@@ -581,7 +599,7 @@ backend_tests!(
     multiattach_comes_from_the_type,
     the_multiattach_parameter_is_gone,
     multiattach_policy_guards_creation,
-    no_backend_for_multiattach_is_refused_at_once,
+    no_backend_for_multiattach_leaves_an_error_volume,
     backend_failure_leaves_an_error_volume_and_a_message,
     size_and_type_validation,
     strictness_starts_at_3_53,

@@ -11,6 +11,7 @@ fn registration(host: &str) -> ServiceRegistration {
     ServiceRegistration {
         new_uuid: ServiceId::generate(),
         host: host.to_owned(),
+        binary: "cinder-volume",
         backend_name: "b".to_owned(),
         driver: "file".to_owned(),
         availability_zone: "nova".to_owned(),

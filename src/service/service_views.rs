@@ -1,0 +1,128 @@
+//! The operator's views of the deployment, admin-only as in Cinder: the services
+//! (`os-services`), the scheduler's pools (`scheduler-stats/get_pools`), one backend's
+//! capabilities (`capabilities/{host}`) and the hosts (`os-hosts`).
+
+use serde_json::{Map, Value};
+
+use super::placement::Pool;
+use super::Service;
+use crate::domain::service_record::{host_matches, ProjectUsage, ServiceRecord, VOLUME_BINARY};
+use crate::domain::{DomainError, RequestContext};
+use crate::policy::{rules, Target};
+
+impl Service {
+    fn enforce_admin_view(
+        &self,
+        caller: &RequestContext,
+        rule: &'static str,
+    ) -> Result<(), DomainError> {
+        self.policy.enforce(rule, caller, &Target::caller(caller))?;
+        Ok(())
+    }
+
+    pub async fn list_services(
+        &self,
+        caller: &RequestContext,
+        host: Option<&str>,
+        binary: Option<&str>,
+    ) -> Result<Vec<ServiceRecord>, DomainError> {
+        self.enforce_admin_view(caller, rules::SERVICES_INDEX)?;
+        Ok(self.store.list_services(host, binary).await?)
+    }
+
+    /// Enables or disables a service; a disabled backend takes no new volume, and its
+    /// volumes keep working.
+    pub async fn set_service_enabled(
+        &self,
+        caller: &RequestContext,
+        host: &str,
+        binary: &str,
+        enabled: bool,
+        reason: Option<&str>,
+    ) -> Result<ServiceRecord, DomainError> {
+        self.enforce_admin_view(caller, rules::SERVICES_UPDATE)?;
+        self.store
+            .set_service_disabled(host, binary, !enabled, reason, self.clock.now())
+            .await?
+            .ok_or_else(|| DomainError::ServiceNotFound {
+                host: host.to_owned(),
+                binary: binary.to_owned(),
+            })
+    }
+
+    /// `os-services/freeze` and `/thaw`: marks the volume services on `host` frozen.
+    pub async fn set_frozen(
+        &self,
+        caller: &RequestContext,
+        host: &str,
+        frozen: bool,
+    ) -> Result<(), DomainError> {
+        let rule = if frozen {
+            rules::FREEZE_HOST
+        } else {
+            rules::THAW_HOST
+        };
+        self.enforce_admin_view(caller, rule)?;
+        match self
+            .store
+            .set_frozen(host, frozen, self.clock.now())
+            .await?
+        {
+            0 => Err(DomainError::NoVolumeServiceOn(host.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    pub async fn scheduler_pools(&self, caller: &RequestContext) -> Result<Vec<Pool>, DomainError> {
+        self.enforce_admin_view(caller, rules::GET_POOLS)?;
+        self.pools().await
+    }
+
+    /// The capabilities of the backend (or pool) named `host`.
+    pub async fn backend_capabilities(
+        &self,
+        caller: &RequestContext,
+        host: &str,
+    ) -> Result<(String, Map<String, Value>), DomainError> {
+        self.enforce_admin_view(caller, rules::CAPABILITIES)?;
+        let pools = self.pools().await?;
+        pools
+            .into_iter()
+            .find(|pool| host_matches(&pool.name, host))
+            .map(|pool| {
+                let backend = pool.name.split('#').next().unwrap_or_default().to_owned();
+                (backend, pool.capabilities)
+            })
+            .ok_or_else(|| DomainError::CapabilitiesNotFound(host.to_owned()))
+    }
+
+    /// `os-hosts`: the enabled services, in `zone` when one is given.
+    pub async fn list_hosts(
+        &self,
+        caller: &RequestContext,
+        zone: Option<&str>,
+    ) -> Result<Vec<ServiceRecord>, DomainError> {
+        self.enforce_admin_view(caller, rules::HOSTS)?;
+        let services = self.store.list_services(None, None).await?;
+        Ok(services
+            .into_iter()
+            .filter(|s| !s.disabled)
+            .filter(|s| zone.is_none_or(|z| s.availability_zone == z))
+            .collect())
+    }
+
+    /// `os-hosts/{host}`: what each project keeps on the volume service `host`.
+    pub async fn host_usage(
+        &self,
+        caller: &RequestContext,
+        host: &str,
+    ) -> Result<Vec<ProjectUsage>, DomainError> {
+        self.enforce_admin_view(caller, rules::HOSTS)?;
+        let services = self.store.list_services(None, Some(VOLUME_BINARY)).await?;
+        let service = services
+            .into_iter()
+            .find(|s| s.host == host)
+            .ok_or_else(|| DomainError::HostNotFound(host.to_owned()))?;
+        Ok(self.store.usage_on_backend(service.uuid).await?)
+    }
+}

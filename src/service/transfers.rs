@@ -1,0 +1,182 @@
+//! Volume transfers: offer an `available` volume to another project, list and withdraw
+//! offers, and accept one with its key, under Cinder's `volume:*_transfer` rules.
+
+use super::Service;
+use crate::domain::ids::{TransferId, VolumeId};
+use crate::domain::paging::Page;
+use crate::domain::quota::QuotaOwner;
+use crate::domain::transfer::{key_opens, NewTransfer, Transfer, TransferFilters, TransferSortKey};
+use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::policy::{rules, Target};
+use crate::store::{Recipient, TransferSecret};
+
+fn not_found(id: TransferId) -> DomainError {
+    DomainError::TransferNotFound(id.to_string())
+}
+
+/// A refused transfer change, with Cinder's reason.
+fn refused(refusal: Refusal, id: Option<TransferId>, volume: VolumeId) -> DomainError {
+    match refusal {
+        Refusal::OverQuota(over) => DomainError::OverQuota(over),
+        Refusal::SnapshotNotAvailable(snapshot) => DomainError::TransferRefused(format!(
+            "Invalid snapshot: snapshot: {snapshot} status must be available"
+        )),
+        Refusal::VolumeStatus(_) => DomainError::TransferRefused(match id {
+            None => "Invalid volume: status must be available".to_owned(),
+            Some(id) => format!(
+                "Invalid volume: Transfer {id}: Volume id {volume} expected in \
+                 awaiting-transfer state."
+            ),
+        }),
+        other => super::volume_actions::unexpected(other),
+    }
+}
+
+impl Service {
+    pub async fn create_transfer(
+        &self,
+        caller: &RequestContext,
+        volume_id: VolumeId,
+        name: Option<String>,
+        no_snapshots: bool,
+    ) -> Result<NewTransfer, DomainError> {
+        let volume = self
+            .volume_under_rule(caller, volume_id, rules::TRANSFER_CREATE)
+            .await?;
+        let offer = NewTransfer::offer(
+            volume_id,
+            name,
+            no_snapshots,
+            volume.project_id.clone(),
+            self.clock.now(),
+        )
+        .map_err(|detail| DomainError::Interrupted {
+            what: "transfer key generation",
+            detail,
+        })?;
+        match self.store.insert_transfer(&offer).await? {
+            Outcome::Done(()) => Ok(offer),
+            Outcome::Gone => Err(super::volumes::not_found(volume_id)),
+            Outcome::Refused(refusal) => Err(refused(refusal, None, volume_id)),
+        }
+    }
+
+    /// An open transfer of the caller's project (any project's, for admins).
+    async fn visible_transfer(
+        &self,
+        caller: &RequestContext,
+        id: TransferId,
+    ) -> Result<TransferSecret, DomainError> {
+        let found = self
+            .store
+            .get_transfer(id)
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        if caller.is_project_scoped() && found.transfer.source_project_id != caller.project_id {
+            return Err(not_found(id));
+        }
+        Ok(found)
+    }
+
+    pub async fn get_transfer(
+        &self,
+        caller: &RequestContext,
+        id: TransferId,
+    ) -> Result<Transfer, DomainError> {
+        self.policy
+            .enforce(rules::TRANSFER_GET, caller, &Target::caller(caller))?;
+        Ok(self.visible_transfer(caller, id).await?.transfer)
+    }
+
+    pub async fn list_transfers(
+        &self,
+        caller: &RequestContext,
+        mut filters: TransferFilters,
+        all_tenants: bool,
+        page: &Page<TransferSortKey>,
+    ) -> Result<Vec<Transfer>, DomainError> {
+        self.policy
+            .enforce(rules::TRANSFER_GET_ALL, caller, &Target::caller(caller))?;
+        filters.project_id = caller.listing_project(all_tenants, None);
+        if let Some(marker) = page.marker {
+            let open = self.store.get_transfer(marker.into()).await?;
+            let visible = open.filter(|t| {
+                filters
+                    .project_id
+                    .as_ref()
+                    .is_none_or(|p| *p == t.transfer.source_project_id)
+            });
+            if visible.is_none() {
+                return Err(DomainError::MarkerNotFound(marker.to_string()));
+            }
+        }
+        Ok(self.store.list_transfers(&filters, page).await?)
+    }
+
+    /// Withdraws an offer; the volume is `available` again.
+    pub async fn delete_transfer(
+        &self,
+        caller: &RequestContext,
+        id: TransferId,
+    ) -> Result<(), DomainError> {
+        let found = self.visible_transfer(caller, id).await?;
+        self.policy.enforce(
+            rules::TRANSFER_DELETE,
+            caller,
+            &Target::project(&found.transfer.source_project_id),
+        )?;
+        let volume = found.transfer.volume_id;
+        match self
+            .store
+            .delete_transfer(id, volume, self.clock.now())
+            .await?
+        {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(refusal) => Err(refused(refusal, Some(id), volume)),
+        }
+    }
+
+    /// Takes the volume into the caller's project with the offer's key.
+    pub async fn accept_transfer(
+        &self,
+        caller: &RequestContext,
+        id: TransferId,
+        auth_key: &str,
+    ) -> Result<Transfer, DomainError> {
+        self.policy
+            .enforce(rules::TRANSFER_ACCEPT, caller, &Target::caller(caller))?;
+        // Any project may accept: the offer is found whoever made it.
+        let found = self
+            .store
+            .get_transfer(id)
+            .await?
+            .ok_or_else(|| not_found(id))?;
+        if !key_opens(&found.salt, &found.crypt_hash, auth_key) {
+            return Err(DomainError::InvalidAuthKey(id.to_string()));
+        }
+        let volume_id = found.transfer.volume_id;
+        let volume = self
+            .store
+            .get_volume_brief(volume_id)
+            .await?
+            .ok_or_else(|| super::volumes::not_found(volume_id))?;
+        let recipient = Recipient {
+            user_id: caller.user_id.clone(),
+            owner: QuotaOwner {
+                project_id: caller.project_id.clone(),
+                type_name: volume.volume_type_name.clone().unwrap_or_default(),
+                defaults: self.settings.quota_defaults.clone(),
+            },
+        };
+        match self
+            .store
+            .accept_transfer(id, volume_id, &recipient, self.clock.now())
+            .await?
+        {
+            Outcome::Done(transfer) => Ok(transfer),
+            Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(refusal) => Err(refused(refusal, Some(id), volume_id)),
+        }
+    }
+}

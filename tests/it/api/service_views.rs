@@ -1,0 +1,274 @@
+//! The admin views: `os-services`, `scheduler-stats/get_pools`, `capabilities/{host}`,
+//! `os-hosts`, in Cinder's shapes and under its admin-only policies.
+
+use axum::http::Method;
+use serde_json::{json, Value};
+
+use crate::support::helpers::*;
+use crate::support::TestApp;
+
+fn backend_host(app: &TestApp) -> String {
+    app.backends().iter().next().unwrap().host.clone()
+}
+
+async fn services_list_and_filter(app: TestApp) {
+    let volume_host = backend_host(&app);
+    let node = volume_host.split('@').next().unwrap().to_owned();
+    let listed = app.get("/v3/p1/os-services").send().await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let services = listed.json["services"].as_array().unwrap().clone();
+    let volume = services
+        .iter()
+        .find(|s| s["binary"] == "cinder-volume")
+        .expect("the backend's service");
+    assert_eq!(volume["host"], json!(volume_host));
+    assert_eq!(volume["zone"], "nova");
+    assert_eq!(volume["status"], "enabled");
+    assert_eq!(volume["state"], "up");
+    assert_eq!(volume["disabled_reason"], Value::Null);
+    assert_eq!(volume["frozen"], false);
+    assert_eq!(volume["replication_status"], "disabled");
+    assert!(volume["updated_at"].is_string());
+    let scheduler = services
+        .iter()
+        .find(|s| s["binary"] == "cinder-scheduler")
+        .expect("the scheduler");
+    assert_eq!(scheduler["host"], json!(node));
+    assert!(scheduler.get("frozen").is_none());
+    // `host` matches the host and its backends, `binary` the binary.
+    let on_node = app
+        .get(&format!("/v3/p1/os-services?host={node}"))
+        .send()
+        .await;
+    assert_eq!(on_node.json["services"].as_array().unwrap().len(), 2);
+    let volumes_only = app
+        .get(&format!(
+            "/v3/p1/os-services?host={node}&binary=cinder-volume"
+        ))
+        .send()
+        .await;
+    assert_eq!(volumes_only.json["services"].as_array().unwrap().len(), 1);
+    let nothing = app.get("/v3/p1/os-services?host=elsewhere").send().await;
+    assert_eq!(nothing.json, json!({"services": []}));
+    // Cluster names appear from 3.7.
+    let v37 = app.get("/v3/p1/os-services").version("3.7").send().await;
+    assert_eq!(v37.json["services"][0]["cluster"], Value::Null);
+    // Admin only.
+    app.get("/v3/p1/os-services")
+        .token(MEMBER_P1)
+        .send()
+        .await
+        .assert_fault(403, "forbidden", "volume_extension:services:index");
+}
+
+async fn enable_disable_freeze(app: TestApp) {
+    let host = backend_host(&app);
+    let put = |action: &str, body: Value| {
+        app.request(Method::PUT, &format!("/v3/p1/os-services/{action}"))
+            .json(&body)
+            .send()
+    };
+    let disabled = put(
+        "disable-log-reason",
+        json!({"host": host, "binary": "cinder-volume", "disabled_reason": "maintenance"}),
+    )
+    .await;
+    assert_eq!(disabled.status, 200, "{}", disabled.text);
+    assert_eq!(
+        disabled.json,
+        json!({"host": host, "service": "", "binary": "cinder-volume", "status": "disabled",
+               "disabled": true, "disabled_reason": "maintenance"})
+    );
+    let listed = app
+        .get("/v3/p1/os-services?binary=cinder-volume")
+        .send()
+        .await;
+    assert_eq!(listed.json["services"][0]["status"], "disabled");
+    assert_eq!(listed.json["services"][0]["disabled_reason"], "maintenance");
+    let enabled = put("enable", json!({"host": host, "binary": "cinder-volume"})).await;
+    assert_eq!(
+        enabled.json,
+        json!({"host": host, "service": "", "binary": "cinder-volume", "status": "enabled",
+               "disabled": false})
+    );
+    let listed = app
+        .get("/v3/p1/os-services?binary=cinder-volume")
+        .send()
+        .await;
+    assert_eq!(listed.json["services"][0]["disabled_reason"], Value::Null);
+    // Cinder's negative cases.
+    put(
+        "enable",
+        json!({"host": "invalid_host", "binary": "cinder-volume"}),
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        "Could not find binary cinder-volume on host invalid_host.",
+    );
+    put("disable", json!({"host": host, "binary": "invalid_binary"}))
+        .await
+        .assert_fault(404, "itemNotFound", "Could not find binary invalid_binary");
+    put(
+        "disable-log-reason",
+        json!({"host": host, "binary": "cinder-volume", "disabled_reason": null}),
+    )
+    .await
+    .assert_fault(400, "badRequest", "disabled_reason");
+    put("disable", json!({"host": host}))
+        .await
+        .assert_fault(400, "badRequest", "");
+    put("freeze", json!({"host": "invalid_host"}))
+        .await
+        .assert_fault(400, "badRequest", "invalid_host");
+    put("thaw", json!({"host": "invalid_host"}))
+        .await
+        .assert_fault(400, "badRequest", "invalid_host");
+    assert_eq!(put("freeze", json!({"host": host})).await.status, 200);
+    let frozen = app
+        .get("/v3/p1/os-services?binary=cinder-volume")
+        .send()
+        .await;
+    assert_eq!(frozen.json["services"][0]["frozen"], true);
+    assert_eq!(put("thaw", json!({"host": host})).await.status, 200);
+    put("unknown", json!({}))
+        .await
+        .assert_fault(404, "itemNotFound", "Unknown action");
+    app.request(Method::PUT, "/v3/p1/os-services/disable")
+        .token(MEMBER_P1)
+        .json(&json!({"host": host, "binary": "cinder-volume"}))
+        .send()
+        .await
+        .assert_fault(403, "forbidden", "volume_extension:services:update");
+}
+
+async fn pools_and_capabilities_agree(app: TestApp) {
+    let dir = app.volumes_dir.join("sized");
+    let spec = format!(
+        "sized=file,dir={},capacity_gb=10,vendor_name=Acme,capabilities.tier=gold",
+        dir.display()
+    );
+    let app = app.with_backends(&[spec.as_str()]).await;
+    app.create_volume(json!({"size": 3})).await;
+    let host = backend_host(&app);
+    let brief = app.get("/v3/p1/scheduler-stats/get_pools").send().await;
+    assert_eq!(brief.status, 200, "{}", brief.text);
+    assert_eq!(
+        brief.json,
+        json!({"pools": [{"name": format!("{host}#sized")}]})
+    );
+    let detail = app
+        .get("/v3/p1/scheduler-stats/get_pools?detail=True")
+        .send()
+        .await;
+    let capabilities = &detail.json["pools"][0]["capabilities"];
+    for (key, value) in [
+        ("volume_backend_name", json!("sized")),
+        ("vendor_name", json!("Acme")),
+        ("storage_protocol", json!("local")),
+        ("pool_name", json!("sized")),
+        ("total_capacity_gb", json!(10.0)),
+        ("free_capacity_gb", json!(7.0)),
+        ("allocated_capacity_gb", json!(3)),
+        ("reserved_percentage", json!(0)),
+        ("QoS_support", json!(true)),
+        ("multiattach", json!(true)),
+        ("thin_provisioning_support", json!(true)),
+        ("tier", json!("gold")),
+    ] {
+        assert_eq!(capabilities[key], value, "{key}");
+    }
+    let shown = app.get(&format!("/v3/p1/capabilities/{host}")).send().await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    assert_eq!(
+        shown.json,
+        json!({
+            "namespace": format!("OS::Storage::Capabilities::{host}"),
+            "vendor_name": "Acme", "volume_backend_name": "sized", "pool_name": "sized",
+            "driver_version": env!("CARGO_PKG_VERSION"), "storage_protocol": "local",
+            "display_name": null, "description": null, "visibility": null,
+            "replication_targets": [], "properties": {},
+        })
+    );
+    // The pool's name finds it too; an unknown host does not.
+    let by_pool = app
+        .get(&format!("/v3/p1/capabilities/{host}%23sized"))
+        .send()
+        .await;
+    assert_eq!(by_pool.status, 200, "{}", by_pool.text);
+    app.get("/v3/p1/capabilities/nowhere")
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "Can't find service: nowhere");
+    for path in ["scheduler-stats/get_pools", &format!("capabilities/{host}")] {
+        let refused = app
+            .get(&format!("/v3/p1/{path}"))
+            .token(MEMBER_P1)
+            .send()
+            .await;
+        assert_eq!(refused.status, 403, "{path}");
+    }
+}
+
+async fn hosts_list_and_usage(app: TestApp) {
+    let host = backend_host(&app);
+    let volume = app.create_volume(json!({"size": 2})).await;
+    let id = str_of(&volume, "id");
+    let snapshot = app
+        .request(Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": id}}))
+        .send()
+        .await;
+    assert_eq!(snapshot.status, 202, "{}", snapshot.text);
+    app.request(Method::POST, "/v3/p2/volumes")
+        .token(MEMBER_P2)
+        .json(&json!({"volume": {"size": 1}}))
+        .send()
+        .await;
+    let listed = app.get("/v3/p1/os-hosts").send().await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    let hosts = listed.json["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "the backend and the scheduler");
+    let backend = hosts
+        .iter()
+        .find(|h| h["host_name"] == json!(host))
+        .unwrap();
+    assert_eq!(backend["service"], "cinder-volume");
+    assert_eq!(backend["service-status"], "available");
+    assert_eq!(backend["service-state"], "enabled");
+    assert_eq!(backend["zone"], "nova");
+    let in_east = app.get("/v3/p1/os-hosts?zone=east").send().await;
+    assert_eq!(in_east.json, json!({"hosts": []}));
+    let shown = app.get(&format!("/v3/p1/os-hosts/{host}")).send().await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    let resource = |project: &str, volumes: &str, gb: &str, snaps: &str, snap_gb: &str| {
+        json!({"resource": {"host": host, "project": project, "volume_count": volumes,
+                            "total_volume_gb": gb, "snapshot_count": snaps,
+                            "total_snapshot_gb": snap_gb}})
+    };
+    assert_eq!(
+        shown.json,
+        json!({"host": [
+            resource("(total)", "2", "3", "1", "2"),
+            resource("p1", "1", "2", "1", "2"),
+            resource("p2", "1", "1", "0", "0"),
+        ]})
+    );
+    app.get("/v3/p1/os-hosts/nowhere")
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "Host nowhere could not be found.");
+    app.get("/v3/p1/os-hosts")
+        .token(MEMBER_P1)
+        .send()
+        .await
+        .assert_fault(403, "forbidden", "volume_extension:hosts");
+}
+
+backend_tests!(
+    services_list_and_filter,
+    enable_disable_freeze,
+    pools_and_capabilities_agree,
+    hosts_list_and_usage,
+);
