@@ -112,13 +112,13 @@ def cinder(server, schema_proxy):
     """Runs the real `cinder` CLI against the server (noauth, project p1), through the
     schema-checking proxy."""
 
-    def run(*args, version="3.71", check=True):
+    def run(*args, version="3.71", check=True, project="p1"):
         env = dict(os.environ)
         env.update(
             OS_AUTH_TYPE="noauth",
             CINDER_ENDPOINT=f"{schema_proxy.url}/v3",
             OS_USER_ID="admin",
-            OS_PROJECT_ID="p1",
+            OS_PROJECT_ID=project,
             OS_VOLUME_API_VERSION=version,
         )
         result = subprocess.run(["cinder", *args], env=env, capture_output=True, text=True, timeout=60)

@@ -15,8 +15,12 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from tempest.lib.api_schema.response.volume import (limits, quota_classes, quotas, versions,
-                                                   volume_types, volumes)
+from tempest.lib.api_schema.response.volume import (capabilities, hosts, limits, quota_classes,
+                                                   quotas, scheduler_stats, services, transfers,
+                                                   versions, volume_types, volumes)
+from tempest.lib.api_schema.response.volume.v3_7 import services as services_v37
+from tempest.lib.api_schema.response.volume.v3_55 import transfers as transfers_v355
+from tempest.lib.api_schema.response.volume.v3_57 import transfers as transfers_v357
 from tempest.lib.api_schema.response.volume.v3_61 import volumes as volumes_v361
 from tempest.lib.api_schema.response.volume.v3_63 import volumes as volumes_v363
 from tempest.lib.api_schema.response.volume.v3_64 import volumes as volumes_v364
@@ -61,9 +65,25 @@ OPERATIONS = [
     ("GET", r"/os-quota-class-sets/[^/]+", "quota_classes", "show_quota_classes"),
     ("PUT", r"/os-quota-class-sets/[^/]+", "quota_classes", "update_quota_classes"),
     ("GET", r"/limits", "limits", "show_limits"),
+    ("GET", r"/os-services", "services", "list_services"),
+    ("GET", r"/capabilities/[^/]+", "capabilities", "show_backend_capabilities"),
+    ("GET", r"/os-hosts", "hosts", "list_hosts"),
+    ("GET", r"/os-hosts/[^/]+", "hosts", "show_host"),
+    ("POST", r"/(os-volume-transfer|volume-transfers)", "transfers", "create_volume_transfer"),
+    ("GET", r"/(os-volume-transfer|volume-transfers)", "transfers",
+     "list_volume_transfers_no_detail"),
+    ("GET", r"/(os-volume-transfer|volume-transfers)/detail", "transfers",
+     "list_volume_transfers_with_detail"),
+    ("GET", rf"/(os-volume-transfer|volume-transfers)/{ID}", "transfers", "show_volume_transfer"),
+    ("POST", rf"/(os-volume-transfer|volume-transfers)/{ID}/accept", "transfers",
+     "accept_volume_transfer"),
 ]
 
-KINDS = {"types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits}
+KINDS = {"types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
+         "capabilities": capabilities, "hosts": hosts}
+# Kinds whose schema depends on the microversion, as tempest's clients choose them.
+VERSIONED_KINDS = {"services": [(7, services_v37), (0, services)],
+                   "transfers": [(57, transfers_v357), (55, transfers_v355), (0, transfers)]}
 
 checked = []
 
@@ -85,10 +105,15 @@ def schema_for(method, path, minor, query=""):
     if re.fullmatch(r"/v3/?", path):
         return versions.volume_api_version_details if method == "GET" else None
     below = re.sub(r"^/v3/[^/]+", "", path, count=1)
+    if method == "GET" and below == "/scheduler-stats/get_pools":
+        detailed = re.search(r"(^|&)detail=(true|1|yes|on)", query, flags=re.I)
+        return scheduler_stats.get_pools_with_detail if detailed else scheduler_stats.get_pools_no_detail
     for op_method, pattern, kind, name in OPERATIONS:
         if method == op_method and re.fullmatch(pattern, below):
             if kind in KINDS:
                 return getattr(KINDS[kind], name)
+            if kind in VERSIONED_KINDS:
+                return getattr(next(m for lowest, m in VERSIONED_KINDS[kind] if minor >= lowest), name)
             module = next(m for lowest, m in VOLUME_SCHEMAS if minor >= lowest)
             if name in ("create_volume", "update_volume") and minor >= 61:
                 # Tempest sends these at 3.0 and keeps their schemas at the 3.60 shape;

@@ -36,7 +36,9 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"test_volumes_snapshots|test_volumes_snapshots_list|test_volumes_snapshots_negative|"
          r"test_snapshot_metadata|admin\.test_snapshots_actions|"
          r"admin\.test_volume_snapshot_quotas_negative|test_volumes_clone|"
-         r"test_volumes_clone_negative)\.")
+         r"test_volumes_clone_negative|test_volumes_extend|admin\.test_volume_services|"
+         r"admin\.test_volume_services_negative|admin\.test_volume_pools|admin\.test_volume_hosts|"
+         r"admin\.test_backends_capabilities|admin\.test_user_messages|test_volume_transfers)\.")
 PASSWORD = "tempest-secret"
 
 
@@ -59,10 +61,12 @@ def provision(keystone_url, admin_password, port):
     project = admin.project(f"tempest-{suffix}")
     admin.user(f"cinder-{suffix}", PASSWORD, service_project, ["service"])
     accounts = []
-    # Two of each kind (tempest locks an account per test class).
-    for n in (1, 2):
-        for kind, roles in (("admin", ["admin", "member", "reader"]), ("member", ["member", "reader"]),
-                            ("reader", ["reader"])):
+    # Two of each kind (tempest locks an account per test class), members before readers:
+    # tempest gives a test's `alt` credentials the first free non-admin account, and an
+    # alt user must be a member to act (accept a transfer).
+    for kind, roles in (("admin", ["admin", "member", "reader"]), ("member", ["member", "reader"]),
+                        ("reader", ["reader"])):
+        for n in (1, 2):
             name = f"{kind}{n}-{suffix}"
             admin.user(name, PASSWORD, project, roles)
             accounts.append({"username": name, "project_name": f"tempest-{suffix}", "password": PASSWORD,
@@ -124,6 +128,9 @@ max_microversion = latest
 build_timeout = 60
 build_interval = 1
 volume_size = 1
+# What the file backend reports; tempest's typed-volume tests ask for these.
+storage_protocol = local
+vendor_name = Open Source
 
 [volume-feature-enabled]
 backup = False

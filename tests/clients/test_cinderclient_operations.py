@@ -1,0 +1,79 @@
+"""The python-cinderclient CLI against cinder-attach: what an operator runs first
+(service-list, get-pools, get-capabilities, availability zones, extensions) and what a
+user runs every week (extend, transfers)."""
+
+from conftest import table
+
+
+def rows(output):
+    """The data rows of a cinder CLI table, as lists of cells."""
+    found = []
+    for line in output.splitlines():
+        if line.startswith("|") and not line.startswith("+"):
+            found.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return found[1:]
+
+
+def test_service_views(cinder):
+    services = rows(cinder("service-list").stdout)
+    binaries = sorted(r[0] for r in services)
+    assert binaries == ["cinder-scheduler", "cinder-volume"], services
+    volume = next(r for r in services if r[0] == "cinder-volume")
+    host = volume[1]
+    assert host.endswith("@file") and volume[3] == "enabled" and volume[4] == "up", volume
+
+    cinder("service-disable", "--reason", "maintenance", host, "cinder-volume")
+    disabled = next(r for r in rows(cinder("service-list", "--withreplication").stdout)
+                    if r[0] == "cinder-volume")
+    assert "disabled" in disabled and "maintenance" in disabled, disabled
+    cinder("service-enable", host, "cinder-volume")
+
+    pools = cinder("get-pools", "--detail").stdout
+    assert f"{host}#file" in pools
+    for key in ("volume_backend_name", "vendor_name", "storage_protocol", "free_capacity_gb"):
+        assert key in pools, pools
+    capabilities = table(cinder("get-capabilities", host).stdout)
+    assert capabilities["volume_backend_name"] == "file"
+    assert capabilities["vendor_name"] == "Open Source"
+    assert capabilities["storage_protocol"] == "local"
+
+    zones = cinder("availability-zone-list").stdout
+    assert "nova" in zones and "available" in zones
+    extensions = cinder("list-extensions").stdout
+    assert "os-volume-actions" in extensions
+
+
+def test_placement_error_volume_has_a_message(cinder):
+    cinder("type-create", "fibre")
+    cinder("type-key", "fibre", "set", "storage_protocol=FC")
+    created = table(cinder("create", "--volume-type", "fibre", "1").stdout)
+    assert created["status"] == "error"
+    messages = cinder("message-list").stdout
+    assert created["id"] in messages
+    assert "schedule allocate volume" in messages or "VOLUME_VOLUME_001_003" in messages, messages
+
+
+def test_extend_and_transfer(cinder):
+    volume = table(cinder("create", "--name", "grow", "1").stdout)["id"]
+    cinder("extend", volume, "3")
+    assert table(cinder("show", volume).stdout)["size"] == "3"
+
+    offered = table(cinder("transfer-create", "--name", "to-p2", volume).stdout)
+    assert offered["volume_id"] == volume and len(offered["auth_key"]) == 16
+    assert table(cinder("show", volume).stdout)["status"] == "awaiting-transfer"
+    assert offered["id"] in cinder("transfer-list").stdout
+    assert table(cinder("transfer-show", offered["id"]).stdout)["name"] == "to-p2"
+
+    wrong = cinder("transfer-accept", offered["id"], "0" * 16, project="p2", check=False)
+    assert wrong.returncode != 0 and "Invalid auth key" in wrong.stdout + wrong.stderr
+    cinder("transfer-accept", offered["id"], offered["auth_key"], project="p2")
+    moved = table(cinder("show", volume, project="p2").stdout)
+    assert moved["status"] == "available"
+    assert moved["os-vol-tenant-attr:tenant_id"] == "p2"
+    assert offered["id"] not in cinder("transfer-list").stdout
+
+    # A withdrawn offer gives the volume back.
+    other = table(cinder("create", "--name", "stay", "1").stdout)["id"]
+    withdrawn = table(cinder("transfer-create", other).stdout)["id"]
+    cinder("transfer-delete", withdrawn)
+    assert table(cinder("show", other).stdout)["status"] == "available"
