@@ -416,6 +416,11 @@ impl From<DomainError> for ApiError {
             E::CapabilitiesNotFound(host) => {
                 ApiError::NotFound(format!("Can't find service: {host}"))
             }
+            E::BackendFrozen => ApiError::BadRequest(
+                "Invalid input received: Modification operations are not allowed on frozen \
+                 storage backends."
+                    .to_owned(),
+            ),
             E::HostNotFound(host) => ApiError::NotFound(format!("Host {host} could not be found.")),
             E::TransferNotFound(id) => {
                 ApiError::NotFound(format!("Transfer {id} could not be found."))

@@ -259,6 +259,8 @@ pub enum DomainError {
     NoVolumeServiceOn(String),
     #[error("no backend {0} to report capabilities of")]
     CapabilitiesNotFound(String),
+    #[error("the volume's backend is frozen")]
+    BackendFrozen,
     #[error("host {0} not found")]
     HostNotFound(String),
     #[error("transfer {0} not found")]

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::placement::Pool;
 use super::Service;
 use crate::domain::service_record::{host_matches, ProjectUsage, ServiceRecord, VOLUME_BINARY};
+use crate::domain::volume::Volume;
 use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
 
@@ -69,6 +70,16 @@ impl Service {
             .await?
         {
             0 => Err(DomainError::NoVolumeServiceOn(host.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Cinder's `assert_not_frozen`: no delete or snapshot on a frozen backend.
+    pub(super) async fn ensure_not_frozen(&self, volume: &Volume) -> Result<(), DomainError> {
+        match volume.service_uuid {
+            Some(service) if self.store.is_frozen(service).await? => {
+                Err(DomainError::BackendFrozen)
+            }
             _ => Ok(()),
         }
     }

@@ -74,6 +74,7 @@ impl Service {
         let volume = self
             .volume_under_rule(caller, volume_id, rules::SNAPSHOT_CREATE)
             .await?;
+        self.ensure_not_frozen(&volume).await?;
         super::volume_metadata::metadata_fits(&request.metadata)?;
         let new = NewSnapshot {
             id: SnapshotId::generate(),
@@ -258,6 +259,12 @@ impl Service {
             rules::SNAPSHOT_DELETE
         };
         let found = self.snapshot_under_rule(caller, id, rule).await?;
+        let volume = self
+            .store
+            .get_volume_brief(found.volume_id)
+            .await?
+            .ok_or_else(|| DomainError::VolumeNotFound(found.volume_id.to_string()))?;
+        self.ensure_not_frozen(&volume).await?;
         match self
             .store
             .begin_snapshot_delete(found.id, force, self.clock.now())
@@ -267,11 +274,6 @@ impl Service {
             Outcome::Gone => return Err(snapshot_not_found(id)),
             Outcome::Refused(_) => return Err(DomainError::SnapshotDeleteRefused),
         }
-        let volume = self
-            .store
-            .get_volume_brief(found.volume_id)
-            .await?
-            .ok_or_else(|| DomainError::VolumeNotFound(found.volume_id.to_string()))?;
         let service = self.clone();
         tokio::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
             .await

@@ -55,6 +55,7 @@ impl Service {
         cascade: bool,
     ) -> Result<(), DomainError> {
         let id = volume.id;
+        self.ensure_not_frozen(&volume).await?;
         let snapshots = match self
             .store
             .begin_volume_delete(id, force, cascade, self.clock.now())

@@ -39,6 +39,8 @@ pub trait ServiceStore: Send + Sync {
         frozen: bool,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError>;
+    /// Whether the backend `service` is frozen.
+    async fn is_frozen(&self, service: ServiceId) -> Result<bool, StoreError>;
     /// Records that the services on `hosts` are alive.
     async fn heartbeat(&self, hosts: &[String], now: DateTime<Utc>) -> Result<(), StoreError>;
     /// The gigabytes of live volumes each backend holds, by `service_uuid`.
@@ -56,6 +58,8 @@ const SET_DISABLED: &str = "update services set disabled = $3, disabled_reason =
 const SET_FROZEN: &str = "update services set frozen = $2 \
      where (host = $1 or host like $1 || '@%') and binary_name = 'cinder-volume' \
        and deleted = false";
+
+const IS_FROZEN: &str = "select frozen from services where uuid = $1 and deleted = false";
 
 const ALLOCATED: &str = "select service_uuid, cast(coalesce(sum(size), 0) as bigint) \
      from volumes where deleted = false and service_uuid is not null group by service_uuid";
@@ -144,6 +148,15 @@ impl<D: Database> ServiceStore for SqlStore<D> {
         self.db
             .execute(Sql::new(SET_FROZEN).bind(host).bind(frozen))
             .await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn is_frozen(&self, service: ServiceId) -> Result<bool, StoreError> {
+        let found: Option<(bool,)> = self
+            .db
+            .fetch_optional(Sql::new(IS_FROZEN).bind(service))
+            .await?;
+        Ok(found.is_some_and(|(frozen,)| frozen))
     }
 
     #[tracing::instrument(skip_all, err)]

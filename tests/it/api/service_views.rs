@@ -131,7 +131,26 @@ async fn enable_disable_freeze(app: TestApp) {
         .send()
         .await;
     assert_eq!(frozen.json["services"][0]["frozen"], true);
+    // A frozen backend's volumes are neither deleted nor snapshotted; creates go on.
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let frozen_fault = "Invalid input received: Modification operations are not allowed on \
+                        frozen storage backends.";
+    app.request(Method::DELETE, &format!("/v3/p1/volumes/{volume}"))
+        .send()
+        .await
+        .assert_fault(400, "badRequest", frozen_fault);
+    app.request(Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": volume}}))
+        .send()
+        .await
+        .assert_fault(400, "badRequest", frozen_fault);
+    assert_eq!(app.volume_status(&volume).await, "available");
     assert_eq!(put("thaw", json!({"host": host})).await.status, 200);
+    let deleted = app
+        .request(Method::DELETE, &format!("/v3/p1/volumes/{volume}"))
+        .send()
+        .await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
     put("unknown", json!({}))
         .await
         .assert_fault(404, "itemNotFound", "Unknown action");
