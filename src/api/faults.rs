@@ -6,7 +6,7 @@ use crate::domain::attach::reserve_statuses;
 use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
 use crate::domain::quota::OverQuota;
 use crate::domain::snapshot::snapshot_statuses;
-use crate::domain::volume::{Unschedulable, MAX_METADATA_ITEMS};
+use crate::domain::volume::MAX_METADATA_ITEMS;
 use crate::domain::volume_rules::DELETABLE_STATUSES;
 use crate::domain::DomainError;
 
@@ -257,17 +257,6 @@ impl From<DomainError> for ApiError {
             E::InvalidAvailabilityZone(zone) => {
                 invalid_input(format!("Availability zone '{zone}' is invalid."))
             }
-            E::Unschedulable(why) => ApiError::BadRequest(match why {
-                Unschedulable::NoBackend => "No storage backend is configured.".to_owned(),
-                Unschedulable::NoBackendInZone(zone) => {
-                    format!("No backend serves availability zone {zone}.")
-                }
-                Unschedulable::NoMultiattachBackend => {
-                    "No storage backend offers the multiattach capability that the volume type \
-                     requires (multiattach=\"<is> True\")."
-                        .to_owned()
-                }
-            }),
             E::DeleteRefused { force } => invalid_volume(delete_refusal(force)),
             E::ExtendRefused {
                 volume,

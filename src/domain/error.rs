@@ -5,7 +5,7 @@
 use super::ids::{AttachmentId, QosSpecsId, SnapshotId, VolumeId, VolumeTypeId};
 use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::snapshot::SnapshotStatus;
-use super::volume::{Unschedulable, VolumeStatus};
+use super::volume::VolumeStatus;
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
@@ -99,8 +99,6 @@ pub enum DomainError {
     InvalidSize(Option<i64>),
     #[error("invalid availability zone {0}")]
     InvalidAvailabilityZone(String),
-    #[error("no backend fits: {0:?}")]
-    Unschedulable(Unschedulable),
     #[error("the backend {host} of volume {volume} is not configured here")]
     BackendNotConfigured { host: String, volume: VolumeId },
     #[error("delete refused (force: {force})")]

@@ -173,15 +173,6 @@ impl LockedVolume {
     }
 }
 
-/// Why no configured backend can take a new volume.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unschedulable {
-    NoBackend,
-    NoBackendInZone(String),
-    /// The type needs multiattach, and no backend (in the zone) offers it.
-    NoMultiattachBackend,
-}
-
 /// The most user metadata items one volume holds. Beyond it a request is refused, before
 /// it reaches the database (whose statements have a bound on parameters).
 pub const MAX_METADATA_ITEMS: usize = 128;

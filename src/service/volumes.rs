@@ -14,7 +14,7 @@ use crate::domain::paging::Page;
 use crate::domain::placement::{EVENT_NO_VALID_BACKEND, MESSAGE_NO_VALID_BACKEND};
 use crate::domain::quota::QuotaOwner;
 use crate::domain::volume::{
-    NewVolume, Unschedulable, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
+    NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
@@ -322,16 +322,18 @@ impl Service {
             volume_type: &volume_type,
         };
         let placed = match &origin {
-            // The data is where the source is: the new volume goes there too.
+            // The data is where the source is: the new volume goes there, if that backend
+            // passes the scheduler's filters for it.
             Some(origin) => {
                 origin.check_zone(zone)?;
                 let backend = self.backend_of(&origin.volume)?;
-                if multiattach && !backend.driver.capabilities().multiattach {
-                    return Err(DomainError::Unschedulable(
-                        Unschedulable::NoMultiattachBackend,
-                    ));
-                }
-                self.record_on(&mut new, &owner, Some(backend)).await?
+                let index = self
+                    .backends
+                    .iter()
+                    .position(|b| b.service_uuid == backend.service_uuid);
+                let fits = self.candidates(&placement, &[]).await?;
+                let backend = index.filter(|i| fits.contains(i)).map(|_| backend);
+                self.record_on(&mut new, &owner, backend).await?
             }
             None => self.record_placed(&mut new, &owner, &placement).await?,
         };

@@ -203,7 +203,30 @@ async fn creates_race_for_the_last_free_space(app: TestApp) {
     assert_eq!(placed, ["4"]);
 }
 
+/// A clone stays on its source's backend; when that backend cannot take the new type (or
+/// has no room), the clone is an `error` volume, as Cinder's scheduler decides.
+async fn a_clone_goes_where_its_source_is_or_nowhere(app: TestApp) {
+    let dir = app.volumes_dir.join("plain");
+    let spec = format!("plain=file,dir={},multiattach=false,capacity_gb=3", dir.display());
+    let app = app.with_backends(&[spec.as_str()]).await;
+    let source = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let clone = app.create_volume(json!({"source_volid": source})).await;
+    assert_eq!(clone["status"], "available");
+    app.create_multiattach_type("ma").await;
+    let shared = app
+        .create_volume(json!({"source_volid": source, "volume_type": "ma"}))
+        .await;
+    assert_eq!(shared["status"], "error", "the backend has no multiattach");
+    let too_big = app
+        .create_volume(json!({"source_volid": source, "size": 2}))
+        .await;
+    assert_eq!(too_big["status"], "error", "2 of 3 GiB are taken");
+    let message = error_message_for(&app, &str_of(&too_big, "id")).await;
+    assert_eq!(message["event_id"], "VOLUME_VOLUME_001_003");
+}
+
 backend_tests!(
+    a_clone_goes_where_its_source_is_or_nowhere,
     extra_specs_choose_the_backend,
     no_matching_backend_leaves_an_error_volume,
     a_disabled_backend_takes_no_new_volumes,
