@@ -405,6 +405,9 @@ impl From<DomainError> for ApiError {
             E::CapabilitiesNotFound(host) => {
                 ApiError::NotFound(format!("Can't find service: {host}"))
             }
+            E::RetypeNeedsMigration => ApiError::BadRequest(
+                "Invalid volume: Retype requires migration but is not allowed.".to_owned(),
+            ),
             E::BackendFrozen => ApiError::BadRequest(
                 "Invalid input received: Modification operations are not allowed on frozen \
                  storage backends."

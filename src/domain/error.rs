@@ -257,6 +257,8 @@ pub enum DomainError {
     NoVolumeServiceOn(String),
     #[error("no backend {0} to report capabilities of")]
     CapabilitiesNotFound(String),
+    #[error("retype needs a migration")]
+    RetypeNeedsMigration,
     #[error("the volume's backend is frozen")]
     BackendFrozen,
     #[error("host {0} not found")]

@@ -76,12 +76,7 @@ impl Service {
                 capabilities: pool.capabilities.clone(),
             })
             .collect();
-        let specs: BTreeMap<String, String> = placement
-            .volume_type
-            .extra_specs
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
-            .collect();
+        let specs = specs_of(placement.volume_type);
         let request = placement::Request {
             size_gb: placement.size_gb,
             availability_zone: placement.availability_zone,
@@ -92,6 +87,39 @@ impl Service {
             .map(|i| pools[i].index)
             .collect())
     }
+}
+
+impl Service {
+    /// Whether the volume's backend reports what `volume_type`'s extra specs ask for
+    /// (Cinder's retype keeps a volume in place only then).
+    pub(super) async fn backend_suits(
+        &self,
+        volume: &crate::domain::volume::Volume,
+        volume_type: &VolumeType,
+    ) -> Result<bool, DomainError> {
+        let pools = self.pools().await?;
+        let host = volume.host.as_deref().unwrap_or_default();
+        let backend = host.split('#').next().unwrap_or_default();
+        let Some(pool) = pools
+            .iter()
+            .find(|p| p.name.split('#').next() == Some(backend))
+        else {
+            return Ok(false);
+        };
+        Ok(placement::satisfies(
+            &pool.capabilities,
+            &specs_of(volume_type),
+        ))
+    }
+}
+
+/// A type's extra specs with a value (a spec without one asks for nothing here).
+fn specs_of(volume_type: &VolumeType) -> BTreeMap<String, String> {
+    volume_type
+        .extra_specs
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+        .collect()
 }
 
 /// What a backend reports to the scheduler, in Cinder's names: its identity, the driver's

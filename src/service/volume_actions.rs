@@ -332,6 +332,10 @@ impl Service {
                 self.policy.enforce(rules::MULTIATTACH, caller, &target)?;
             }
         }
+        // Nothing migrates here: the volume's own backend must suit the new type.
+        if volume.host.is_some() && !self.backend_suits(&volume, &new_type).await? {
+            return Err(DomainError::RetypeNeedsMigration);
+        }
         let retype = Retype {
             volume_id: id,
             new_type_id: new_type.id,

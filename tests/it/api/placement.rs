@@ -207,7 +207,10 @@ async fn creates_race_for_the_last_free_space(app: TestApp) {
 /// has no room), the clone is an `error` volume, as Cinder's scheduler decides.
 async fn a_clone_goes_where_its_source_is_or_nowhere(app: TestApp) {
     let dir = app.volumes_dir.join("plain");
-    let spec = format!("plain=file,dir={},multiattach=false,capacity_gb=3", dir.display());
+    let spec = format!(
+        "plain=file,dir={},multiattach=false,capacity_gb=3",
+        dir.display()
+    );
     let app = app.with_backends(&[spec.as_str()]).await;
     let source = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let clone = app.create_volume(json!({"source_volid": source})).await;
@@ -225,7 +228,37 @@ async fn a_clone_goes_where_its_source_is_or_nowhere(app: TestApp) {
     assert_eq!(message["event_id"], "VOLUME_VOLUME_001_003");
 }
 
+/// Nothing migrates: a retype keeps the volume on its backend, so that backend must suit
+/// the new type.
+async fn retype_needs_a_backend_that_suits_the_new_type(app: TestApp) {
+    let app = two_backends(app).await;
+    let volume = app
+        .create_volume(json!({"size": 1, "availability_zone": "nova"}))
+        .await;
+    let id = str_of(&volume, "id");
+    app.create_type("gold", json!({"capabilities:tier": "gold"}))
+        .await;
+    app.create_type("local", json!({"storage_protocol": "local"}))
+        .await;
+    app.volume_action(&id, json!({"os-retype": {"new_type": "gold"}}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "Invalid volume: Retype requires migration but is not allowed.",
+        );
+    let shown = app.show_volume(&id, "3.71").await;
+    assert_eq!(shown.json["volume"]["volume_type"], "__DEFAULT__");
+    let retyped = app
+        .volume_action(&id, json!({"os-retype": {"new_type": "local"}}))
+        .await;
+    assert_eq!(retyped.status, 202, "{}", retyped.text);
+    let shown = app.show_volume(&id, "3.71").await;
+    assert_eq!(shown.json["volume"]["volume_type"], "local");
+}
+
 backend_tests!(
+    retype_needs_a_backend_that_suits_the_new_type,
     a_clone_goes_where_its_source_is_or_nowhere,
     extra_specs_choose_the_backend,
     no_matching_backend_leaves_an_error_volume,
