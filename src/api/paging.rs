@@ -35,13 +35,7 @@ pub fn parse_listing<K: Copy>(
     default_key: K,
     marker_not_found: impl Fn(&str) -> ApiError,
 ) -> Result<Listing<K>, ApiError> {
-    let get = |name: &str| {
-        query
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |name: &str| super::query::last(query, name);
     let limit = match get("limit") {
         None => MAX_LIMIT,
         Some(text) => {

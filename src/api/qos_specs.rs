@@ -184,9 +184,9 @@ async fn delete(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<StatusCode, ApiError> {
     ctx.require(Endpoint::QosDelete)?;
-    let force = match query.iter().rev().find(|(k, _)| k == "force") {
+    let force = match super::query::last(&query, "force") {
         None => false,
-        Some((_, v)) => (v.trim() == v)
+        Some(v) => (v.trim() == v)
             .then(|| parse_bool(v))
             .flatten()
             .ok_or_else(|| {
@@ -239,11 +239,7 @@ async fn associations(
 
 /// `vol_type_id` of an associate or disassociate request.
 fn type_param(query: &[(String, String)]) -> Result<&str, ApiError> {
-    query
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "vol_type_id")
-        .map(|(_, v)| v.as_str())
+    super::query::last(query, "vol_type_id")
         .filter(|v| !v.is_empty())
         .ok_or_else(|| ApiError::BadRequest("Volume Type id must not be None.".to_owned()))
 }

@@ -8,6 +8,16 @@ use super::error::ApiError;
 
 pub struct CinderQuery<T>(pub T);
 
+/// The value of parameter `name`; when it is given more than once, the last one (as
+/// WebOb's `req.params` answers Cinder).
+pub fn last<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    query
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for CinderQuery<T> {
     type Rejection = ApiError;
 

@@ -80,10 +80,10 @@ async fn show(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::QuotaShow)?;
-    let usage = match query.iter().rev().find(|(k, _)| k == "usage") {
+    let usage = match super::query::last(&query, "usage") {
         None => false,
         // Cinder's `is_valid_boolstr`: the spelling exactly, in any case, no spaces.
-        Some((_, v)) => (v.trim() == v)
+        Some(v) => (v.trim() == v)
             .then(|| parse_bool(v))
             .flatten()
             .ok_or_else(|| {
@@ -225,16 +225,13 @@ async fn limits(
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::LimitsShow)?;
     // An admin may name another project from 3.39 (`tenant_id` is the older spelling).
-    let named = |key: &str| query.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v);
+    let named = |key: &str| super::query::last(&query, key);
     let project = if ctx.version >= ApiVersion::new(3, 39) {
         named("project_id").or_else(|| named("tenant_id"))
     } else {
         None
     };
-    let (quotas, with_usage) = state
-        .service
-        .limits(&ctx.caller, project.map(String::as_str))
-        .await?;
+    let (quotas, with_usage) = state.service.limits(&ctx.caller, project).await?;
     let mut absolute = Map::new();
     for (resource, name) in ABSOLUTE {
         if let Some(figure) = quotas.figure(resource) {

@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, put};
 use axum::{Json, Router};
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -18,7 +18,7 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::paging::parse_bool;
-use super::query::CinderQuery;
+use super::query::{last, CinderQuery};
 use crate::api::AppState;
 use crate::domain::service_record::{ServiceRecord, VOLUME_BINARY};
 use crate::domain::time::format_timestamp;
@@ -33,16 +33,7 @@ pub fn router() -> Router<AppState> {
         .route("/os-hosts/{host}", get(show_host))
 }
 
-fn query_value<'a>(query: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    query
-        .iter()
-        .rev()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-fn service_view(ctx: &Ctx, service: &ServiceRecord) -> Value {
-    let now = Utc::now();
+fn service_view(ctx: &Ctx, service: &ServiceRecord, now: DateTime<Utc>) -> Value {
     let updated = service.updated_at.unwrap_or(service.created_at);
     let mut view = json!({
         "binary": service.binary,
@@ -73,13 +64,14 @@ async fn list_services(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::ServiceList)?;
-    let host = query_value(&query, "host");
-    let binary = query_value(&query, "binary");
+    let host = last(&query, "host");
+    let binary = last(&query, "binary");
     let found = state
         .service
         .list_services(&ctx.caller, host, binary)
         .await?;
-    let items: Vec<Value> = found.iter().map(|s| service_view(&ctx, s)).collect();
+    let now = state.service.clock.now();
+    let items: Vec<Value> = found.iter().map(|s| service_view(&ctx, s, now)).collect();
     Ok(Json(json!({ "services": items })))
 }
 
@@ -194,9 +186,7 @@ async fn get_pools(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::PoolList)?;
-    let detail = query_value(&query, "detail")
-        .and_then(parse_bool)
-        .unwrap_or(false);
+    let detail = last(&query, "detail").and_then(parse_bool).unwrap_or(false);
     let pools = state.service.scheduler_pools(&ctx.caller).await?;
     let items: Vec<Value> = pools
         .into_iter()
@@ -245,9 +235,9 @@ async fn list_hosts(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::HostList)?;
-    let zone = query_value(&query, "zone").filter(|z| !z.is_empty());
+    let zone = last(&query, "zone").filter(|z| !z.is_empty());
     let found = state.service.list_hosts(&ctx.caller, zone).await?;
-    let now = Utc::now();
+    let now = state.service.clock.now();
     let items: Vec<Value> = found
         .iter()
         .map(|s| {

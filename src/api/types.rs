@@ -163,10 +163,10 @@ async fn list(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::TypeList)?;
-    let is_public = match query.iter().rev().find(|(k, _)| k == "is_public") {
+    let is_public = match super::query::last(&query, "is_public") {
         None => Some(true),
-        Some((_, v)) if v.eq_ignore_ascii_case("none") => None,
-        Some((_, v)) => Some(
+        Some(v) if v.eq_ignore_ascii_case("none") => None,
+        Some(v) => Some(
             parse_bool(v)
                 .ok_or_else(|| ApiError::BadRequest(format!("Invalid is_public filter [{v}]")))?,
         ),

@@ -433,9 +433,9 @@ async fn summary(
 
 /// A boolean query flag: absent is `false`; a value that is not a boolean is refused.
 fn bool_flag(query: &[(String, String)], name: &str) -> Result<bool, ApiError> {
-    match query.iter().rev().find(|(k, _)| k == name) {
+    match super::query::last(query, name) {
         None => Ok(false),
-        Some((_, value)) => parse_bool(value).ok_or_else(|| {
+        Some(value) => parse_bool(value).ok_or_else(|| {
             ApiError::BadRequest(format!("Value '{value}' for '{name}' is not a boolean."))
         }),
     }

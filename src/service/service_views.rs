@@ -64,11 +64,7 @@ impl Service {
             rules::THAW_HOST
         };
         self.enforce_admin_view(caller, rule)?;
-        match self
-            .store
-            .set_frozen(host, frozen, self.clock.now())
-            .await?
-        {
+        match self.store.set_frozen(host, frozen).await? {
             0 => Err(DomainError::NoVolumeServiceOn(host.to_owned())),
             _ => Ok(()),
         }

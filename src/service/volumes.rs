@@ -337,7 +337,7 @@ impl Service {
             }
             None => self.record_placed(&mut new, &owner, &placement).await?,
         };
-        if placed.is_none() {
+        if !placed {
             // No backend could take it: Cinder's scheduler leaves the volume in `error`
             // with a user message saying so.
             let message = Message {
@@ -382,34 +382,34 @@ impl Service {
     }
 
     /// Records the volume on the best backend that can take it, trying the next one when
-    /// another create took the last space of the first. `None`: no backend can; the
+    /// another create took the last space of the first. `false`: no backend can; the
     /// volume is recorded in `error`, on none.
     async fn record_placed(
         &self,
         new: &mut NewVolume,
         owner: &QuotaOwner,
         placement: &Placement<'_>,
-    ) -> Result<Option<usize>, DomainError> {
+    ) -> Result<bool, DomainError> {
         let mut tried = Vec::new();
         loop {
             let best = self.candidates(placement, &tried).await?.first().copied();
             let backend = best.and_then(|i| self.backends.get(i));
-            match self.record_on(new, owner, backend).await? {
-                Some(placed) => return Ok(Some(placed)),
-                None if backend.is_none() => return Ok(None),
-                None => tried.extend(best),
+            if self.record_on(new, owner, backend).await? || backend.is_none() {
+                return Ok(backend.is_some());
             }
+            tried.extend(best);
         }
     }
 
-    /// Records the volume on `backend` (`creating`), or in `error` on none. `None`
-    /// when the backend had no room left, or there was no backend.
+    /// Records the volume on `backend` (`creating`), or in `error` on none. Whether it
+    /// was recorded on a backend (`false`: the backend had no room left, or there was
+    /// none).
     async fn record_on(
         &self,
         new: &mut NewVolume,
         owner: &QuotaOwner,
         backend: Option<&ConfiguredBackend>,
-    ) -> Result<Option<usize>, DomainError> {
+    ) -> Result<bool, DomainError> {
         match backend {
             Some(backend) => {
                 let capabilities = backend.driver.capabilities();
@@ -429,12 +429,8 @@ impl Service {
             }
         }
         match self.store.insert_volume(new, owner).await? {
-            Outcome::Done(()) => Ok(backend.and_then(|b| {
-                self.backends
-                    .iter()
-                    .position(|c| c.service_uuid == b.service_uuid)
-            })),
-            Outcome::Refused(Refusal::NoCapacity) => Ok(None),
+            Outcome::Done(()) => Ok(backend.is_some()),
+            Outcome::Refused(Refusal::NoCapacity) => Ok(false),
             Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
             Outcome::Refused(other) => Err(super::volume_actions::unexpected(other)),
             Outcome::Gone => Err(not_found(new.id)),

@@ -33,12 +33,7 @@ pub trait ServiceStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<ServiceRecord>, StoreError>;
     /// Freezes or thaws the volume services on `host` (and its backends); how many.
-    async fn set_frozen(
-        &self,
-        host: &str,
-        frozen: bool,
-        now: DateTime<Utc>,
-    ) -> Result<u64, StoreError>;
+    async fn set_frozen(&self, host: &str, frozen: bool) -> Result<u64, StoreError>;
     /// Whether the backend `service` is frozen.
     async fn is_frozen(&self, service: ServiceId) -> Result<bool, StoreError>;
     /// Records that the services on `hosts` are alive.
@@ -139,12 +134,7 @@ impl<D: Database> ServiceStore for SqlStore<D> {
     }
 
     #[tracing::instrument(skip_all, err)]
-    async fn set_frozen(
-        &self,
-        host: &str,
-        frozen: bool,
-        _now: DateTime<Utc>,
-    ) -> Result<u64, StoreError> {
+    async fn set_frozen(&self, host: &str, frozen: bool) -> Result<u64, StoreError> {
         self.db
             .execute(Sql::new(SET_FROZEN).bind(host).bind(frozen))
             .await
