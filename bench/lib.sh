@@ -5,7 +5,7 @@ pg_server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
 # start_server BIN STORE PORT [BACKEND]: starts BIN on 127.0.0.1:PORT with a fresh SQLite
 # file or a fresh PostgreSQL database (bench_<port>), and a file backend in a temporary
 # directory, or BACKEND (a --backend spec; DIR in it becomes that directory); sets
-# server_pid and server_work.
+# server_pid and server_work. SERVER_ARGS (an array, if set) adds flags.
 start_server() {
   local bin="$1" store="$2" port="$3" backend="${4:-file=file,dir=DIR}" url
   server_work="$(mktemp -d)"
@@ -17,7 +17,8 @@ start_server() {
     url="sqlite://$server_work/bench.db"
   fi
   (cd "$server_work" && RUST_LOG=warn "$bin" --listen "127.0.0.1:$port" --database-url "$url" \
-     --db-max-connections 32 --backend "${backend//DIR/$server_work/volumes}" >"$server_work/server.log" 2>&1 &)
+     --db-max-connections 32 --backend "${backend//DIR/$server_work/volumes}" ${SERVER_ARGS[@]+"${SERVER_ARGS[@]}"} \
+     >"$server_work/server.log" 2>&1 &)
   for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null 2>&1 && break; sleep 0.1; done
   server_pid="$(pgrep -f -- "--listen 127.0.0.1:$port")"
 }

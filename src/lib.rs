@@ -11,6 +11,8 @@ pub mod clock;
 pub mod commands;
 pub mod domain;
 pub mod metrics;
+pub mod notify;
+pub mod origin;
 pub mod policy;
 pub mod service;
 pub mod store;

@@ -29,6 +29,7 @@ async fn main() -> ExitCode {
         Command::Migrate(database) => commands::migrate(&database).await,
         Command::Policy(args) => commands::print_policy(&args),
         Command::Purge(args) => commands::purge(&args).await,
+        Command::Events(args) => commands::print_events(&args).await,
         Command::Check(args) => match commands::check::check(&args).await {
             Ok(true) => return ExitCode::SUCCESS,
             Ok(false) => return ExitCode::from(1),

@@ -10,8 +10,10 @@ use axum::response::{IntoResponse, Response};
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::microversion::ApiVersion;
+use super::request_id::RequestId;
 use crate::api::AppState;
 use crate::auth::AuthError;
+use crate::domain::event::Origin;
 use crate::domain::ids::is_valid_project_segment;
 use crate::domain::RequestContext;
 
@@ -30,8 +32,18 @@ pub async fn authenticate_layer(
             let span = tracing::Span::current();
             span.record("project_id", context.project_id.as_str());
             span.record("user_id", context.user_id.as_str());
+            // The events this request's writes record name it and its caller.
+            let origin = Origin {
+                request_id: request
+                    .extensions()
+                    .get::<RequestId>()
+                    .map(|id| id.0.clone()),
+                user_id: Some(context.user_id.clone()),
+                project_id: Some(context.project_id.clone()),
+                publisher_id: crate::origin::publisher(),
+            };
             request.extensions_mut().insert(context);
-            next.run(request).await
+            crate::origin::scope(origin, next.run(request)).await
         }
         Err(AuthError::Unavailable(message)) => {
             ApiError::ServiceUnavailable(message).into_response()

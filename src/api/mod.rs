@@ -6,6 +6,7 @@ pub mod body;
 pub mod context;
 pub mod endpoint;
 pub mod error;
+pub mod events;
 mod faults;
 pub mod health;
 mod layers;
@@ -58,6 +59,7 @@ fn resources() -> Router<AppState> {
         .merge(messages::router())
         .merge(service_info::router())
         .merge(service_views::router())
+        .merge(events::router())
         .merge(transfers::router())
         .merge(unimplemented::router())
 }

@@ -242,6 +242,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     pool_size(&mut t)?;
     keystone(&mut t)?;
     policy_file(&mut t)?;
+    notifications(&mut t)?;
     let ignored = options
         .keys()
         .filter(|k| !t.used.contains(k))
@@ -379,6 +380,76 @@ fn keystone(t: &mut Translation<'_>) -> Result<(), ConfError> {
     t.map(section, "cafile", "keystone_cafile", not_empty)?;
     t.map(section, "insecure", "keystone_insecure", oslo_bool)?;
     Ok(())
+}
+
+/// `[oslo_messaging_notifications]`: with the `messaging` or `messagingv2` driver,
+/// notifications go to its `transport_url` (else `[DEFAULT] transport_url`), on its first
+/// topic, through `[DEFAULT] control_exchange`, with `[oslo_messaging_rabbit]
+/// amqp_durable_queues`. Without a driver Cinder sends none; events are still recorded.
+fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let section = "oslo_messaging_notifications";
+    let Some(driver) = t.take(section, "driver") else {
+        return Ok(());
+    };
+    let drivers: Vec<&str> = driver.value.split(',').map(str::trim).collect();
+    if !drivers
+        .iter()
+        .any(|d| matches!(*d, "messaging" | "messagingv2"))
+    {
+        return Ok(());
+    }
+    let url = match t.take(section, "transport_url") {
+        Some(url) => Some((url, section)),
+        None => t
+            .take("DEFAULT", "transport_url")
+            .map(|url| (url, "DEFAULT")),
+    };
+    let Some((url, from)) = url else {
+        return Err(t.error(
+            section,
+            "driver",
+            "sends notifications, but no transport_url says where".to_owned(),
+        ));
+    };
+    let amqp = amqp_url(&url.value).map_err(|reason| t.error(from, "transport_url", reason))?;
+    t.set(
+        "notify_url",
+        vec![amqp],
+        url,
+        &format!("[{from}] transport_url"),
+    );
+    t.map(section, "topics", "notify_topic", |topics| {
+        topics
+            .split(',')
+            .map(str::trim)
+            .find(|t| !t.is_empty())
+            .map(str::to_owned)
+            .ok_or_else(|| "names no topic".to_owned())
+    })?;
+    t.map("DEFAULT", "control_exchange", "notify_exchange", not_empty)?;
+    t.map(
+        "oslo_messaging_rabbit",
+        "amqp_durable_queues",
+        "notify_durable",
+        oslo_bool,
+    )?;
+    Ok(())
+}
+
+/// oslo.messaging's `rabbit://user:pass@host:port/vhost` (first host of several) as the
+/// AMQP URL `--notify-url` takes; an empty virtual host is RabbitMQ's default, `/`.
+fn amqp_url(transport_url: &str) -> Result<String, String> {
+    let rest = transport_url.strip_prefix("rabbit://").ok_or_else(|| {
+        format!("'{transport_url}' is not a rabbit:// URL (only RabbitMQ is supported)")
+    })?;
+    let (hosts, vhost) = rest.split_once('/').unwrap_or((rest, ""));
+    let vhost = vhost.split('?').next().unwrap_or_default();
+    let first = hosts.split(',').next().unwrap_or_default();
+    if first.is_empty() {
+        return Err(format!("'{transport_url}' names no host"));
+    }
+    let vhost = if vhost.is_empty() { "%2f" } else { vhost };
+    Ok(format!("amqp://{first}/{vhost}"))
 }
 
 /// oslo.policy finds a relative `policy_file` next to the configuration file.

@@ -255,18 +255,95 @@ pub enum Command {
     /// Ask a running service's /healthcheck (exit 0 when it answers 200, else 1): for a
     /// container's HEALTHCHECK or a monitoring script.
     Healthcheck(HealthcheckArgs),
+    /// Print recorded notification events (the audit trail), one JSON object per line,
+    /// oldest first; read-only.
+    Events(EventsArgs),
     /// Print the settings `serve` would run with, each with where it comes from (flag,
     /// environment, configuration file, default), secrets masked; then exit.
     Config(ServeArgs),
+}
+
+/// Notifications: the outbox every write records its events in, and the relay that
+/// publishes them to the message bus (oslo.messaging's `messagingv2` format).
+#[derive(Debug, Clone, clap::Args)]
+pub struct NotifyArgs {
+    /// The message bus to publish notifications to, `amqp://user:password@host:5672/vhost`
+    /// (Cinder's `[oslo_messaging_notifications] transport_url`). Unset: events are
+    /// recorded and kept, and nothing is published.
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_URL")]
+    pub notify_url: Option<String>,
+
+    /// The notification topic; messages go out with routing key `<topic>.<priority>`.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_NOTIFY_TOPIC",
+        default_value = "notifications"
+    )]
+    pub notify_topic: String,
+
+    /// The topic exchange published to (oslo.messaging's `control_exchange`).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_NOTIFY_EXCHANGE",
+        default_value = "openstack"
+    )]
+    pub notify_exchange: String,
+
+    /// Declare the exchange and the topic's queue durable (oslo.messaging's
+    /// `amqp_durable_queues`; it must match what the listeners declare).
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_DURABLE")]
+    pub notify_durable: bool,
+
+    /// Record events at all (`off` only to measure what the outbox costs).
+    #[arg(long, env = "CINDER_ATTACH_EVENTS", value_enum, default_value_t = EventsMode::On)]
+    pub events: EventsMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EventsMode {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct EventsArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Only events about this volume.
+    #[arg(long)]
+    pub volume: Option<uuid::Uuid>,
+    /// Only events about this attachment.
+    #[arg(long)]
+    pub attachment: Option<uuid::Uuid>,
+    /// Only events about volumes of this project.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Only this event type, e.g. `attachment.create.end`.
+    #[arg(long = "type")]
+    pub event_type: Option<String>,
+    /// Only events at or after this time (RFC 3339, e.g. 2026-11-25T10:00:00Z).
+    #[arg(long)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only events before this time (RFC 3339).
+    #[arg(long)]
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
+    /// At most this many events (oldest first).
+    #[arg(long, default_value_t = 1000)]
+    pub limit: u32,
 }
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct PurgeArgs {
     #[command(flatten)]
     pub database: DatabaseArgs,
-    /// Only rows deleted at least this many days ago (0: every deleted row).
+    /// Only rows deleted at least this many days ago (0: every deleted row); notification
+    /// events recorded that long ago go too, once the broker confirmed them.
     #[arg(long)]
     pub older_than: u32,
+    /// Remove old notification events the broker never confirmed as well (for a
+    /// deployment that records events without publishing them).
+    #[arg(long)]
+    pub unsent_events: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -369,6 +446,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub policy: PolicyArgs,
+
+    #[command(flatten)]
+    pub notify: NotifyArgs,
 
     /// Address to listen on.
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]

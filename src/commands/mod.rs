@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod connections;
+mod events;
 mod healthcheck;
 mod migrate;
 mod policy;
@@ -10,6 +11,7 @@ mod serve;
 
 use std::net::SocketAddr;
 
+pub use events::print_events;
 pub use healthcheck::healthcheck;
 pub use migrate::migrate;
 pub use policy::print_policy;
@@ -42,6 +44,8 @@ pub enum StartError {
     Config(String),
     #[error("purge stopped: {0} (what was purged before stays purged; run it again)")]
     Purge(#[source] store::StoreError),
+    #[error("reading events: {0}")]
+    Events(#[source] store::StoreError),
     #[error("policy file: {0}")]
     Policy(#[source] PolicyFileError),
     #[error(transparent)]
@@ -55,5 +59,6 @@ fn connect_options(db: &DatabaseArgs, migrate: bool, upkeep: bool) -> ConnectOpt
         acquire_timeout: db.acquire_timeout(),
         migrate,
         upkeep,
+        record_events: true,
     }
 }

@@ -11,7 +11,7 @@ pub async fn purge(args: &PurgeArgs) -> Result<(), StartError> {
     let db = &args.database;
     let store = store::connect(&connect_options(db, false, false)).await?;
     let before = Utc::now() - Duration::days(i64::from(args.older_than));
-    let purged = store.purge_deleted(before).await;
+    let purged = store.purge_deleted(before, args.unsent_events).await;
     store.close().await;
     let report = purged.map_err(StartError::Purge)?;
     for (table, rows) in &report.tables {

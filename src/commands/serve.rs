@@ -13,8 +13,9 @@ use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use crate::auth::keystone_tls::KeystoneTls;
 use crate::auth::Authenticator;
-use crate::cli::{AuthStrategy, MigrateMode, ServeArgs};
+use crate::cli::{AuthStrategy, EventsMode, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
 use crate::service::{exports, keep_reporting, register_backends, Service, Settings};
 use crate::store;
@@ -30,13 +31,27 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     }
     let policy =
         Arc::new(PolicyEngine::load(args.policy.policy_file.clone()).map_err(StartError::Policy)?);
-    let store = store::connect(&connect_options(
-        db,
-        args.migrate == MigrateMode::Auto,
-        true,
-    ))
-    .await?;
+    let mut options = connect_options(db, args.migrate == MigrateMode::Auto, true);
+    options.record_events = args.notify.events == EventsMode::On;
+    let store = store::connect(&options).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let host_name = args.backends.host_name();
+    crate::origin::set_publisher(&host_name);
+    if let Some(url) = &args.notify.notify_url {
+        let bus = BusConfig {
+            url: url.clone(),
+            exchange: args.notify.notify_exchange.clone(),
+            topic: args.notify.notify_topic.clone(),
+            durable: args.notify.notify_durable,
+        };
+        let holder = format!(
+            "{host_name}:{}:{}",
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        );
+        notify::start(store.clone(), clock.clone(), bus, holder);
+        tracing::info!(exchange = %args.notify.notify_exchange, topic = %args.notify.notify_topic, "notifications relayed to the message bus");
+    }
     let backends = register_backends(
         &store,
         &args.backends.backends,

@@ -5,6 +5,7 @@ pub mod attachment;
 pub mod consistency;
 pub mod context;
 pub mod error;
+pub mod event;
 pub mod export;
 pub mod ids;
 pub mod legacy_attach;

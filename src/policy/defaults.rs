@@ -157,6 +157,8 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:hosts", ADMIN_API),
     ("scheduler_extension:scheduler_stats:get_pools", ADMIN_API),
     ("volume_extension:capabilities", ADMIN_API),
+    // The audit trail of notification events (cinder-attach's own; admin only).
+    ("cinder_attach:events:index", ADMIN_API),
     // Volume transfers (cinder/policies/volume_transfer.py).
     ("volume:create_transfer", MEMBER),
     ("volume:get_transfer", READER),

@@ -94,6 +94,7 @@ pub mod rules {
     pub const QOS_DELETE: &str = "volume_extension:qos_specs_manage:delete";
     pub const EXTEND_ATTACHED: &str = "volume:extend_attached_volume";
     pub const SERVICES_INDEX: &str = "volume_extension:services:index";
+    pub const EVENTS_INDEX: &str = "cinder_attach:events:index";
     pub const SERVICES_UPDATE: &str = "volume_extension:services:update";
     pub const FREEZE_HOST: &str = "volume:freeze_host";
     pub const THAW_HOST: &str = "volume:thaw_host";

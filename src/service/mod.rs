@@ -4,6 +4,7 @@
 
 pub mod attachments;
 mod backends;
+pub mod events;
 pub mod exports;
 pub mod legacy_attachments;
 pub mod messages;

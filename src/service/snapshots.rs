@@ -107,7 +107,7 @@ impl Service {
         // The backend work runs to its end even if the client goes away.
         let service = self.clone();
         let id = new.id;
-        tokio::spawn(async move { service.take_snapshot(volume, id).await })
+        crate::origin::spawn(async move { service.take_snapshot(volume, id).await })
             .await
             .map_err(|e| DomainError::Interrupted {
                 what: "snapshot creation",
@@ -275,7 +275,7 @@ impl Service {
             Outcome::Refused(_) => return Err(DomainError::SnapshotDeleteRefused),
         }
         let service = self.clone();
-        tokio::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
+        crate::origin::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
             .await
             .map_err(|e| DomainError::Interrupted {
                 what: "snapshot deletion",

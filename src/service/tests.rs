@@ -117,6 +117,7 @@ async fn service() -> (Service, Arc<Recording>) {
         acquire_timeout: std::time::Duration::from_secs(5),
         migrate: true,
         upkeep: false,
+        record_events: true,
     })
     .await
     .expect("in-memory store");

@@ -66,7 +66,7 @@ impl Service {
             Outcome::Refused(_) => return Err(DomainError::DeleteRefused { force }),
         };
         let service = self.clone();
-        tokio::spawn(async move {
+        crate::origin::spawn(async move {
             // Snapshots first (`cascade`): the volume goes only once they are gone.
             for snapshot in snapshots {
                 if !service.remove_snapshot_data(&volume, snapshot).await? {
@@ -176,7 +176,7 @@ impl Service {
             Outcome::Refused(other) => return Err(unexpected(other)),
         }
         let service = self.clone();
-        tokio::spawn(async move { service.extend_on_backend(volume, new_size).await })
+        crate::origin::spawn(async move { service.extend_on_backend(volume, new_size).await })
             .await
             .map_err(|e| DomainError::Interrupted {
                 what: "volume extend",

@@ -365,7 +365,7 @@ impl Service {
         let service = self.clone();
         let (id, project) = (new.id, new.project_id.clone());
         let source = origin.map(|o| o.source);
-        tokio::spawn(async move {
+        crate::origin::spawn(async move {
             service
                 .provision(id, size, source, project, request_id)
                 .await
@@ -461,24 +461,17 @@ impl Service {
             None => backend.driver.create_volume(id, size as u64).await,
         };
         let now = self.clock.now();
-        let (creating, available, error) = (
-            VolumeStatus::Creating,
-            VolumeStatus::Available,
-            VolumeStatus::Error,
-        );
         match result {
             Ok(()) => {
+                let (creating, available) = (VolumeStatus::Creating, VolumeStatus::Available);
                 self.store
                     .transition_volume(id, creating, available, now)
                     .await?;
             }
             Err(err) => {
                 tracing::warn!(volume_id = %id, error = %err, "backend could not create the volume");
-                self.store
-                    .transition_volume(id, creating, error, now)
-                    .await?;
                 let message = creation_failed(id, project_id, request_id, &err.to_string(), now);
-                self.store.insert_message(&message).await?;
+                self.store.fail_volume_creation(id, &message).await?;
             }
         }
         Ok(())
@@ -529,15 +522,10 @@ impl Service {
                 handled += 1;
                 continue;
             }
-            let failed = self
-                .store
-                .transition_volume(volume.id, VolumeStatus::Creating, VolumeStatus::Error, now)
-                .await?;
-            if failed == Outcome::Done(()) {
+            let why = "the service stopped while the volume was being created.";
+            let message = creation_failed(volume.id, volume.project_id.clone(), None, why, now);
+            if self.store.fail_volume_creation(volume.id, &message).await? == Outcome::Done(()) {
                 tracing::warn!(volume_id = %volume.id, "volume creation was interrupted; volume set to error");
-                let why = "the service stopped while the volume was being created.";
-                let message = creation_failed(volume.id, volume.project_id.clone(), None, why, now);
-                self.store.insert_message(&message).await?;
                 handled += 1;
             }
         }

@@ -19,6 +19,7 @@ use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, Connecting,
     HostConnection, NewAttachment, NewConnection,
 };
+use crate::domain::event::attach_events;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::volume::LockedVolume;
@@ -311,6 +312,9 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(new.attach_mode)
             .bind(new.now);
         tx.execute(insert).await?;
+        let events = attach_events::RESERVE.after;
+        self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -370,6 +374,9 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         )
         .await?;
         Self::write_volume_state(&mut tx, new.volume_id, connected.volume, new.now).await?;
+        let events = attach_events::RESERVE_CONNECTED.after;
+        self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
+            .await?;
         tx.commit().await?;
         stored.share_with(&others);
         Ok(Outcome::Done(stored))
@@ -399,6 +406,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             Ok(connection) => connection,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
         };
+        let (volume, attachment) = (locked.volume.id, Some(new.attachment_id));
+        let events = attach_events::CONNECT;
+        self.record_events(&mut tx, events.before, volume, attachment, new.now)
+            .await?;
         let update = Sql::new(&CONNECT)
             .bind(new.attachment_id)
             .bind(AttachStatus::Attaching)
@@ -419,6 +430,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let items = connector_specs::encode(&new.connector);
         Self::insert_items(&mut tx, SideTable::AttachmentSpecs, owner, items, new.now).await?;
         Self::write_volume_state(&mut tx, locked.volume.id, connection.volume, new.now).await?;
+        self.record_events(&mut tx, events.after, volume, attachment, new.now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(stored))
     }
@@ -440,6 +453,9 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(now);
         tx.execute(done).await?;
         Self::write_volume_state(&mut tx, locked.volume.id, transition.volume, now).await?;
+        let events = attach_events::COMPLETE.after;
+        self.record_events(&mut tx, events, locked.volume.id, Some(id), now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -456,8 +472,13 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         };
         let transition = attach::detach(&locked.volume, &locked.live, &target);
         let volume = locked.volume.id;
+        let events = attach_events::DELETE;
+        self.record_events(&mut tx, events.before, volume, Some(id), now)
+            .await?;
         Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
         Self::write_volume_state(&mut tx, volume, transition.volume, now).await?;
+        self.record_events(&mut tx, events.after, volume, Some(id), now)
+            .await?;
         tx.commit().await?;
         let remaining = locked
             .live

@@ -15,6 +15,7 @@ use super::SqlStore;
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, Connector, Detached, DriverConnection,
 };
+use crate::domain::event::attach_events;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::legacy_connect::{self, AttachRequest, AttachRow, HostConnect, HostConnected};
 use crate::domain::Outcome;
@@ -249,6 +250,9 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
             .bind(request.now);
         tx.execute(mode).await?;
         Self::write_volume_state(&mut tx, request.volume_id, attached.volume, request.now).await?;
+        let (events, volume) = (attach_events::LEGACY_ATTACH.after, request.volume_id);
+        self.record_events(&mut tx, events, volume, Some(written), request.now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(written))
     }
@@ -303,8 +307,17 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
         };
         let detached = Self::connectors_among(&mut tx, &locked, &transition.detached).await?;
+        let events = attach_events::LEGACY_DETACH;
+        for id in &transition.detached {
+            self.record_events(&mut tx, events.before, volume_id, Some(*id), now)
+                .await?;
+        }
         Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
         Self::write_volume_state(&mut tx, volume_id, transition.volume, now).await?;
+        for id in &transition.detached {
+            self.record_events(&mut tx, events.after, volume_id, Some(*id), now)
+                .await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(detached))
     }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::db::Database;
+use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
 use super::row::{Columns, FromRow};
 use super::sql::Sql;
@@ -36,6 +36,25 @@ const INSERT_MESSAGE: &str = "\
 const DELETE_MESSAGE: &str =
     "update messages set deleted = true, deleted_at = $2 where id = $1 and deleted = false";
 
+impl<D: Database> SqlStore<D> {
+    /// Inserts `message` in `tx`.
+    pub(super) async fn add_message(tx: &mut D::Tx, message: &Message) -> Result<(), StoreError> {
+        let sql = Sql::new(INSERT_MESSAGE)
+            .bind(message.id)
+            .bind(&message.project_id)
+            .bind(&message.request_id)
+            .bind(&message.resource_type)
+            .bind(&message.resource_uuid)
+            .bind(&message.event_id)
+            .bind(&message.message_level)
+            .bind(&message.user_message)
+            .bind(message.created_at)
+            .bind(message.expires_at);
+        tx.execute(sql).await?;
+        Ok(())
+    }
+}
+
 impl FromRow for Message {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
         Ok(Message {
@@ -57,19 +76,9 @@ impl FromRow for Message {
 impl<D: Database> MessageStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
     async fn insert_message(&self, message: &Message) -> Result<(), StoreError> {
-        let sql = Sql::new(INSERT_MESSAGE)
-            .bind(message.id)
-            .bind(&message.project_id)
-            .bind(&message.request_id)
-            .bind(&message.resource_type)
-            .bind(&message.resource_uuid)
-            .bind(&message.event_id)
-            .bind(&message.message_level)
-            .bind(&message.user_message)
-            .bind(message.created_at)
-            .bind(message.expires_at);
-        self.db.execute(sql).await?;
-        Ok(())
+        let mut tx = self.db.begin_write().await?;
+        Self::add_message(&mut tx, message).await?;
+        tx.commit().await
     }
 
     #[tracing::instrument(skip_all, err)]

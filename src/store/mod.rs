@@ -17,7 +17,8 @@
 //! - `qos_specs.rs`: QoS specs and their association with volume types;
 //! - `snapshots.rs`: snapshots and their metadata;
 //! - `services.rs`: the services' admin views, heartbeat and what each backend holds;
-//! - `transfers.rs`: volume transfers between projects.
+//! - `transfers.rs`: volume transfers between projects;
+//! - `outbox.rs`: the notification events writes record, and their relay's reads.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -32,6 +33,7 @@ mod legacy_attachments;
 mod locks;
 mod messages;
 mod operations;
+mod outbox;
 mod paging;
 mod postgres;
 mod purge;
@@ -58,6 +60,7 @@ pub use exports::{ExportStore, NewExport};
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
+pub use outbox::EventStore;
 pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
@@ -88,6 +91,7 @@ pub trait Store:
     + SnapshotStore
     + ServiceStore
     + TransferStore
+    + EventStore
 {
 }
 
@@ -107,12 +111,15 @@ impl<T> Store for T where
         + SnapshotStore
         + ServiceStore
         + TransferStore
+        + EventStore
 {
 }
 
 /// The store's methods, over one database.
 pub struct SqlStore<D> {
     db: D,
+    /// Whether writes record their notification events (`outbox.rs`).
+    events: bool,
 }
 
 pub type PgStore = SqlStore<Postgres>;
@@ -146,6 +153,8 @@ pub struct ConnectOptions {
     /// processes do; short-lived commands (`migrate`, `check`) do not, so they never take
     /// a running server's write lock.
     pub upkeep: bool,
+    /// Record notification events in the outbox (`false`: none, for comparison benches).
+    pub record_events: bool,
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -156,6 +165,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("acquire_timeout", &self.acquire_timeout)
             .field("migrate", &self.migrate)
             .field("upkeep", &self.upkeep)
+            .field("record_events", &self.record_events)
             .finish()
     }
 }
@@ -205,10 +215,16 @@ pub async fn connect(options: &ConnectOptions) -> Result<Arc<dyn Store>, Connect
     let url = options.url.as_str();
     if url.starts_with("sqlite:") {
         let db = Sqlite::connect(options).await?;
-        Ok(Arc::new(SqlStore { db }))
+        Ok(Arc::new(SqlStore {
+            db,
+            events: options.record_events,
+        }))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
         let db = Postgres::connect(options).await?;
-        Ok(Arc::new(SqlStore { db }))
+        Ok(Arc::new(SqlStore {
+            db,
+            events: options.record_events,
+        }))
     } else {
         Err(ConnectError::UnsupportedScheme(redact_password(url)))
     }

@@ -29,8 +29,14 @@ impl PurgeReport {
 
 #[async_trait]
 pub trait PurgeStore: Send + Sync {
-    /// Removes rows soft-deleted before `before`.
-    async fn purge_deleted(&self, before: DateTime<Utc>) -> Result<PurgeReport, StoreError>;
+    /// Removes rows soft-deleted before `before`, and notification events recorded
+    /// before it that the broker confirmed (all of them, confirmed or not, with
+    /// `unsent_events`).
+    async fn purge_deleted(
+        &self,
+        before: DateTime<Utc>,
+        unsent_events: bool,
+    ) -> Result<PurgeReport, StoreError>;
 }
 
 /// Old soft-deleted rows of a table (alias-free, `$1` the cut-off).
@@ -101,6 +107,7 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from volume_type_projects p \
                           where p.volume_type_id = volume_types.id)",
     ),
+    ("events", "created_at < $1 and sent_at is not null"),
     ("messages", OLD),
     ("services", OLD),
     ("quotas", OLD),
@@ -120,15 +127,28 @@ const PURGES: &[(&str, &str)] = &[
 #[async_trait]
 impl<D: Database> PurgeStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
-    async fn purge_deleted(&self, before: DateTime<Utc>) -> Result<PurgeReport, StoreError> {
+    async fn purge_deleted(
+        &self,
+        before: DateTime<Utc>,
+        unsent_events: bool,
+    ) -> Result<PurgeReport, StoreError> {
         let mut report = PurgeReport::default();
-        for (table, condition) in PURGES {
+        for &(table, mut condition) in PURGES {
+            if table == "events" && unsent_events {
+                condition = "created_at < $1";
+            }
+            // The outbox is keyed by its sequence; every other table by `id`.
+            let key = if table == "events" { "seq" } else { "id" };
             let mut removed = 0;
             loop {
                 // `$1`, the cut-off, is bound first: the conditions refer to it.
                 let mut sql = Sql::new("delete from ").bind(before);
                 sql.push(table)
-                    .push(" where id in (select id from ")
+                    .push(" where ")
+                    .push(key)
+                    .push(" in (select ")
+                    .push(key)
+                    .push(" from ")
                     .push(table)
                     .push(" where ")
                     .push(condition)

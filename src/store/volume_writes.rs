@@ -14,8 +14,10 @@ use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};
+use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::legacy_attach::{self, LegacyAction};
+use crate::domain::message::Message;
 use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::snapshot::{self, SnapshotStatus};
 use crate::domain::volume::{
@@ -33,6 +35,13 @@ pub trait VolumeWriteStore: Send + Sync {
         from: VolumeStatus,
         to: VolumeStatus,
         now: DateTime<Utc>,
+    ) -> Result<Outcome<()>, StoreError>;
+    /// A `creating` volume failed: it becomes `error` and its project gets `message`,
+    /// both or neither.
+    async fn fail_volume_creation(
+        &self,
+        id: VolumeId,
+        message: &Message,
     ) -> Result<Outcome<()>, StoreError>;
     /// Starts a delete under Cinder's conditions: the volume becomes `deleting`. A volume
     /// with live snapshots is refused unless `cascade`; then its snapshots become
@@ -229,9 +238,42 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         to: VolumeStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
-        let sql = Sql::new(SET_STATUS).bind(id).bind(to).bind(now);
-        self.apply_if(id, |v| volume_rules::transition(v, from), sql)
-            .await
+        let (mut tx, _) = match self
+            .write_volume_if(id, |v| volume_rules::transition(v, from))
+            .await?
+        {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        tx.execute(Sql::new(SET_STATUS).bind(id).bind(to).bind(now))
+            .await?;
+        if let Some(kind) = EventKind::of_transition(from, to) {
+            self.record_events(&mut tx, &[kind], id, None, now).await?;
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn fail_volume_creation(
+        &self,
+        id: VolumeId,
+        message: &Message,
+    ) -> Result<Outcome<()>, StoreError> {
+        let now = message.created_at;
+        let rule = |v: &LockedVolume| volume_rules::transition(v, VolumeStatus::Creating);
+        let (mut tx, _) = match self.write_volume_if(id, rule).await? {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        let failed = Sql::new(SET_STATUS)
+            .bind(id)
+            .bind(VolumeStatus::Error)
+            .bind(now);
+        tx.execute(failed).await?;
+        Self::add_message(&mut tx, message).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id, force), err)]
@@ -267,6 +309,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(VolumeStatus::Deleting)
             .bind(now);
         tx.execute(sql).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeDeleteStart], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(
             snapshots.into_iter().map(|(s, _)| s).collect(),
@@ -302,6 +346,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(now)
             .bind(SOFT_DELETED_STATUS);
         tx.execute(volume).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeDeleteEnd], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -332,6 +378,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(VolumeStatus::Extending)
             .bind(now);
         tx.execute(sql).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeResizeStart], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -359,6 +407,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(after.status)
             .bind(now);
         tx.execute(sql).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeResizeEnd], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -15,6 +15,7 @@ use super::side_tables::{left_joined, KeyValue, SideTable};
 use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
+use crate::domain::event::EventKind;
 use crate::domain::ids::VolumeId;
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
@@ -287,6 +288,11 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
+        if new.status == VolumeStatus::Creating {
+            let events = &[EventKind::VolumeCreateStart];
+            self.record_events(&mut tx, events, new.id, None, new.created_at)
+                .await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -93,6 +93,32 @@ fn cinders_own_options_become_flags() {
 }
 
 #[test]
+fn notifications_follow_oslo_messaging_options() {
+    let path = write(
+        "[DEFAULT]\ntransport_url = rabbit://cinder:pw@mq1:5672,cinder:pw@mq2:5672/\n\
+         control_exchange = cinder\n\
+         [oslo_messaging_notifications]\ndriver = messagingv2\ntopics = notifications, extra\n\
+         [oslo_messaging_rabbit]\namqp_durable_queues = true\n",
+    );
+    let settings = load(&[path.to_path_buf()]).expect("loads");
+    assert_eq!(
+        values(&settings, "notify_url"),
+        ["amqp://cinder:pw@mq1:5672/%2f"]
+    );
+    assert_eq!(values(&settings, "notify_topic"), ["notifications"]);
+    assert_eq!(values(&settings, "notify_exchange"), ["cinder"]);
+    assert_eq!(values(&settings, "notify_durable"), ["true"]);
+    // No driver: Cinder sends nothing, and neither do we.
+    let quiet = write("[DEFAULT]\ntransport_url = rabbit://mq/\n");
+    let settings = load(&[quiet.to_path_buf()]).expect("loads");
+    assert!(values(&settings, "notify_url").is_empty());
+    // A driver with nowhere to send is a mistake worth stopping for.
+    let nowhere = write("[oslo_messaging_notifications]\ndriver = messagingv2\n");
+    let err = load(&[nowhere.to_path_buf()]).expect_err("refused");
+    assert!(err.to_string().contains("transport_url"), "{err}");
+}
+
+#[test]
 fn a_later_file_wins_and_relative_policy_files_are_found_beside_it() {
     let first = write("[DEFAULT]\nhost = one\n");
     let second = write("[DEFAULT]\nhost = two\n[oslo_policy]\npolicy_file = policy.yaml\n");

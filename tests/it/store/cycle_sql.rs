@@ -81,6 +81,13 @@ struct Values {
     volumes_dir: String,
 }
 
+fn is_quoted_uuid(literal: &str) -> bool {
+    literal
+        .strip_prefix('\'')
+        .and_then(|rest| rest.strip_suffix('\''))
+        .is_some_and(|inner| uuid::Uuid::parse_str(inner).is_ok())
+}
+
 /// `'a:b'` as `'a' || ':' || 'b'`, so pgbench does not read `:b` as a variable.
 fn split_variable_like_colons(literal: &str) -> String {
     let mut out = String::new();
@@ -113,6 +120,11 @@ impl Values {
             format!("md5('instance' || {client} || '-' || {n})")
         } else if literal.starts_with("'20") && literal.ends_with("Z'") {
             "now()".to_owned()
+        } else if literal.starts_with("'req-") {
+            "'req-bench'".to_owned()
+        } else if is_quoted_uuid(literal) {
+            // A notification event's own message id: new for every event.
+            "gen_random_uuid()".to_owned()
         } else {
             // Inside other text (connection info): fixed stand-ins. A space after each
             // JSON colon, because pgbench -M prepared takes `:false` for a variable;

@@ -84,7 +84,7 @@ async fn purge_removes_old_deleted_rows_only(app: TestApp) {
     let live_before = live_rows(&app).await;
     let report = app
         .store
-        .purge_deleted(Utc::now() - Duration::days(7))
+        .purge_deleted(Utc::now() - Duration::days(7), false)
         .await
         .expect("purge runs");
     let purged = |table: &str| {
@@ -122,10 +122,14 @@ async fn purge_removes_old_deleted_rows_only(app: TestApp) {
     assert_eq!(app.volume_status(&live).await, "in-use");
     app.assert_consistent(&live).await;
     // Everything deleted goes with a cut-off of now; running it twice is harmless.
-    let all = app.store.purge_deleted(Utc::now()).await.unwrap();
+    let all = app.store.purge_deleted(Utc::now(), false).await.unwrap();
     assert!(all.total() > 0);
     assert_eq!(
-        app.store.purge_deleted(Utc::now()).await.unwrap().total(),
+        app.store
+            .purge_deleted(Utc::now(), false)
+            .await
+            .unwrap()
+            .total(),
         0
     );
     for table in [
@@ -170,7 +174,7 @@ async fn purge_runs_beside_attach_cycles(app: TestApp) {
         for _ in 0..10 {
             total += app
                 .store
-                .purge_deleted(Utc::now())
+                .purge_deleted(Utc::now(), false)
                 .await
                 .expect("purge")
                 .total();
@@ -183,7 +187,40 @@ async fn purge_runs_beside_attach_cycles(app: TestApp) {
     app.assert_consistent(&v).await;
 }
 
+/// Old notification events go once the broker confirmed them; the ones still owed to
+/// the bus stay unless asked for (`--unsent-events`); recent ones always stay.
+async fn purge_removes_old_confirmed_events(app: TestApp) {
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let total = rows(&app, "events").await;
+    assert_eq!(total, 2, "volume.create.start and .end");
+    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
+    app.db
+        .execute(&format!("update events set created_at = '{long_ago}'"))
+        .await
+        .unwrap();
+    app.db
+        .execute(&format!(
+            "update events set sent_at = '{long_ago}' where event_type = 'volume.create.start'"
+        ))
+        .await
+        .unwrap();
+    app.attach_fully(&v, I1, conn()).await;
+    let recent = rows(&app, "events").await - total;
+    let cut_off = Utc::now() - Duration::days(7);
+    let report = app.store.purge_deleted(cut_off, false).await.unwrap();
+    assert!(report.tables.contains(&("events", 1)), "{report:?}");
+    assert_eq!(
+        rows(&app, "events").await,
+        1 + recent,
+        "the unsent one stays"
+    );
+    let report = app.store.purge_deleted(cut_off, true).await.unwrap();
+    assert!(report.tables.contains(&("events", 1)), "{report:?}");
+    assert_eq!(rows(&app, "events").await, recent, "recent events stay");
+}
+
 backend_tests!(
     purge_removes_old_deleted_rows_only,
-    purge_runs_beside_attach_cycles
+    purge_runs_beside_attach_cycles,
+    purge_removes_old_confirmed_events,
 );

@@ -101,6 +101,7 @@ impl TestDb {
             acquire_timeout: std::time::Duration::from_secs(5),
             migrate: true,
             upkeep: true,
+            record_events: true,
         }
     }
 

@@ -26,6 +26,7 @@ async fn register(store: &Arc<dyn Store>, specs: &[&str]) -> Arc<Backends> {
         .map(|s| s.parse().expect("backend spec"))
         .collect();
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    cinder_attach::origin::set_publisher("test-host");
     let backends = register_backends(store, &specs, "test-host", &clock)
         .await
         .expect("backends register");

@@ -1,0 +1,210 @@
+//! Notifications: what Cinder tells the rest of a cloud about volumes and attachments
+//! (oslo.messaging notifications, `volume.<action>.<phase>`), and the attachment
+//! lifecycle events cinder-attach adds to them. Each is recorded in the transaction of
+//! the change it reports (the outbox) and relayed to the message bus afterwards.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::ids::{AttachmentId, VolumeId};
+use super::volume::VolumeStatus;
+
+/// The events recorded. `volume.*` are Cinder's own, sent where Cinder sends them;
+/// `attachment.*` are this service's extension (Cinder 29 sends none for attachments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    VolumeCreateStart,
+    VolumeCreateEnd,
+    VolumeDeleteStart,
+    VolumeDeleteEnd,
+    VolumeAttachStart,
+    VolumeAttachEnd,
+    VolumeDetachStart,
+    VolumeDetachEnd,
+    VolumeResizeStart,
+    VolumeResizeEnd,
+    AttachmentCreateEnd,
+    AttachmentUpdateEnd,
+    AttachmentCompleteEnd,
+    AttachmentDeleteEnd,
+}
+
+impl EventKind {
+    /// The event a plain status change reports, if any: a create that finished.
+    pub fn of_transition(from: VolumeStatus, to: VolumeStatus) -> Option<EventKind> {
+        (from == VolumeStatus::Creating && to == VolumeStatus::Available)
+            .then_some(EventKind::VolumeCreateEnd)
+    }
+
+    /// The notification's `event_type`.
+    pub fn event_type(self) -> &'static str {
+        match self {
+            EventKind::VolumeCreateStart => "volume.create.start",
+            EventKind::VolumeCreateEnd => "volume.create.end",
+            EventKind::VolumeDeleteStart => "volume.delete.start",
+            EventKind::VolumeDeleteEnd => "volume.delete.end",
+            EventKind::VolumeAttachStart => "volume.attach.start",
+            EventKind::VolumeAttachEnd => "volume.attach.end",
+            EventKind::VolumeDetachStart => "volume.detach.start",
+            EventKind::VolumeDetachEnd => "volume.detach.end",
+            EventKind::VolumeResizeStart => "volume.resize.start",
+            EventKind::VolumeResizeEnd => "volume.resize.end",
+            EventKind::AttachmentCreateEnd => "attachment.create.end",
+            EventKind::AttachmentUpdateEnd => "attachment.update.end",
+            EventKind::AttachmentCompleteEnd => "attachment.complete.end",
+            EventKind::AttachmentDeleteEnd => "attachment.delete.end",
+        }
+    }
+}
+
+/// What each attach operation reports: `before` its writes (a `.start`, showing the
+/// volume as Cinder's notification does, before the change) and `after` them.
+pub struct Reported {
+    pub before: &'static [EventKind],
+    pub after: &'static [EventKind],
+}
+
+/// The events of the attach operations, in the order Cinder would send them.
+pub mod attach_events {
+    use super::EventKind::*;
+    use super::Reported;
+
+    /// `POST /attachments` without a connector: a reservation (Cinder: no notification).
+    pub const RESERVE: Reported = Reported {
+        before: &[],
+        after: &[AttachmentCreateEnd],
+    };
+    /// `POST /attachments` with a connector: Cinder's manager starts the attach.
+    pub const RESERVE_CONNECTED: Reported = Reported {
+        before: &[],
+        after: &[VolumeAttachStart, AttachmentCreateEnd],
+    };
+    /// `PUT /attachments/{id}` with a connector.
+    pub const CONNECT: Reported = Reported {
+        before: &[VolumeAttachStart],
+        after: &[AttachmentUpdateEnd],
+    };
+    /// `POST /attachments/{id}/action` `os-complete`.
+    pub const COMPLETE: Reported = Reported {
+        before: &[],
+        after: &[AttachmentCompleteEnd],
+    };
+    /// `DELETE /attachments/{id}`: Cinder's detach start and end around the removal.
+    pub const DELETE: Reported = Reported {
+        before: &[VolumeDetachStart],
+        after: &[VolumeDetachEnd, AttachmentDeleteEnd],
+    };
+    /// The legacy `os-attach` (Cinder's manager `attach_volume`).
+    pub const LEGACY_ATTACH: Reported = Reported {
+        before: &[],
+        after: &[VolumeAttachStart, VolumeAttachEnd],
+    };
+    /// The legacy `os-detach` (Cinder's manager `detach_volume`).
+    pub const LEGACY_DETACH: Reported = Reported {
+        before: &[VolumeDetachStart],
+        after: &[VolumeDetachEnd],
+    };
+}
+
+/// Who caused an event: the request and its caller, and the publisher that reports it
+/// (`volume.<host>`, as Cinder's notifier names itself).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub request_id: Option<String>,
+    pub user_id: Option<String>,
+    pub project_id: Option<String>,
+    pub publisher_id: String,
+}
+
+/// A recorded event, as the audit trail shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordedEvent {
+    pub seq: i64,
+    pub message_id: Uuid,
+    pub event_type: String,
+    pub priority: String,
+    pub publisher_id: String,
+    pub volume_id: VolumeId,
+    pub attachment_id: Option<AttachmentId>,
+    /// The volume's project.
+    pub project_id: String,
+    pub caller_user_id: Option<String>,
+    pub caller_project_id: Option<String>,
+    pub request_id: Option<String>,
+    pub payload: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+    /// When the broker confirmed it; `None` while it waits.
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+/// Which events an audit query wants; every field narrows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EventFilters {
+    pub volume_id: Option<VolumeId>,
+    pub attachment_id: Option<AttachmentId>,
+    pub project_id: Option<String>,
+    pub event_type: Option<String>,
+    pub since: Option<DateTime<Utc>>,
+    pub until: Option<DateTime<Utc>>,
+    /// Only events after this sequence number (paging).
+    pub after_seq: Option<i64>,
+    pub limit: u32,
+}
+
+/// The oslo.messaging envelope of a notification (`messagingv2` driver): the message
+/// itself travels as a JSON string under `oslo.message`.
+pub fn oslo_envelope(event: &RecordedEvent) -> serde_json::Value {
+    let message = serde_json::json!({
+        "message_id": event.message_id,
+        "publisher_id": event.publisher_id,
+        "event_type": event.event_type,
+        "priority": event.priority,
+        "payload": event.payload,
+        "timestamp": event.created_at.format("%Y-%m-%d %H:%M:%S%.6f").to_string(),
+        "_context_request_id": event.request_id,
+        "_context_user_id": event.caller_user_id,
+        "_context_project_id": event.caller_project_id,
+        "_unique_id": event.message_id.simple().to_string(),
+    });
+    serde_json::json!({
+        "oslo.version": "2.0",
+        "oslo.message": message.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_envelope_carries_the_message_as_a_json_string() {
+        let event = RecordedEvent {
+            seq: 7,
+            message_id: Uuid::nil(),
+            event_type: "volume.attach.start".into(),
+            priority: "INFO".into(),
+            publisher_id: "volume.host1".into(),
+            volume_id: VolumeId::from(Uuid::nil()),
+            attachment_id: None,
+            project_id: "p1".into(),
+            caller_user_id: Some("u1".into()),
+            caller_project_id: Some("p1".into()),
+            request_id: Some("req-1".into()),
+            payload: serde_json::json!({"volume_id": "v"}),
+            created_at: DateTime::from_timestamp(0, 0).expect("epoch"),
+            sent_at: None,
+        };
+        let envelope = oslo_envelope(&event);
+        assert_eq!(envelope["oslo.version"], "2.0");
+        let inner: serde_json::Value =
+            serde_json::from_str(envelope["oslo.message"].as_str().expect("a string"))
+                .expect("json");
+        assert_eq!(inner["event_type"], "volume.attach.start");
+        assert_eq!(inner["publisher_id"], "volume.host1");
+        assert_eq!(inner["priority"], "INFO");
+        assert_eq!(inner["payload"]["volume_id"], "v");
+        assert_eq!(inner["timestamp"], "1970-01-01 00:00:00.000000");
+        assert_eq!(inner["_context_request_id"], "req-1");
+    }
+}

@@ -1,0 +1,148 @@
+//! Publishing to RabbitMQ (AMQP 0-9-1, lapin) as oslo.messaging's notifier does: a topic
+//! exchange (the control exchange), the topic's queue declared and bound to it so that
+//! nothing is dropped before a listener comes, and the `messagingv2` envelope. Every
+//! publish is confirmed by the broker (publisher confirms).
+
+use lapin::options::{
+    BasicPublishOptions, ConfirmSelectOptions, ExchangeDeclareOptions, QueueBindOptions,
+    QueueDeclareOptions,
+};
+use lapin::types::FieldTable;
+use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+
+use crate::domain::event::{oslo_envelope, RecordedEvent};
+
+/// Where and how notifications are published.
+#[derive(Debug, Clone)]
+pub struct BusConfig {
+    pub url: String,
+    pub exchange: String,
+    /// The topic; the routing key is `<topic>.<priority>` (`notifications.info`).
+    pub topic: String,
+    /// oslo.messaging's `amqp_durable_queues`.
+    pub durable: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error("message bus: {0}")]
+    Amqp(#[from] lapin::Error),
+    #[error("the broker refused event {0}")]
+    Refused(i64),
+}
+
+/// A confirmed channel to the broker.
+pub struct Publisher {
+    connection: Connection,
+    channel: Channel,
+    exchange: String,
+}
+
+impl Publisher {
+    pub async fn connect(config: &BusConfig) -> Result<Publisher, PublishError> {
+        let connection = Connection::connect(&config.url, ConnectionProperties::default()).await?;
+        let channel = connection.create_channel().await?;
+        let durable = config.durable;
+        channel
+            .exchange_declare(
+                config.exchange.as_str().into(),
+                ExchangeKind::Topic,
+                ExchangeDeclareOptions {
+                    durable,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await?;
+        // oslo's notifier creates the queue of each priority it sends, so notifications
+        // wait for listeners that start later.
+        let queue = format!("{}.info", config.topic);
+        channel
+            .queue_declare(
+                queue.as_str().into(),
+                QueueDeclareOptions {
+                    durable,
+                    ..Default::default()
+                },
+                FieldTable::default(),
+            )
+            .await?;
+        channel
+            .queue_bind(
+                queue.as_str().into(),
+                config.exchange.as_str().into(),
+                queue.as_str().into(),
+                QueueBindOptions::default(),
+                FieldTable::default(),
+            )
+            .await?;
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await?;
+        Ok(Publisher {
+            connection,
+            channel,
+            exchange: config.exchange.clone(),
+        })
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.connection.status().connected() && self.channel.status().connected()
+    }
+
+    /// Publishes `events` in order and waits for the broker's confirms. The sequence
+    /// numbers of the leading events the broker confirmed, and the error that stopped
+    /// the rest, if any.
+    pub async fn publish(
+        &self,
+        topic: &str,
+        events: &[RecordedEvent],
+    ) -> (Vec<i64>, Option<PublishError>) {
+        let mut pending = Vec::with_capacity(events.len());
+        let mut failure = None;
+        for event in events {
+            let routing_key = format!("{topic}.{}", event.priority.to_ascii_lowercase());
+            let body = oslo_envelope(event).to_string();
+            let properties = BasicProperties::default()
+                .with_content_type("application/json".into())
+                .with_content_encoding("utf-8".into())
+                .with_delivery_mode(2);
+            let sent = self
+                .channel
+                .basic_publish(
+                    self.exchange.as_str().into(),
+                    routing_key.as_str().into(),
+                    BasicPublishOptions::default(),
+                    body.as_bytes(),
+                    properties,
+                )
+                .await;
+            match sent {
+                Ok(confirm) => pending.push((event.seq, confirm)),
+                Err(err) => {
+                    failure = Some(err.into());
+                    break;
+                }
+            }
+        }
+        let mut confirmed = Vec::with_capacity(pending.len());
+        for (seq, confirm) in pending {
+            match confirm.await {
+                Ok(answer) if answer.is_ack() => confirmed.push(seq),
+                Ok(_) => {
+                    failure.get_or_insert(PublishError::Refused(seq));
+                    break;
+                }
+                Err(err) => {
+                    failure.get_or_insert(err.into());
+                    break;
+                }
+            }
+        }
+        (confirmed, failure)
+    }
+
+    pub async fn close(self) {
+        let _ = self.connection.close(200, "bye".into()).await;
+    }
+}

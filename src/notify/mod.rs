@@ -1,0 +1,96 @@
+//! The relay of the notification outbox (`store::EventStore`): publishes the events the
+//! writes recorded, in order, to the message bus, and marks each sent once the broker
+//! confirmed it. Delivery is at least once: an event published but not yet marked when
+//! the process dies goes out again, with the same `message_id`. The broker being down
+//! holds events back without holding up the API; they go out when it returns.
+
+mod amqp;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use amqp::{BusConfig, PublishError, Publisher};
+
+use crate::clock::Clock;
+use crate::store::Store;
+
+/// Events read and published per round.
+const BATCH: u32 = 200;
+/// How often an idle relay looks for new events.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+/// How long a relay's lease lasts; it is renewed at half of it.
+const LEASE: Duration = Duration::from_secs(10);
+/// The longest wait between reconnection attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// Runs the relay in the background for as long as the process lives.
+pub fn start(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, holder: String) {
+    tokio::spawn(async move { relay(store, clock, bus, holder).await });
+}
+
+async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, holder: String) {
+    let lease = chrono::Duration::from_std(LEASE).unwrap_or(chrono::Duration::seconds(10));
+    let mut held_until = None;
+    let mut publisher: Option<Publisher> = None;
+    let mut backoff = Duration::from_millis(250);
+    loop {
+        let now = clock.now();
+        // One relay at a time, so the events go out in order.
+        if held_until.is_none_or(|until| until - lease / 2 < now) {
+            held_until = match store.take_relay_lease(&holder, now, now + lease).await {
+                Ok(true) => Some(now + lease),
+                Ok(false) => None,
+                Err(err) => {
+                    tracing::warn!(error = %err, "notification relay: cannot take its lease");
+                    None
+                }
+            };
+            if held_until.is_none() {
+                tokio::time::sleep(LEASE / 2).await;
+                continue;
+            }
+        }
+        let pending = match store.pending_events(BATCH).await {
+            Ok(pending) => pending,
+            Err(err) => {
+                tracing::warn!(error = %err, "notification relay: cannot read the outbox");
+                tokio::time::sleep(backoff).await;
+                continue;
+            }
+        };
+        if pending.is_empty() {
+            tokio::time::sleep(IDLE_POLL).await;
+            continue;
+        }
+        let connected = match publisher.take() {
+            Some(p) if p.is_connected() => Ok(p),
+            _ => Publisher::connect(&bus).await,
+        };
+        let current = match connected {
+            Ok(p) => p,
+            Err(err) => {
+                tracing::warn!(error = %err, pending = pending.len(), "notification relay: message bus unreachable; events wait");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+        };
+        let (confirmed, failure) = current.publish(&bus.topic, &pending).await;
+        if let Err(err) = store.mark_events_sent(&confirmed, clock.now()).await {
+            // They go out again later: at least once, with the same message ids.
+            tracing::warn!(error = %err, "notification relay: cannot mark events sent");
+        }
+        match failure {
+            None => {
+                backoff = Duration::from_millis(250);
+                publisher = Some(current);
+            }
+            Some(err) => {
+                tracing::warn!(error = %err, "notification relay: publishing stopped; will retry");
+                current.close().await;
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! The outbox of notifications (`domain::event`). A write that Cinder would notify about
+//! records its events with `record_events`, inside its own transaction, so an event
+//! exists exactly when its change committed. The payload (Cinder's volume usage info) is
+//! built by the database from the rows as the transaction left them: one statement per
+//! event, no read back into the service. The relay reads the pending events in `seq`
+//! order and marks them sent once the broker confirmed them; one process relays at a
+//! time, the holder of a lease row.
+
+use std::sync::LazyLock;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::db::{Database, Executor, Transaction};
+use super::error::StoreError;
+use super::row::{Columns, FromRow};
+use super::sql::Sql;
+use super::{SqlStore, StoreKind};
+use crate::domain::event::{EventFilters, EventKind, RecordedEvent};
+use crate::domain::ids::{AttachmentId, VolumeId};
+
+#[async_trait]
+pub trait EventStore: Send + Sync {
+    /// Recorded events matching `filters`, oldest first.
+    async fn list_events(&self, filters: &EventFilters) -> Result<Vec<RecordedEvent>, StoreError>;
+
+    /// Up to `limit` events the broker has not confirmed yet, in `seq` order.
+    async fn pending_events(&self, limit: u32) -> Result<Vec<RecordedEvent>, StoreError>;
+
+    /// The broker confirmed these events.
+    async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Takes or renews the relay's lease for `holder` until `until` (refused while
+    /// another holder's lease runs). Whether `holder` holds it now.
+    async fn take_relay_lease(
+        &self,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError>;
+}
+
+/// The JSON functions of each database, for the payload statement.
+struct JsonDialect {
+    object: &'static str,
+    array_agg: &'static str,
+    object_agg: &'static str,
+    empty_array: &'static str,
+    empty_object: &'static str,
+    /// Wraps a subquery whose value is JSON (SQLite loses the JSON-ness of a value
+    /// passed through a subquery; `json()` restores it).
+    subquery_open: &'static str,
+    subquery_close: &'static str,
+    to_text: &'static str,
+    /// `v.multiattach` as a JSON boolean (SQLite keeps booleans as 0 and 1).
+    multiattach: &'static str,
+}
+
+const POSTGRES_JSON: JsonDialect = JsonDialect {
+    object: "json_build_object",
+    array_agg: "json_agg",
+    object_agg: "json_object_agg",
+    empty_array: "'[]'::json",
+    empty_object: "'{}'::json",
+    subquery_open: "(",
+    subquery_close: ")",
+    to_text: "::text",
+    multiattach: "v.multiattach",
+};
+
+const SQLITE_JSON: JsonDialect = JsonDialect {
+    object: "json_object",
+    array_agg: "json_group_array",
+    object_agg: "json_group_object",
+    empty_array: "json('[]')",
+    empty_object: "json('{}')",
+    subquery_open: "json((",
+    subquery_close: "))",
+    to_text: "",
+    multiattach: "json(case when v.multiattach then 'true' else 'false' end)",
+};
+
+/// `$1` message id, `$2` event type, `$3` publisher, `$4` attachment (or null), `$5`
+/// caller user, `$6` caller project, `$7` request id, `$8` time, `$9` the volume. The
+/// payload has the fields of Cinder's `_usage_from_volume` (no replication, no glance
+/// metadata), plus the attachment the event is about, if any.
+fn insert_event(d: &JsonDialect) -> String {
+    let JsonDialect {
+        object,
+        array_agg,
+        object_agg,
+        empty_array,
+        empty_object,
+        subquery_open: open,
+        subquery_close: close,
+        to_text,
+        multiattach,
+    } = d;
+    let attachment = format!(
+        "{object}('id', a.id, 'volume_id', a.volume_id, 'instance_uuid', a.instance_uuid, \
+                   'attached_host', a.attached_host, 'mountpoint', a.mountpoint, \
+                   'attach_time', a.attach_time, 'detach_time', a.detach_time, \
+                   'attach_status', a.attach_status, 'attach_mode', a.attach_mode)"
+    );
+    format!(
+        "insert into events (message_id, event_type, publisher_id, volume_id, attachment_id, \
+                             project_id, caller_user_id, caller_project_id, request_id, \
+                             created_at, payload) \
+         select $1, $2, $3, v.id, $4, v.project_id, $5, $6, $7, $8, \
+                {object}('tenant_id', v.project_id, 'host', v.host, 'user_id', v.user_id, \
+                  'availability_zone', v.availability_zone, 'volume_id', v.id, \
+                  'volume_type', v.volume_type_id, 'display_name', v.display_name, \
+                  'launched_at', v.created_at, 'created_at', v.created_at, \
+                  'status', v.status, 'snapshot_id', v.snapshot_id, 'size', v.size, \
+                  'multiattach', {multiattach}, 'replication_status', 'disabled', \
+                  'replication_extended_status', null, 'replication_driver_data', null, \
+                  'metadata', coalesce({open}select {object_agg}(m.key, m.value) \
+                      from volume_metadata m where m.volume_id = v.id and m.deleted = false\
+                      {close}, {empty_object}), \
+                  'volume_attachment', coalesce({open}select {array_agg}({attachment}) \
+                      from volume_attachment a where a.volume_id = v.id and a.deleted = false\
+                      {close}, {empty_array}), \
+                  'attachment_id', $4, \
+                  'attachment', {open}select {attachment} from volume_attachment a \
+                      where a.id = $4{close}){to_text} \
+           from volumes v where v.id = $9"
+    )
+}
+
+static INSERT_EVENT_POSTGRES: LazyLock<String> = LazyLock::new(|| insert_event(&POSTGRES_JSON));
+static INSERT_EVENT_SQLITE: LazyLock<String> = LazyLock::new(|| insert_event(&SQLITE_JSON));
+
+const EVENT_COLUMNS: &str = "select seq, message_id, event_type, priority, publisher_id, \
+     volume_id, attachment_id, project_id, caller_user_id, caller_project_id, request_id, \
+     payload, created_at, sent_at from events";
+
+const MARK_SENT: &str = "update events set sent_at = $1 where sent_at is null and seq in (";
+
+/// Takes the lease when it is free, expired or already `$1`'s.
+const TAKE_LEASE: &str = "\
+    insert into event_relay (name, holder, expires_at) values ('notifications', $1, $3) \
+    on conflict (name) do update set holder = $1, expires_at = $3 \
+     where event_relay.holder = $1 or event_relay.expires_at < $2";
+
+const LEASE_HOLDER: &str = "select holder from event_relay where name = 'notifications'";
+
+impl FromRow for RecordedEvent {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(RecordedEvent {
+            seq: c.get()?,
+            message_id: c.get()?,
+            event_type: c.get()?,
+            priority: c.get()?,
+            publisher_id: c.get()?,
+            volume_id: c.get()?,
+            attachment_id: c.get()?,
+            project_id: c.get()?,
+            caller_user_id: c.get()?,
+            caller_project_id: c.get()?,
+            request_id: c.get()?,
+            payload: c.get()?,
+            created_at: c.get()?,
+            sent_at: c.get()?,
+        })
+    }
+}
+
+impl<D: Database> SqlStore<D> {
+    /// Records `kinds` about `volume` (and `attachment`) in `tx`, as the transaction's
+    /// writes left them, on behalf of the current task's origin. Nothing when the store
+    /// keeps no events.
+    pub(super) async fn record_events(
+        &self,
+        tx: &mut D::Tx,
+        kinds: &[EventKind],
+        volume: VolumeId,
+        attachment: Option<AttachmentId>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        if !self.events {
+            return Ok(());
+        }
+        let origin = crate::origin::current();
+        let text: &'static str = match D::KIND {
+            StoreKind::Postgres => &INSERT_EVENT_POSTGRES,
+            StoreKind::Sqlite => &INSERT_EVENT_SQLITE,
+        };
+        for kind in kinds {
+            let sql = Sql::new(text)
+                .bind(Uuid::new_v4())
+                .bind(kind.event_type())
+                .bind(&origin.publisher_id)
+                .bind(attachment)
+                .bind(&origin.user_id)
+                .bind(&origin.project_id)
+                .bind(&origin.request_id)
+                .bind(now)
+                .bind(volume);
+            tx.execute(sql).await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl<D: Database> EventStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, err)]
+    async fn list_events(&self, filters: &EventFilters) -> Result<Vec<RecordedEvent>, StoreError> {
+        let mut sql = Sql::new(EVENT_COLUMNS);
+        sql.push(" where 1 = 1");
+        if let Some(volume) = filters.volume_id {
+            sql.push(" and volume_id = ").push_bind(volume);
+        }
+        if let Some(attachment) = filters.attachment_id {
+            sql.push(" and attachment_id = ").push_bind(attachment);
+        }
+        if let Some(project) = &filters.project_id {
+            sql.push(" and project_id = ").push_bind(project);
+        }
+        if let Some(event_type) = &filters.event_type {
+            sql.push(" and event_type = ").push_bind(event_type);
+        }
+        if let Some(since) = filters.since {
+            sql.push(" and created_at >= ").push_bind(since);
+        }
+        if let Some(until) = filters.until {
+            sql.push(" and created_at < ").push_bind(until);
+        }
+        if let Some(after) = filters.after_seq {
+            sql.push(" and seq > ").push_bind(after);
+        }
+        sql.push(" order by seq limit ")
+            .push_bind(i64::from(filters.limit));
+        self.db.fetch_all(sql).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn pending_events(&self, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
+        let mut sql = Sql::new(EVENT_COLUMNS);
+        sql.push(" where sent_at is null order by seq limit ")
+            .push_bind(i64::from(limit));
+        self.db.fetch_all(sql).await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError> {
+        if seqs.is_empty() {
+            return Ok(());
+        }
+        let mut sql = Sql::new(MARK_SENT).bind(now);
+        sql.push_list(seqs.iter().copied()).push(")");
+        self.db.execute(sql).await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn take_relay_lease(
+        &self,
+        holder: &str,
+        now: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(Sql::new(TAKE_LEASE).bind(holder).bind(now).bind(until))
+            .await?;
+        let current: Option<(String,)> = tx.fetch_optional(Sql::new(LEASE_HOLDER)).await?;
+        tx.commit().await?;
+        Ok(current.is_some_and(|(h,)| h == holder))
+    }
+}

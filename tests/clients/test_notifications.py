@@ -1,0 +1,352 @@
+"""Notifications on a real RabbitMQ, heard by a real oslo.messaging listener: the events
+of a multi-attach cycle with Cinder's payload, and not one lost when the service is
+killed under load and the broker is stopped and started again (delivery is at least
+once: a repeat carries the same message_id)."""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import oslo_messaging
+import pytest
+import requests
+from oslo_config import cfg
+
+from conftest import BINARY, _postgres_url, _with_database
+from rabbitmq_node import RabbitNode, free_port
+
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/lib/rabbitmq/bin/rabbitmq-server").exists() and not os.environ.get("CI"),
+    reason="rabbitmq-server is not installed (scripts/test installs it)",
+)
+
+ADMIN = {"X-Auth-Token": "admin:p1", "OpenStack-API-Version": "volume 3.54"}
+
+
+class Listener:
+    """oslo.messaging's notification listener on topic `notifications`."""
+
+    def __init__(self, transport_url, durable):
+        self.received = []
+        self.lock = threading.Lock()
+        conf = cfg.ConfigOpts()
+        conf([], project="cinder-attach-tests")
+        transport = oslo_messaging.get_notification_transport(conf, url=transport_url)
+        conf.set_override("amqp_durable_queues", durable, group="oslo_messaging_rabbit")
+        targets = [oslo_messaging.Target(topic="notifications")]
+        self.listener = oslo_messaging.get_notification_listener(
+            transport, targets, [self], executor="threading"
+        )
+        self.listener.start()
+
+    def info(self, ctxt, publisher_id, event_type, payload, metadata):
+        with self.lock:
+            self.received.append(
+                {
+                    "message_id": metadata["message_id"],
+                    "event_type": event_type,
+                    "publisher_id": publisher_id,
+                    "payload": payload,
+                    "ctxt": ctxt,
+                }
+            )
+        return oslo_messaging.NotificationResult.HANDLED
+
+    def snapshot(self):
+        with self.lock:
+            return list(self.received)
+
+    def wait_for(self, predicate, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate(self.snapshot()):
+                return self.snapshot()
+            time.sleep(0.2)
+        return self.snapshot()
+
+    def stop(self):
+        self.listener.stop()
+        self.listener.wait()
+
+
+class Service:
+    """cinder-attach on a fixed loopback port, so it can be killed and started again."""
+
+    def __init__(self, store, notify_args):
+        self.workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-notify-"))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.admin_url = None
+        self.database = None
+        if store == "postgres":
+            self.admin_url = _postgres_url()
+            self.database = f"t_{uuid.uuid4().hex}"
+            subprocess.run(["psql", self.admin_url, "-qc", f'create database "{self.database}"'], check=True)
+            self.database_url = _with_database(self.admin_url, self.database)
+        else:
+            self.database_url = f"sqlite://{self.workdir / 'cinder.db'}"
+        self.notify_args = list(notify_args)
+        self.process = None
+        self.start()
+
+    def start(self):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CINDER_ATTACH_")}
+        env.update(RUST_LOG="info", NO_COLOR="1")
+        log = open(self.workdir / "server.log", "a")
+        self.process = subprocess.Popen(
+            [
+                str(BINARY), "serve", "--listen", f"127.0.0.1:{self.port}",
+                "--database-url", self.database_url, "--host", "notify-host",
+                "--backend", f"file=file,dir={self.workdir / 'volumes'}",
+                *self.notify_args,
+            ],
+            cwd=self.workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                requests.get(self.url + "/", timeout=1)
+                return
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        raise RuntimeError("cinder-attach did not start: " + (self.workdir / "server.log").read_text())
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+    def events(self, *args):
+        listed = subprocess.run(
+            [str(BINARY), "events", "--database-url", self.database_url, "--limit", "100000", *args],
+            capture_output=True, text=True, check=True,
+        )
+        return [json.loads(line) for line in listed.stdout.splitlines()]
+
+    def sql(self, query):
+        if self.database:
+            out = subprocess.run(
+                ["psql", _with_database(self.admin_url, self.database), "-Atc", query],
+                capture_output=True, text=True, check=True,
+            )
+        else:
+            out = subprocess.run(
+                ["sqlite3", str(self.workdir / "cinder.db"), query], capture_output=True, text=True, check=True
+            )
+        return out.stdout.split()
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=15)
+        if self.database:
+            subprocess.run(
+                ["psql", self.admin_url, "-qc", f'drop database if exists "{self.database}" with (force)'],
+                check=False,
+            )
+        subprocess.run(["rm", "-rf", str(self.workdir)], check=False)
+
+
+def _stores():
+    return ["sqlite"] + (["postgres"] if _postgres_url() else [])
+
+
+@pytest.fixture(scope="module")
+def broker():
+    node = RabbitNode()
+    node.start()
+    yield node
+    node.destroy()
+
+
+def multiattach_volume(url):
+    made = requests.post(
+        f"{url}/v3/p1/types", headers=ADMIN,
+        json={"volume_type": {"name": f"shared-{uuid.uuid4().hex[:6]}", "extra_specs": {"multiattach": "<is> True"}}},
+    )
+    assert made.status_code == 200, made.text
+    created = requests.post(
+        f"{url}/v3/p1/volumes", headers=ADMIN,
+        json={"volume": {"size": 1, "volume_type": made.json()["volume_type"]["name"]}},
+    )
+    assert created.status_code == 202, created.text
+    return created.json()["volume"]["id"]
+
+
+def attach(url, volume, host, mode, timeout=10):
+    body = {
+        "attachment": {
+            "volume_uuid": volume, "instance_uuid": str(uuid.uuid4()), "mode": mode,
+            "connector": {"host": host, "mountpoint": "/dev/vdb", "initiator": f"iqn.2026-11.test:{host}"},
+        }
+    }
+    return requests.post(f"{url}/v3/p1/attachments", headers=ADMIN, json=body, timeout=timeout)
+
+
+@pytest.mark.parametrize("store", _stores())
+def test_a_listener_hears_a_shared_volume_cycle(broker, store):
+    listener = Listener(broker.transport_url, durable=False)
+    service = Service(store, ["--notify-url", broker.amqp_url])
+    try:
+        volume = multiattach_volume(service.url)
+        rw = attach(service.url, volume, "compute-1", "rw")
+        ro = attach(service.url, volume, "compute-2", "ro")
+        assert rw.status_code == 200 and ro.status_code == 200, (rw.text, ro.text)
+        rw_id, ro_id = rw.json()["attachment"]["id"], ro.json()["attachment"]["id"]
+        for attachment in (rw_id, ro_id):
+            done = requests.post(
+                f"{service.url}/v3/p1/attachments/{attachment}/action", headers=ADMIN, json={"os-complete": None}
+            )
+            assert done.status_code == 204, done.text
+        gone = requests.delete(f"{service.url}/v3/p1/attachments/{rw_id}", headers=ADMIN)
+        assert gone.status_code == 200, gone.text
+
+        def about_volume(received):
+            return [n for n in received if n["payload"].get("volume_id") == volume]
+
+        expected = [
+            "volume.create.start", "volume.create.end",
+            "volume.attach.start", "attachment.create.end",
+            "volume.attach.start", "attachment.create.end",
+            "attachment.complete.end", "attachment.complete.end",
+            "volume.detach.start", "volume.detach.end", "attachment.delete.end",
+        ]
+        heard = about_volume(listener.wait_for(lambda r: len(about_volume(r)) >= len(expected)))
+        assert [n["event_type"] for n in heard] == expected
+        for notification in heard:
+            assert notification["publisher_id"] == "volume.notify-host"
+            payload = notification["payload"]
+            assert payload["tenant_id"] == "p1"
+            assert payload["size"] == 1
+            assert payload["host"] == "notify-host@file#file"
+            assert payload["volume_type"]
+            assert notification["ctxt"]["request_id"].startswith("req-")
+            assert notification["ctxt"]["project_id"] == "p1"
+        created_ro = heard[5]["payload"]
+        assert created_ro["attachment"]["id"] == ro_id
+        assert created_ro["attachment"]["attach_mode"] == "ro"
+        assert created_ro["attachment"]["attached_host"] == "compute-2"
+        assert created_ro["attachment"]["instance_uuid"] == ro.json()["attachment"]["instance"]
+        assert [a["attach_mode"] for a in created_ro["volume_attachment"]] == ["rw", "ro"]
+        assert heard[7]["payload"]["status"] == "in-use"
+        assert heard[10]["payload"]["attachment"]["id"] == rw_id
+        assert [a["id"] for a in heard[10]["payload"]["volume_attachment"]] == [ro_id]
+        # Every event is marked sent once the broker confirmed it.
+        deadline = time.monotonic() + 10
+        while any(e["sent_at"] is None for e in service.events("--volume", volume)):
+            assert time.monotonic() < deadline, "events never marked sent"
+            time.sleep(0.2)
+    finally:
+        service.stop()
+        listener.stop()
+
+
+class Load:
+    """Attach cycles (create with a connector, complete, delete) from a few threads on one
+    shared volume; a journal of every attachment the service acknowledged."""
+
+    def __init__(self, url, volume, threads=4):
+        self.url, self.volume = url, volume
+        self.acknowledged = []  # (attachment id, "created" | "deleted")
+        self.errors = 0
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self.run, args=(i,)) for i in range(threads)]
+        for t in self.threads:
+            t.start()
+
+    def note(self, attachment, what):
+        with self.lock:
+            self.acknowledged.append((attachment, what, time.monotonic()))
+
+    def run(self, i):
+        while not self.stopping.is_set():
+            try:
+                created = attach(self.url, self.volume, f"compute-{i}", "rw" if i % 2 else "ro", timeout=5)
+                if created.status_code != 200:
+                    raise RuntimeError(created.text)
+                attachment = created.json()["attachment"]["id"]
+                self.note(attachment, "created")
+                requests.post(
+                    f"{self.url}/v3/p1/attachments/{attachment}/action", headers=ADMIN,
+                    json={"os-complete": None}, timeout=5,
+                )
+                deleted = requests.delete(f"{self.url}/v3/p1/attachments/{attachment}", headers=ADMIN, timeout=5)
+                if deleted.status_code == 200:
+                    self.note(attachment, "deleted")
+            except Exception:  # the service is down for a moment: count it and go on
+                with self.lock:
+                    self.errors += 1
+                time.sleep(0.05)
+
+    def acknowledged_between(self, start, end):
+        with self.lock:
+            return sum(1 for _, _, at in self.acknowledged if start <= at < end)
+
+    def stop(self):
+        self.stopping.set()
+        for t in self.threads:
+            t.join()
+
+
+@pytest.mark.parametrize("store", _stores())
+def test_no_event_is_lost_when_the_service_dies_and_the_broker_restarts(store):
+    node = RabbitNode()
+    node.start()
+    listener = Listener(node.transport_url, durable=True)
+    service = Service(store, ["--notify-url", node.amqp_url, "--notify-durable"])
+    try:
+        volume = multiattach_volume(service.url)
+        load = Load(service.url, volume)
+        time.sleep(3)
+        service.kill()  # SIGKILL under load: whatever was committed must still go out
+        service.start()
+        time.sleep(2)
+        node.stop()  # the broker goes away; the API keeps serving
+        outage_start = time.monotonic()
+        time.sleep(3)
+        outage_end = time.monotonic()
+        node.start()
+        time.sleep(3)
+        load.stop()
+        assert load.acknowledged_between(outage_start, outage_end) > 0, "the API stopped while the broker was down"
+
+        # Everything the database holds goes out, then the listener has heard it all.
+        deadline = time.monotonic() + 90
+        while service.sql("select count(*) from events where sent_at is null") != ["0"]:
+            assert time.monotonic() < deadline, "events still pending"
+            time.sleep(0.5)
+        recorded = service.events()
+        recorded_ids = {e["message_id"] for e in recorded}
+        received = listener.wait_for(lambda r: recorded_ids <= {n["message_id"] for n in r}, timeout=60)
+        received_ids = [n["message_id"] for n in received]
+        assert set(received_ids) == recorded_ids, (
+            f"missing {len(recorded_ids - set(received_ids))}, unknown {len(set(received_ids) - recorded_ids)}"
+        )
+        # A repeat is the same message: same id, same event.
+        by_id = {}
+        for n in received:
+            first = by_id.setdefault(n["message_id"], n)
+            assert (first["event_type"], first["payload"]) == (n["event_type"], n["payload"])
+
+        # Exactly one event per committed change, and every acknowledged change among them.
+        created = [e["attachment_id"] for e in recorded if e["event_type"] == "attachment.create.end"]
+        deleted = [e["attachment_id"] for e in recorded if e["event_type"] == "attachment.delete.end"]
+        stored = service.sql(f"select id from volume_attachment where volume_id = '{volume}'")
+        stored_deleted = service.sql(
+            f"select id from volume_attachment where volume_id = '{volume}' and deleted = true"
+        )
+        assert sorted(created) == sorted(stored)
+        assert sorted(deleted) == sorted(stored_deleted)
+        for attachment, what, _ in load.acknowledged:
+            assert attachment in (created if what == "created" else deleted), (attachment, what)
+        assert len(load.acknowledged) > 20, load.acknowledged
+    finally:
+        service.stop()
+        listener.stop()
+        node.destroy()
