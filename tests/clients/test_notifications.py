@@ -6,11 +6,13 @@ once: a repeat carries the same message_id)."""
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import threading
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 
 import oslo_messaging
@@ -135,9 +137,8 @@ class Service:
                 capture_output=True, text=True, check=True,
             )
         else:
-            out = subprocess.run(
-                ["sqlite3", str(self.workdir / "cinder.db"), query], capture_output=True, text=True, check=True
-            )
+            with closing(sqlite3.connect(self.workdir / "cinder.db")) as db:
+                return [str(value) for row in db.execute(query) for value in row]
         return out.stdout.split()
 
     def stop(self):
