@@ -3,6 +3,7 @@
 
 pub mod attachments;
 pub mod body;
+pub mod console;
 pub mod context;
 pub mod endpoint;
 pub mod error;
@@ -76,6 +77,7 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/", get(versions::list_versions))
         .route("/healthcheck", get(health::healthcheck))
         .merge(v3)
+        .merge(console::router())
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(from_fn_with_state(state.clone(), body::check_body_layer))

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::keystone_tls::{connector, KeystoneConnector, KeystoneTls};
 use super::token_cache::TokenCache;
 use super::trusted_headers::with_admin_flag;
-use super::{header_list, AuthError};
+use super::{header_list, AuthError, PasswordLogin, SignedIn};
 use crate::domain::RequestContext;
 use crate::policy::PolicyEngine;
 
@@ -141,10 +141,36 @@ impl KeystoneAuth {
             }
         }
         let c = &self.config;
+        let login = PasswordLogin {
+            user: &c.username,
+            user_domain: &c.user_domain,
+            password: &c.password,
+            project: &c.project_name,
+            project_domain: &c.project_domain,
+        };
+        let (status, token, body) = self.log_in(&login).await?;
+        let token = match (status, token) {
+            (StatusCode::CREATED, Some(token)) => token,
+            (StatusCode::CREATED, None) => {
+                return Err(unavailable("service login returned no token"))
+            }
+            (other, _) => return Err(unavailable(format!("service login answered {other}"))),
+        };
+        let expires = expiry(&body).unwrap_or_else(|| Utc::now() + chrono::Duration::minutes(5));
+        *held = Some((token.clone(), expires));
+        Ok(token)
+    }
+
+    /// A project-scoped password login: Keystone's status, the token, the token body.
+    async fn log_in(
+        &self,
+        login: &PasswordLogin<'_>,
+    ) -> Result<(StatusCode, Option<String>, Value), AuthError> {
         let body = json!({"auth": {
             "identity": {"methods": ["password"], "password": {"user": {
-                "name": c.username, "domain": {"name": c.user_domain}, "password": c.password}}},
-            "scope": {"project": {"name": c.project_name, "domain": {"name": c.project_domain}}}
+                "name": login.user, "domain": {"name": login.user_domain},
+                "password": login.password}}},
+            "scope": {"project": {"name": login.project, "domain": {"name": login.project_domain}}}
         }});
         let request = Request::builder()
             .method(Method::POST)
@@ -153,17 +179,34 @@ impl KeystoneAuth {
             .body(Full::new(Bytes::from(body.to_string())))
             .map_err(unavailable)?;
         let (status, headers, json) = self.send(request).await?;
-        if status != StatusCode::CREATED {
-            return Err(unavailable(format!("service login answered {status}")));
-        }
         let token = headers
             .get("x-subject-token")
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| unavailable("service login returned no token"))?
-            .to_owned();
-        let expires = expiry(&json).unwrap_or_else(|| Utc::now() + chrono::Duration::minutes(5));
-        *held = Some((token.clone(), expires));
-        Ok(token)
+            .map(str::to_owned);
+        Ok((status, token, json))
+    }
+
+    /// Signs a user in (the console's password form): their token and who they are.
+    pub async fn sign_in(&self, login: &PasswordLogin<'_>) -> Result<SignedIn, AuthError> {
+        let (status, token, body) = self.log_in(login).await?;
+        match (status, token) {
+            (StatusCode::CREATED, Some(token)) => {
+                let expires_at = expiry(&body).unwrap_or_else(Utc::now);
+                let context = self
+                    .context_of(&body)
+                    .map_err(|message| AuthError::Invalid(message.to_owned()))?;
+                self.remember(&token, &context, expires_at);
+                Ok(SignedIn {
+                    token,
+                    context,
+                    expires_at: Some(expires_at),
+                })
+            }
+            (StatusCode::UNAUTHORIZED | StatusCode::NOT_FOUND, _) => Err(AuthError::Invalid(
+                "The user name, password, domain or project is not right.".to_owned(),
+            )),
+            (other, _) => Err(unavailable(format!("sign-in answered {other}"))),
+        }
     }
 
     async fn validate(&self, token: &str, service_token: &str) -> Result<Validation, AuthError> {
@@ -231,13 +274,27 @@ impl KeystoneAuth {
         if expires <= Utc::now() {
             return Err(self.refuse(token, "The token has expired."));
         }
+        let context = self
+            .context_of(&body)
+            .map_err(|message| self.refuse(token, message))?;
+        self.remember(token, &context, expires);
+        Ok(RequestContext {
+            service_roles: header_list(headers, "x-service-roles"),
+            ..context
+        })
+    }
+}
+
+impl KeystoneAuth {
+    /// Who a token body (Keystone's answer to a login or a validation) names.
+    fn context_of(&self, body: &Value) -> Result<RequestContext, &'static str> {
         let token_body = &body["token"];
         let user_id = token_body["user"]["id"]
             .as_str()
-            .ok_or_else(|| self.refuse(token, "The token has no user."))?;
+            .ok_or("The token has no user.")?;
         let project_id = token_body["project"]["id"]
             .as_str()
-            .ok_or_else(|| self.refuse(token, "The token is not scoped to a project."))?;
+            .ok_or("The token is not scoped to a project.")?;
         let roles = token_body["roles"]
             .as_array()
             .map(|roles| {
@@ -248,7 +305,7 @@ impl KeystoneAuth {
                     .collect()
             })
             .unwrap_or_default();
-        let context = with_admin_flag(
+        Ok(with_admin_flag(
             RequestContext {
                 user_id: user_id.to_owned(),
                 project_id: project_id.to_owned(),
@@ -257,11 +314,7 @@ impl KeystoneAuth {
                 is_admin: false,
             },
             &self.policy,
-        );
-        self.remember(token, &context, expires);
-        let mut context = context;
-        context.service_roles = header_list(headers, "x-service-roles");
-        Ok(context)
+        ))
     }
 }
 

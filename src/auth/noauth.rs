@@ -25,7 +25,7 @@ pub fn authenticate(headers: &HeaderMap) -> Result<RequestContext, AuthError> {
     Ok(context)
 }
 
-fn parse_token(token: &str) -> RequestContext {
+pub(super) fn parse_token(token: &str) -> RequestContext {
     let (user, rest) = token.split_once(':').unwrap_or((token, ""));
     let (project, roles) = match rest.split_once(':') {
         Some((project, roles)) => (project, Some(roles)),

@@ -524,7 +524,52 @@ async fn keystones_certificate_is_checked(app: TestApp) {
     assert!(err.contains("must start with http:// or https://"), "{err}");
 }
 
+/// The console's sign-in: a Keystone user's password and project give a token that the
+/// volume API takes; a wrong password is 401 with a message; a noauth token is refused.
+async fn console_signs_in_with_keystone(app: TestApp) {
+    let Some(world) = world().await else { return };
+    let app = app.with_auth(AuthMode::Custom(world.auth(60, None, None)));
+    let suffix = &world.demo["demo-".len()..];
+    let login = |password: &str| {
+        json!({"username": format!("member-{suffix}"), "password": password,
+               "project": world.demo, "user_domain": "Default", "project_domain": "Default"})
+    };
+    let signed_in = app
+        .request(Method::POST, "/console/session")
+        .json(&login(&world.password))
+        .send()
+        .await;
+    assert_eq!(signed_in.status, 200, "{}", signed_in.text);
+    assert_eq!(signed_in.header("cache-control"), Some("no-store"));
+    let session = &signed_in.json["session"];
+    assert_eq!(session["is_admin"], false);
+    assert!(session["roles"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("member")));
+    let token = session["token"].as_str().unwrap();
+    let project = session["project_id"].as_str().unwrap();
+    let listed = app
+        .get(&format!("/v3/{project}/volumes"))
+        .token(token)
+        .send()
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+
+    app.request(Method::POST, "/console/session")
+        .json(&login("not-the-password"))
+        .send()
+        .await
+        .assert_fault(401, "unauthorized", "password");
+    app.request(Method::POST, "/console/session")
+        .json(&json!({"token": "admin:p1"}))
+        .send()
+        .await
+        .assert_fault(401, "unauthorized", "uses Keystone");
+}
+
 backend_tests!(
+    console_signs_in_with_keystone,
     keystones_certificate_is_checked,
     real_tokens,
     keystone_trouble_never_lets_a_request_through,
