@@ -11,7 +11,7 @@
 # (default postgres://postgres@127.0.0.1:5432).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$1" seconds="${2:-10}" rounds="${3:-2}"
+bin="$(realpath "$1")" seconds="${2:-10}" rounds="${3:-2}"
 load="$PWD/target/release/cinder-attach-bench"
 amqp="${AMQP_URL:-amqp://guest:guest@127.0.0.1:5672/%2f}"
 port=18782
