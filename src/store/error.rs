@@ -39,11 +39,13 @@ impl From<sqlx::Error> for StoreError {
                 StoreError::Conflict(db.message().to_owned())
             }
             // Postgres classes 08 (connection exception) and 57 (operator intervention,
-            // e.g. the server shutting down) mean "try again later", not a bug.
+            // e.g. the server shutting down) mean "try again later", not a bug; so does
+            // 25006 (read-only transaction): the server was a primary a moment ago and
+            // is a standby now, a failover is under way.
             sqlx::Error::Database(db)
-                if db
-                    .code()
-                    .is_some_and(|code| code.starts_with("08") || code.starts_with("57")) =>
+                if db.code().is_some_and(|code| {
+                    code.starts_with("08") || code.starts_with("57") || code == "25006"
+                }) =>
             {
                 StoreError::Unavailable(err.into())
             }

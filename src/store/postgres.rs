@@ -28,6 +28,7 @@ impl Postgres {
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.acquire_timeout)
+            .after_connect(|conn, _| Box::pin(refuse_standby(conn)))
             .connect(&options.url)
             .await
             .map_err(|source| ConnectError::Connect {
@@ -39,6 +40,23 @@ impl Postgres {
         }
         Ok(Self { pool })
     }
+}
+
+/// A new connection that reached a standby (a primary demoted by a failover, or a
+/// replica a router has not taken out yet) could only fail every write: it is refused
+/// (as unreachable, so the request gets a 503), and the pool tries again until it reaches
+/// the primary. One round trip per new connection, none per request.
+async fn refuse_standby(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    let (standby,): (bool,) = sqlx::query_as("select pg_is_in_recovery()")
+        .fetch_one(&mut *conn)
+        .await?;
+    if standby {
+        return Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "the database server is a standby (read-only); waiting for the primary",
+        )));
+    }
+    Ok(())
 }
 
 fn arguments(sql: &Sql) -> Result<PgArguments, StoreError> {

@@ -35,7 +35,7 @@ fn state_after(op: &str) -> &'static [&'static str] {
 
 /// Every attachment in the journal is in a state its acknowledged requests allow: the
 /// last acknowledged one, or one that a later unanswered request may have brought.
-fn verify_journal(addr: &str, entries: &[Entry]) -> usize {
+pub(crate) fn verify_journal(addr: &str, entries: &[Entry]) -> usize {
     let mut by_attachment: BTreeMap<&str, Vec<&Entry>> = BTreeMap::new();
     for entry in entries {
         if let Some(id) = entry.attachment.as_deref() {

@@ -9,6 +9,7 @@ mod check;
 mod config_file;
 mod connections;
 mod crash;
+mod failover;
 mod keystone;
 mod multiprocess;
 mod outage;

@@ -12,6 +12,7 @@ pub mod http;
 pub mod journal;
 pub mod load;
 pub mod lock;
+pub mod patroni;
 pub mod pg_cluster;
 pub mod process;
 pub mod tgtd;

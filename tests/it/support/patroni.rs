@@ -1,0 +1,146 @@
+//! A replicated PostgreSQL cluster for the failover tests, built by the project's own
+//! `scripts/patroni-cluster` (etcd, Patroni-managed PostgreSQL nodes with synchronous
+//! replication, HAProxy routing to the primary), and the ways to hurt it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::process::http;
+
+pub struct Patroni {
+    dir: PathBuf,
+    /// The database URL through HAProxy: always the primary, whichever node that is.
+    pub router_url: String,
+    /// Each node's (PostgreSQL port, REST port).
+    nodes: Vec<(u16, u16)>,
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/patroni-cluster")
+}
+
+impl Patroni {
+    /// Starts a cluster of `nodes`; `None` (skip) outside CI when Patroni, etcd or HAProxy
+    /// is not installed (`scripts/test` installs them).
+    pub fn start(nodes: usize) -> Option<Patroni> {
+        let installed = ["patroni", "etcd", "haproxy"].iter().all(|tool| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        if !installed {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI is set but patroni, etcd or haproxy is missing (scripts/test installs them)"
+            );
+            eprintln!("note: patroni, etcd or haproxy is not installed; skipping");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!("patroni-{}", uuid::Uuid::new_v4().simple()));
+        let output = Command::new(script())
+            .arg("start")
+            .arg(&dir)
+            .arg(nodes.to_string())
+            .output()
+            .expect("scripts/patroni-cluster runs");
+        assert!(
+            output.status.success(),
+            "the cluster did not start: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let env: HashMap<String, String> = String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let port = |key: String| env[&key].parse::<u16>().expect("a port");
+        Some(Patroni {
+            router_url: env["ROUTER_URL"].clone(),
+            nodes: (0..nodes)
+                .map(|i| (port(format!("NODE{i}_PG")), port(format!("NODE{i}_API"))))
+                .collect(),
+            dir,
+        })
+    }
+
+    fn api(&self, node: usize) -> String {
+        format!("127.0.0.1:{}", self.nodes[node].1)
+    }
+
+    /// The node Patroni calls the primary, once there is one (waits up to `within`).
+    pub fn leader(&self, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        loop {
+            for node in 0..self.nodes.len() {
+                if reachable(&self.api(node))
+                    && http(&self.api(node), "GET", "/primary", None).0 == 200
+                {
+                    return node;
+                }
+            }
+            assert!(Instant::now() < deadline, "no primary within {within:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Waits (up to `within`) until there is a primary and a synchronous standby again:
+    /// in synchronous mode only that standby may take over, so the next failure needs it.
+    pub fn wait_healthy(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        let answers = |path: &str| {
+            (0..self.nodes.len())
+                .any(|n| reachable(&self.api(n)) && http(&self.api(n), "GET", path, None).0 == 200)
+        };
+        while !(answers("/primary") && answers("/sync")) {
+            assert!(
+                Instant::now() < deadline,
+                "the cluster is not healthy after {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// A planned switchover from the current leader to `candidate`.
+    pub fn switchover(&self, leader: usize, candidate: usize) {
+        let body = serde_json::json!({"leader": format!("pg{leader}"), "candidate": format!("pg{candidate}")});
+        let (status, answer) = http(&self.api(leader), "POST", "/switchover", Some(&body));
+        assert_eq!(status, 200, "switchover refused: {answer}");
+    }
+
+    /// SIGKILL to the node's PostgreSQL server (its Patroni lives on).
+    pub fn kill_postgres(&self, node: usize) {
+        let pid = std::fs::read_to_string(self.dir.join(format!("pg{node}/postmaster.pid")))
+            .expect("postmaster.pid");
+        kill(pid.lines().next().unwrap_or_default());
+    }
+
+    /// The whole node dies: SIGKILL to its Patroni, then to its PostgreSQL server.
+    pub fn kill_node(&self, node: usize) {
+        let patroni = std::fs::read_to_string(self.dir.join(format!("patroni{node}.pid")))
+            .expect("patroni pid");
+        kill(patroni.trim());
+        self.kill_postgres(node);
+    }
+}
+
+fn reachable(addr: &str) -> bool {
+    let addr = addr.parse().expect("an address");
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+}
+
+fn kill(pid: &str) {
+    let killed = Command::new("kill")
+        .args(["-9", pid])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success(), "kill -9 {pid} failed");
+}
+
+impl Drop for Patroni {
+    fn drop(&mut self) {
+        let _ = Command::new(script()).arg("stop").arg(&self.dir).status();
+    }
+}
