@@ -30,19 +30,22 @@ def _with_database(url, name):
     return f"{server}/{name}" + (f"?{query}" if query else "")
 
 
+def database_for(store, workdir):
+    """A fresh database of `store`: (its URL, the admin URL and name of a PostgreSQL one to
+    drop afterwards, else None and None)."""
+    if store != "postgres":
+        return f"sqlite://{workdir / 'cinder.db'}", None, None
+    admin_url = _postgres_url()
+    name = f"t_{uuid.uuid4().hex}"
+    subprocess.run(["psql", admin_url, "-qc", f'create database "{name}"'], check=True)
+    return _with_database(admin_url, name), admin_url, name
+
+
 class Server:
     def __init__(self, store, extra_args=()):
         self.workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-client-"))
         self.volumes_dir = self.workdir / "volumes"
-        self.admin_url = None
-        self.database = None
-        if store == "postgres":
-            self.admin_url = _postgres_url()
-            self.database = f"t_{uuid.uuid4().hex}"
-            subprocess.run(["psql", self.admin_url, "-qc", f'create database "{self.database}"'], check=True)
-            database_url = _with_database(self.admin_url, self.database)
-        else:
-            database_url = f"sqlite://{self.workdir / 'cinder.db'}"
+        database_url, self.admin_url, self.database = database_for(store, self.workdir)
         env = {k: v for k, v in os.environ.items() if not k.startswith("CINDER_ATTACH_")}
         env.update(RUST_LOG="info", NO_COLOR="1")
         self.process = subprocess.Popen(

@@ -20,7 +20,7 @@ import pytest
 import requests
 from oslo_config import cfg
 
-from conftest import BINARY, _postgres_url, _with_database
+from conftest import BINARY, _postgres_url, _with_database, database_for
 from rabbitmq_node import RabbitNode, free_port
 
 pytestmark = pytest.mark.skipif(
@@ -84,15 +84,7 @@ class Service:
         self.workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-notify-"))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.admin_url = None
-        self.database = None
-        if store == "postgres":
-            self.admin_url = _postgres_url()
-            self.database = f"t_{uuid.uuid4().hex}"
-            subprocess.run(["psql", self.admin_url, "-qc", f'create database "{self.database}"'], check=True)
-            self.database_url = _with_database(self.admin_url, self.database)
-        else:
-            self.database_url = f"sqlite://{self.workdir / 'cinder.db'}"
+        self.database_url, self.admin_url, self.database = database_for(store, self.workdir)
         self.notify_args = list(notify_args)
         self.process = None
         self.start()

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::journal::Entry;
+use super::journal::{Entry, Outcome};
 
 /// A port free on 127.0.0.1 right now (for a server that must come back on it).
 pub fn free_port() -> u16 {
@@ -73,5 +73,33 @@ pub fn wait_for_journal(path: &Path, lines: usize) {
             "the load generator never got going"
         );
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// While the database is away, every request is still answered, promptly (within the
+/// request timeout and a second), and a failure is only ever 503 `serviceUnavailable`.
+pub fn assert_answered_or_unavailable(entries: &[Entry], request_timeout_s: u64) {
+    for entry in entries {
+        assert_ne!(
+            entry.outcome,
+            Outcome::Unknown,
+            "a request got no answer: {entry:?}"
+        );
+        let status = entry.status.unwrap_or_default();
+        assert!(
+            status < 500 || status == 503,
+            "only 503 may report the database away: {entry:?}"
+        );
+        if status == 503 {
+            assert_eq!(
+                entry.fault.as_deref(),
+                Some("serviceUnavailable"),
+                "{entry:?}"
+            );
+        }
+        assert!(
+            entry.elapsed_ms < (request_timeout_s + 1) * 1000,
+            "a request hung beyond the timeout: {entry:?}"
+        );
     }
 }
