@@ -38,14 +38,18 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Database(db) if db.kind() == ErrorKind::UniqueViolation => {
                 StoreError::Conflict(db.message().to_owned())
             }
+            // 25006 (read-only transaction): the server was a primary a moment ago and is
+            // a standby now, a failover is under way. Try again later, on new connections.
+            sqlx::Error::Database(db) if db.code().as_deref() == Some("25006") => {
+                super::postgres::note_read_only();
+                StoreError::Unavailable(err.into())
+            }
             // Postgres classes 08 (connection exception) and 57 (operator intervention,
-            // e.g. the server shutting down) mean "try again later", not a bug; so does
-            // 25006 (read-only transaction): the server was a primary a moment ago and
-            // is a standby now, a failover is under way.
+            // e.g. the server shutting down) mean "try again later", not a bug.
             sqlx::Error::Database(db)
-                if db.code().is_some_and(|code| {
-                    code.starts_with("08") || code.starts_with("57") || code == "25006"
-                }) =>
+                if db
+                    .code()
+                    .is_some_and(|code| code.starts_with("08") || code.starts_with("57")) =>
             {
                 StoreError::Unavailable(err.into())
             }

@@ -3,6 +3,9 @@
 //! (`FOR UPDATE`).
 
 use std::ops::DerefMut;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::LazyLock;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
@@ -25,10 +28,12 @@ pub struct Postgres {
 
 impl Postgres {
     pub async fn connect(options: &ConnectOptions) -> Result<Self, ConnectError> {
+        LazyLock::force(&EPOCH);
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.acquire_timeout)
             .after_connect(|conn, _| Box::pin(refuse_standby(conn)))
+            .after_release(|_, meta| Box::pin(async move { Ok(opened_since_read_only(meta.age)) }))
             .connect(&options.url)
             .await
             .map_err(|source| ConnectError::Connect {
@@ -40,6 +45,25 @@ impl Postgres {
         }
         Ok(Self { pool })
     }
+}
+
+/// When a server last refused a write as read-only (a primary demoted under us), in
+/// milliseconds since `EPOCH`; 0: never. Connections opened before that moment may lead to
+/// the demoted server, so they are closed when released and the pool opens new ones.
+static READ_ONLY_SEEN_MS: AtomicU64 = AtomicU64::new(0);
+static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+/// A write was refused with SQLSTATE 25006 (`read-only transaction`).
+pub(super) fn note_read_only() {
+    let now = u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX);
+    READ_ONLY_SEEN_MS.fetch_max(now.max(1), Ordering::Relaxed);
+}
+
+/// Whether a connection `age` old was opened after the last read-only refusal.
+fn opened_since_read_only(age: Duration) -> bool {
+    let seen = READ_ONLY_SEEN_MS.load(Ordering::Relaxed);
+    let opened = EPOCH.elapsed().saturating_sub(age).as_millis();
+    seen == 0 || opened >= u128::from(seen)
 }
 
 /// A new connection that reached a standby (a primary demoted by a failover, or a
