@@ -34,11 +34,15 @@ XSS_NAME = "<img src=x onerror=alert(1)>"
 WAIT = 15
 
 
+def drained(server):
+    """The browser polls: keep reading the log so the service never blocks on a full pipe."""
+    threading.Thread(target=lambda: [None for _ in server.process.stdout], daemon=True).start()
+    return server
+
+
 @pytest.fixture(scope="module")
 def service():
-    started = Server("sqlite")
-    # The browser polls: keep reading the log so the service never blocks on a full pipe.
-    threading.Thread(target=lambda: [None for _ in started.process.stdout], daemon=True).start()
+    started = drained(Server("sqlite"))
     yield started
     started.stop()
 
@@ -67,10 +71,15 @@ def wait(driver, predicate, message):
         raise AssertionError(f"waited in vain for {message}; the page:\n{main[:4000]}") from None
 
 
-def sign_in(driver, url, token):
+def open_console(driver, url):
+    """The console's first page, with no session left from an earlier test."""
     driver.get(f"{url}/console/")
     driver.execute_script("sessionStorage.clear()")
     driver.get(f"{url}/console/")
+
+
+def sign_in(driver, url, token):
+    open_console(driver, url)
     field = wait(driver, lambda d: d.find_elements(By.ID, "token"), "the sign-in form")[0]
     field.send_keys(token)
     driver.find_element(By.ID, "sign-in-button").click()
@@ -253,13 +262,10 @@ def test_keystone_users_sign_in_with_their_password(browser):
     from test_keystone import ADMIN_PASSWORD, KEYSTONE, KEYSTONE_CAFILE, KEYSTONE_TLS, provision, server_behind
 
     accounts = provision(KEYSTONE, ADMIN_PASSWORD, KEYSTONE_TLS, KEYSTONE_CAFILE)
-    service = server_behind(accounts)
-    threading.Thread(target=lambda: [None for _ in service.process.stdout], daemon=True).start()
+    service = drained(server_behind(accounts))
     driver = browser
     try:
-        driver.get(f"{service.url}/console/")
-        driver.execute_script("sessionStorage.clear()")
-        driver.get(f"{service.url}/console/")
+        open_console(driver, service.url)
 
         def fill(password):
             wait(driver, lambda d: d.find_elements(By.ID, "username"), "the password form")

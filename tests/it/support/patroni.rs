@@ -13,8 +13,8 @@ pub struct Patroni {
     dir: PathBuf,
     /// The database URL through HAProxy: always the primary, whichever node that is.
     pub router_url: String,
-    /// Each node's (PostgreSQL port, REST port).
-    nodes: Vec<(u16, u16)>,
+    /// Each node's Patroni REST address.
+    apis: Vec<String>,
 }
 
 fn script() -> PathBuf {
@@ -56,30 +56,27 @@ impl Patroni {
             .filter_map(|line| line.split_once('='))
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect();
-        let port = |key: String| env[&key].parse::<u16>().expect("a port");
         Some(Patroni {
             router_url: env["ROUTER_URL"].clone(),
-            nodes: (0..nodes)
-                .map(|i| (port(format!("NODE{i}_PG")), port(format!("NODE{i}_API"))))
+            apis: (0..nodes)
+                .map(|i| format!("127.0.0.1:{}", env[&format!("NODE{i}_API")]))
                 .collect(),
             dir,
         })
     }
 
-    fn api(&self, node: usize) -> String {
-        format!("127.0.0.1:{}", self.nodes[node].1)
+    /// Whether `node`'s Patroni answers 200 at `path` (`/primary`, `/sync`).
+    fn says_yes(&self, node: usize, path: &str) -> bool {
+        let api = &self.apis[node];
+        reachable(api) && http(api, "GET", path, None).0 == 200
     }
 
     /// The node Patroni calls the primary, once there is one (waits up to `within`).
     pub fn leader(&self, within: Duration) -> usize {
         let deadline = Instant::now() + within;
         loop {
-            for node in 0..self.nodes.len() {
-                if reachable(&self.api(node))
-                    && http(&self.api(node), "GET", "/primary", None).0 == 200
-                {
-                    return node;
-                }
+            if let Some(node) = (0..self.apis.len()).find(|&n| self.says_yes(n, "/primary")) {
+                return node;
             }
             assert!(Instant::now() < deadline, "no primary within {within:?}");
             std::thread::sleep(Duration::from_millis(200));
@@ -90,10 +87,7 @@ impl Patroni {
     /// in synchronous mode only that standby may take over, so the next failure needs it.
     pub fn wait_healthy(&self, within: Duration) {
         let deadline = Instant::now() + within;
-        let answers = |path: &str| {
-            (0..self.nodes.len())
-                .any(|n| reachable(&self.api(n)) && http(&self.api(n), "GET", path, None).0 == 200)
-        };
+        let answers = |path: &str| (0..self.apis.len()).any(|n| self.says_yes(n, path));
         while !(answers("/primary") && answers("/sync")) {
             assert!(
                 Instant::now() < deadline,
@@ -106,7 +100,7 @@ impl Patroni {
     /// A planned switchover from the current leader to `candidate`.
     pub fn switchover(&self, leader: usize, candidate: usize) {
         let body = serde_json::json!({"leader": format!("pg{leader}"), "candidate": format!("pg{candidate}")});
-        let (status, answer) = http(&self.api(leader), "POST", "/switchover", Some(&body));
+        let (status, answer) = http(&self.apis[leader], "POST", "/switchover", Some(&body));
         assert_eq!(status, 200, "switchover refused: {answer}");
     }
 

@@ -180,8 +180,13 @@
 
   const isShareableType = (type) => (type.extra_specs || {}).multiattach === MULTIATTACH;
 
-  // Volumes with their attachments: the volume list gives server and host of attached
-  // ones, the attachment list (3.54) every attachment with its status and mode.
+  // A volume with `attachmentList`: every attachment of the attachment list (3.54: status
+  // and mode), with the host the volume's own list gives for the attached ones.
+  function withAttachments(volume, attachments) {
+    const hosts = new Map(volume.attachments.map((a) => [a.attachment_id, a.host_name]));
+    return { ...volume, attachmentList: attachments.map((a) => ({ ...a, host: hosts.get(a.id) || null })) };
+  }
+
   async function loadVolumes() {
     const [volumes, attachments] = await Promise.all([
       api("GET", "/volumes/detail"),
@@ -192,11 +197,7 @@
       if (!byVolume.has(attachment.volume_id)) byVolume.set(attachment.volume_id, []);
       byVolume.get(attachment.volume_id).push(attachment);
     }
-    return volumes.volumes.map((volume) => {
-      const hosts = new Map(volume.attachments.map((a) => [a.attachment_id, a.host_name]));
-      const list = (byVolume.get(volume.id) || []).map((a) => ({ ...a, host: hosts.get(a.id) || a.host || null }));
-      return { ...volume, attachmentList: list };
-    });
+    return volumes.volumes.map((volume) => withAttachments(volume, byVolume.get(volume.id) || []));
   }
 
   async function loadVolume(id) {
@@ -204,10 +205,7 @@
       api("GET", `/volumes/${encodeURIComponent(id)}`),
       api("GET", `/attachments/detail?volume_id=${encodeURIComponent(id)}`),
     ]);
-    const volume = shown.volume;
-    const hosts = new Map(volume.attachments.map((a) => [a.attachment_id, a.host_name]));
-    volume.attachmentList = attachments.attachments.map((a) => ({ ...a, host: hosts.get(a.id) || null }));
-    return volume;
+    return withAttachments(shown.volume, attachments.attachments);
   }
 
   async function loadTypes() {
