@@ -11,9 +11,10 @@ use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
 use super::paging::push_page;
 use super::row::{Columns, FromRow};
-use super::side_tables::{left_joined, SideTable};
+use super::side_tables::{self, left_joined, SideTable};
 use super::sql::Sql;
-use super::SqlStore;
+use super::writes::Writes;
+use super::{locks, SqlStore};
 use crate::domain::attach::{self, LiveAttachment, Reservation};
 use crate::domain::attachment::{
     AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey, Connecting,
@@ -201,21 +202,33 @@ impl<D: Database> SqlStore<D> {
         ids: &[AttachmentId],
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        for id in ids {
-            let sql = Sql::new(DETACH)
-                .bind(id)
-                .bind(now)
-                .bind(AttachStatus::Detached);
-            tx.execute(sql).await?;
-            Self::remove_items(tx, SideTable::AttachmentSpecs, id.uuid(), None, now).await?;
-        }
-        // Only the legacy attach records it; the lock read whether it is there.
-        if volume.attached_mode_recorded {
-            tx.execute(Sql::new(FORGET_ATTACHED_MODE).bind(volume.id).bind(now))
-                .await?;
-        }
-        Ok(())
+        let mut writes = Writes::new();
+        writes.extend(removals(volume, ids, now));
+        Self::apply(tx, writes).await
     }
+}
+
+/// The statements of `remove_attachments`.
+fn removals(volume: &LockedVolume, ids: &[AttachmentId], now: DateTime<Utc>) -> Vec<Sql> {
+    let mut statements = Vec::with_capacity(ids.len() * 2 + 1);
+    for id in ids {
+        let detach = Sql::new(DETACH)
+            .bind(id)
+            .bind(now)
+            .bind(AttachStatus::Detached);
+        statements.push(detach);
+        statements.push(side_tables::remove_items(
+            SideTable::AttachmentSpecs,
+            id.uuid(),
+            None,
+            now,
+        ));
+    }
+    // Only the legacy attach records it; the lock read whether it is there.
+    if volume.attached_mode_recorded {
+        statements.push(Sql::new(FORGET_ATTACHED_MODE).bind(volume.id).bind(now));
+    }
+    statements
 }
 
 #[async_trait]
@@ -303,7 +316,6 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             Ok(transition) => transition,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
         };
-        Self::write_volume_state(&mut tx, new.volume_id, transition.volume, new.now).await?;
         let insert = Sql::new(INSERT_RESERVATION)
             .bind(new.id)
             .bind(new.volume_id)
@@ -311,7 +323,13 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(AttachStatus::Reserved)
             .bind(new.attach_mode)
             .bind(new.now);
-        tx.execute(insert).await?;
+        let mut writes = Writes::new();
+        writes.push(insert).push(locks::volume_state(
+            new.volume_id,
+            transition.volume,
+            new.now,
+        ));
+        Self::apply(&mut tx, writes).await?;
         let events = attach_events::RESERVE.after;
         self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
             .await?;
@@ -361,19 +379,24 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(connection.connector.mountpoint())
             .bind(new.now)
             .bind(connected.info.to_string());
-        let Some(mut stored) = tx.fetch_optional::<Attachment>(insert).await? else {
+        let items = connector_specs::encode(&connection.connector);
+        let mut writes = Writes::new();
+        writes
+            .push(side_tables::insert_items(
+                SideTable::AttachmentSpecs,
+                new.id.uuid(),
+                items,
+                new.now,
+            ))
+            .push(locks::volume_state(
+                new.volume_id,
+                connected.volume,
+                new.now,
+            ));
+        let Some(mut stored) = Self::apply_returning::<Attachment>(&mut tx, insert, writes).await?
+        else {
             return Err(StoreError::Other("the insert returned no row".into()));
         };
-        let items = connector_specs::encode(&connection.connector);
-        Self::insert_items(
-            &mut tx,
-            SideTable::AttachmentSpecs,
-            new.id.uuid(),
-            items,
-            new.now,
-        )
-        .await?;
-        Self::write_volume_state(&mut tx, new.volume_id, connected.volume, new.now).await?;
         let events = attach_events::RESERVE_CONNECTED.after;
         self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
             .await?;
@@ -451,8 +474,13 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .bind(id)
             .bind(AttachStatus::Attached)
             .bind(now);
-        tx.execute(done).await?;
-        Self::write_volume_state(&mut tx, locked.volume.id, transition.volume, now).await?;
+        let mut writes = Writes::new();
+        writes.push(done).push(locks::volume_state(
+            locked.volume.id,
+            transition.volume,
+            now,
+        ));
+        Self::apply(&mut tx, writes).await?;
         let events = attach_events::COMPLETE.after;
         self.record_events(&mut tx, events, locked.volume.id, Some(id), now)
             .await?;
@@ -473,10 +501,14 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let transition = attach::detach(&locked.volume, &locked.live, &target);
         let volume = locked.volume.id;
         let events = attach_events::DELETE;
-        self.record_events(&mut tx, events.before, volume, Some(id), now)
-            .await?;
-        Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
-        Self::write_volume_state(&mut tx, volume, transition.volume, now).await?;
+        // The events before the removal see the rows as they were: first on SQLite, and
+        // part of the same statement on PostgreSQL.
+        let mut writes = Writes::new();
+        writes
+            .push(self.events_write(events.before, volume, Some(id), now))
+            .extend(removals(&locked.volume, &transition.detached, now))
+            .push(locks::volume_state(volume, transition.volume, now));
+        Self::apply(&mut tx, writes).await?;
         self.record_events(&mut tx, events.after, volume, Some(id), now)
             .await?;
         tx.commit().await?;

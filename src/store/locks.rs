@@ -241,15 +241,24 @@ impl<D: Database> SqlStore<D> {
         state: Option<VolumeState>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let Some(state) = state else {
-            return Ok(());
-        };
-        let sql = Sql::new(WRITE_VOLUME_STATE)
+        if let Some(sql) = volume_state(id, state, now) {
+            tx.execute(sql).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The statement writing the volume's state as a rule decided it (`None` for `None`).
+pub(super) fn volume_state(
+    id: VolumeId,
+    state: Option<VolumeState>,
+    now: DateTime<Utc>,
+) -> Option<Sql> {
+    state.map(|state| {
+        Sql::new(WRITE_VOLUME_STATE)
             .bind(id)
             .bind(state.status)
             .bind(state.attach_status)
-            .bind(now);
-        tx.execute(sql).await?;
-        Ok(())
-    }
+            .bind(now)
+    })
 }

@@ -50,6 +50,7 @@ mod volume_metadata;
 mod volume_types;
 mod volume_writes;
 mod volumes;
+mod writes;
 
 use std::sync::Arc;
 use std::time::Duration;

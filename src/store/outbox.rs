@@ -1,8 +1,9 @@
 //! The outbox of notifications (`domain::event`). A write that Cinder would notify about
 //! records its events with `record_events`, inside its own transaction, so an event
 //! exists exactly when its change committed. The payload (Cinder's volume usage info) is
-//! built by the database from the rows as the transaction left them: one statement per
-//! event, no read back into the service. The relay reads the pending events in `seq`
+//! built by the database from the rows as the transaction left them: one statement for
+//! the events a transaction records at one point, the payload built once for them, no
+//! read back into the service. The relay reads the pending events in `seq`
 //! order and marks them sent once the broker confirmed them; one process relays at a
 //! time, the holder of a lease row.
 
@@ -55,6 +56,11 @@ struct JsonDialect {
     to_text: &'static str,
     /// `v.multiattach` as a JSON boolean (SQLite keeps booleans as 0 and 1).
     multiattach: &'static str,
+    /// The rows of the events' JSON array as `k` (its place in `k.n`), and the message
+    /// id and event type of the current one.
+    each_event: &'static str,
+    message_id: &'static str,
+    event_type: &'static str,
 }
 
 const POSTGRES_JSON: JsonDialect = JsonDialect {
@@ -67,6 +73,9 @@ const POSTGRES_JSON: JsonDialect = JsonDialect {
     subquery_close: ")",
     to_text: "::text",
     multiattach: "v.multiattach",
+    each_event: "json_array_elements($1::json) with ordinality k(e, n)",
+    message_id: "(k.e->>0)::uuid",
+    event_type: "k.e->>1",
 };
 
 const SQLITE_JSON: JsonDialect = JsonDialect {
@@ -79,13 +88,18 @@ const SQLITE_JSON: JsonDialect = JsonDialect {
     subquery_close: "))",
     to_text: "",
     multiattach: "json(case when v.multiattach then 'true' else 'false' end)",
+    each_event: "(select value as e, key as n from json_each($1)) k",
+    message_id: "json_extract(k.e, '$[0]')",
+    event_type: "json_extract(k.e, '$[1]')",
 };
 
-/// `$1` message id, `$2` event type, `$3` publisher, `$4` attachment (or null), `$5`
-/// caller user, `$6` caller project, `$7` request id, `$8` time, `$9` the volume. The
-/// payload has the fields of Cinder's `_usage_from_volume` (no replication, no glance
-/// metadata), plus the attachment the event is about, if any.
-fn insert_event(d: &JsonDialect) -> String {
+/// Records a transaction's events about one volume in one statement, the payload built
+/// once for all of them: `$1` the events as a JSON array of `[message id, event type]`
+/// pairs, in order, `$2` publisher, `$3` attachment (or null), `$4` caller user, `$5`
+/// caller project, `$6` request id, `$7` time, `$8` the volume. The payload has the
+/// fields of Cinder's `_usage_from_volume` (no replication, no glance metadata), plus the
+/// attachment the events are about, if any.
+fn insert_events(d: &JsonDialect) -> String {
     let JsonDialect {
         object,
         array_agg,
@@ -96,6 +110,9 @@ fn insert_event(d: &JsonDialect) -> String {
         subquery_close: close,
         to_text,
         multiattach,
+        each_event,
+        message_id,
+        event_type,
     } = d;
     let attachment = format!(
         "{object}('id', a.id, 'volume_id', a.volume_id, 'instance_uuid', a.instance_uuid, \
@@ -104,10 +121,8 @@ fn insert_event(d: &JsonDialect) -> String {
                    'attach_status', a.attach_status, 'attach_mode', a.attach_mode)"
     );
     format!(
-        "insert into events (message_id, event_type, publisher_id, volume_id, attachment_id, \
-                             project_id, caller_user_id, caller_project_id, request_id, \
-                             created_at, payload) \
-         select $1, $2, $3, v.id, $4, v.project_id, $5, $6, $7, $8, \
+        "with p as materialized (\
+           select v.id, v.project_id, \
                 {object}('tenant_id', v.project_id, 'host', v.host, 'user_id', v.user_id, \
                   'availability_zone', v.availability_zone, 'volume_id', v.id, \
                   'volume_type', v.volume_type_id, 'display_name', v.display_name, \
@@ -121,15 +136,21 @@ fn insert_event(d: &JsonDialect) -> String {
                   'volume_attachment', coalesce({open}select {array_agg}({attachment}) \
                       from volume_attachment a where a.volume_id = v.id and a.deleted = false\
                       {close}, {empty_array}), \
-                  'attachment_id', $4, \
+                  'attachment_id', $3, \
                   'attachment', {open}select {attachment} from volume_attachment a \
-                      where a.id = $4{close}){to_text} \
-           from volumes v where v.id = $9"
+                      where a.id = $3{close}){to_text} as payload \
+             from volumes v where v.id = $8) \
+         insert into events (message_id, event_type, publisher_id, volume_id, attachment_id, \
+                             project_id, caller_user_id, caller_project_id, request_id, \
+                             created_at, payload) \
+         select {message_id}, {event_type}, $2, p.id, $3, p.project_id, $4, $5, $6, $7, \
+                p.payload \
+           from p, {each_event} order by k.n"
     )
 }
 
-static INSERT_EVENT_POSTGRES: LazyLock<String> = LazyLock::new(|| insert_event(&POSTGRES_JSON));
-static INSERT_EVENT_SQLITE: LazyLock<String> = LazyLock::new(|| insert_event(&SQLITE_JSON));
+static INSERT_EVENTS_POSTGRES: LazyLock<String> = LazyLock::new(|| insert_events(&POSTGRES_JSON));
+static INSERT_EVENTS_SQLITE: LazyLock<String> = LazyLock::new(|| insert_events(&SQLITE_JSON));
 
 const EVENT_COLUMNS: &str = "select seq, message_id, event_type, priority, publisher_id, \
      volume_id, attachment_id, project_id, caller_user_id, caller_project_id, request_id, \
@@ -178,28 +199,43 @@ impl<D: Database> SqlStore<D> {
         attachment: Option<AttachmentId>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        if !self.events {
-            return Ok(());
-        }
-        let origin = crate::origin::current();
-        let text: &'static str = match D::KIND {
-            StoreKind::Postgres => &INSERT_EVENT_POSTGRES,
-            StoreKind::Sqlite => &INSERT_EVENT_SQLITE,
-        };
-        for kind in kinds {
-            let sql = Sql::new(text)
-                .bind(Uuid::new_v4())
-                .bind(kind.event_type())
-                .bind(&origin.publisher_id)
-                .bind(attachment)
-                .bind(&origin.user_id)
-                .bind(&origin.project_id)
-                .bind(&origin.request_id)
-                .bind(now)
-                .bind(volume);
+        if let Some(sql) = self.events_write(kinds, volume, attachment, now) {
             tx.execute(sql).await?;
         }
         Ok(())
+    }
+
+    /// The statement of `record_events`, for a group of writes (`Writes`): it records
+    /// the rows as they were before the group. `None` when there is nothing to record.
+    pub(super) fn events_write(
+        &self,
+        kinds: &[EventKind],
+        volume: VolumeId,
+        attachment: Option<AttachmentId>,
+        now: DateTime<Utc>,
+    ) -> Option<Sql> {
+        if !self.events || kinds.is_empty() {
+            return None;
+        }
+        let origin = crate::origin::current();
+        let text: &'static str = match D::KIND {
+            StoreKind::Postgres => &INSERT_EVENTS_POSTGRES,
+            StoreKind::Sqlite => &INSERT_EVENTS_SQLITE,
+        };
+        let events: Vec<(Uuid, &str)> = kinds
+            .iter()
+            .map(|kind| (Uuid::new_v4(), kind.event_type()))
+            .collect();
+        let sql = Sql::new(text)
+            .bind(serde_json::json!(events).to_string())
+            .bind(&origin.publisher_id)
+            .bind(attachment)
+            .bind(&origin.user_id)
+            .bind(&origin.project_id)
+            .bind(&origin.request_id)
+            .bind(now)
+            .bind(volume);
+        Some(sql)
     }
 }
 

@@ -82,6 +82,60 @@ pub(super) fn left_joined<H>(
     head.map(|head| (head, items))
 }
 
+/// The statement inserting items owned by `owner` into `table`; `None` for no items.
+pub(super) fn insert_items(
+    table: SideTable,
+    owner: Uuid,
+    items: impl IntoIterator<Item = Item>,
+    now: DateTime<Utc>,
+) -> Option<Sql> {
+    let mut sql = Sql::new("insert into ");
+    sql.push(table.table())
+        .push(" (")
+        .push(table.owner_column())
+        .push(", key, value, created_at, deleted) values ");
+    let mut any = false;
+    for (i, (key, value)) in items.into_iter().enumerate() {
+        if i > 0 {
+            sql.push(", ");
+        }
+        sql.push("(")
+            .push_list([owner])
+            .push(", ")
+            .push_list([key])
+            .push(", ")
+            .push_list([value])
+            .push(", ")
+            .push_list([now])
+            .push(", false)");
+        any = true;
+    }
+    any.then_some(sql)
+}
+
+/// The statement soft-deleting the live items of `owner` in `table` (only `key`, when
+/// given).
+pub(super) fn remove_items(
+    table: SideTable,
+    owner: Uuid,
+    key: Option<&str>,
+    now: DateTime<Utc>,
+) -> Sql {
+    let mut sql = Sql::new("update ");
+    sql.push(table.table())
+        .push(" set deleted = true, deleted_at = ")
+        .push_bind(now)
+        .push(" where ")
+        .push(table.owner_column())
+        .push(" = ")
+        .push_bind(owner)
+        .push(" and deleted = false");
+    if let Some(key) = key {
+        sql.push(" and key = ").push_bind(key);
+    }
+    sql
+}
+
 impl<D: Database> SqlStore<D> {
     /// Inserts items owned by `owner` into `table`, in one statement.
     pub(super) async fn insert_items(
@@ -91,28 +145,7 @@ impl<D: Database> SqlStore<D> {
         items: impl IntoIterator<Item = Item>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let mut sql = Sql::new("insert into ");
-        sql.push(table.table())
-            .push(" (")
-            .push(table.owner_column())
-            .push(", key, value, created_at, deleted) values ");
-        let mut any = false;
-        for (i, (key, value)) in items.into_iter().enumerate() {
-            if i > 0 {
-                sql.push(", ");
-            }
-            sql.push("(")
-                .push_list([owner])
-                .push(", ")
-                .push_list([key])
-                .push(", ")
-                .push_list([value])
-                .push(", ")
-                .push_list([now])
-                .push(", false)");
-            any = true;
-        }
-        if any {
+        if let Some(sql) = insert_items(table, owner, items, now) {
             tx.execute(sql).await?;
         }
         Ok(())
@@ -127,19 +160,7 @@ impl<D: Database> SqlStore<D> {
         key: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        let mut sql = Sql::new("update ");
-        sql.push(table.table())
-            .push(" set deleted = true, deleted_at = ")
-            .push_bind(now)
-            .push(" where ")
-            .push(table.owner_column())
-            .push(" = ")
-            .push_bind(owner)
-            .push(" and deleted = false");
-        if let Some(key) = key {
-            sql.push(" and key = ").push_bind(key);
-        }
-        tx.execute(sql).await
+        tx.execute(remove_items(table, owner, key, now)).await
     }
 
     /// Adds `key` or replaces its value.

@@ -162,6 +162,38 @@ impl Sql {
         self
     }
 
+    /// One PostgreSQL statement that runs `writes`, each as a data-modifying CTE, and
+    /// then `main`: one round trip. Every part sees the rows as they were before the
+    /// statement (none sees another's changes), so only writes that need nothing from one
+    /// another belong together; a part may itself start with `with`, but not `main`.
+    pub fn with_writes(writes: Vec<Sql>, main: Sql) -> Sql {
+        if writes.is_empty() {
+            return main;
+        }
+        debug_assert!(
+            !main.text.starts_with("with "),
+            "`main` cannot start a WITH"
+        );
+        let mut text = String::from("with ");
+        let mut args = Vec::new();
+        for (i, write) in writes.into_iter().enumerate() {
+            if i > 0 {
+                text.push_str(", ");
+            }
+            text.push_str(&format!("w{i} as ("));
+            push_renumbered(&mut text, &write.text, args.len());
+            text.push(')');
+            args.extend(write.args);
+        }
+        text.push(' ');
+        push_renumbered(&mut text, &main.text, args.len());
+        args.extend(main.args);
+        Sql {
+            text: Cow::Owned(text),
+            args,
+        }
+    }
+
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -181,6 +213,24 @@ impl Sql {
             "statement"
         );
     }
+}
+
+/// Appends `text` with each placeholder `$N` made `$(N + offset)`.
+fn push_renumbered(out: &mut String, text: &str, offset: usize) {
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + offset).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
 }
 
 /// Logs a transaction boundary (`begin`, `commit`) the way `Sql::trace` logs statements.
@@ -225,6 +275,28 @@ mod tests {
             Sql::locking("select 1", " for update").text(),
             "select 1 for update"
         );
+    }
+
+    #[test]
+    fn combined_writes_keep_each_statement_with_its_values() {
+        let first = Sql::new("update a set x = $1 where id = $2")
+            .bind(1_i64)
+            .bind(2_i64);
+        let second = Sql::new("with p as (select $1 as v) insert into b select v from p").bind("y");
+        let main = Sql::new("update c set z = $2 where id = $1 and w = $10")
+            .bind(3_i64)
+            .bind(4_i64);
+        let combined = Sql::with_writes(vec![first, second], main);
+        assert_eq!(
+            combined.text(),
+            "with w0 as (update a set x = $1 where id = $2), \
+             w1 as (with p as (select $3 as v) insert into b select v from p) \
+             update c set z = $5 where id = $4 and w = $13"
+        );
+        assert_eq!(combined.args().len(), 5);
+        assert_eq!(combined.args()[2], Arg::Text(Some("y".into())));
+        let alone = Sql::with_writes(Vec::new(), Sql::new("select $1").bind(1_i64));
+        assert_eq!(alone.text(), "select $1");
     }
 
     #[test]

@@ -88,6 +88,12 @@ fn is_quoted_uuid(literal: &str) -> bool {
         .is_some_and(|inner| uuid::Uuid::parse_str(inner).is_ok())
 }
 
+/// The `[[message id, event type], …]` argument of an event group, if `literal` is one.
+fn event_list(literal: &str) -> Option<Vec<(uuid::Uuid, String)>> {
+    let inner = literal.strip_prefix('\'')?.strip_suffix('\'')?;
+    serde_json::from_str(inner).ok()
+}
+
 /// `'a:b'` as `'a' || ':' || 'b'`, so pgbench does not read `:b` as a variable.
 fn split_variable_like_colons(literal: &str) -> String {
     let mut out = String::new();
@@ -125,6 +131,14 @@ impl Values {
         } else if is_quoted_uuid(literal) {
             // A notification event's own message id: new for every event.
             "gen_random_uuid()".to_owned()
+        } else if let Some(events) = event_list(literal) {
+            // The `[message id, event type]` pairs of a group of events: a fixed stand-in
+            // for each message id (nothing looks events up by it).
+            let pairs: Vec<_> = events
+                .iter()
+                .map(|(_, kind)| json!(["00000000-0000-4000-8000-0000000000e1", kind]))
+                .collect();
+            format!("'{}'", Value::from(pairs))
         } else {
             // Inside other text (connection info): fixed stand-ins. A space after each
             // JSON colon, because pgbench -M prepared takes `:false` for a variable;
