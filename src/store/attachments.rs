@@ -3,6 +3,8 @@
 
 use std::sync::LazyLock;
 
+use std::time::{Duration, Instant};
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -208,6 +210,47 @@ impl<D: Database> SqlStore<D> {
     }
 }
 
+/// Whether attachment `$1` carries the stamp `$2` of a write: its creation, its last
+/// update or its removal (every attachment write stamps one of them with its time).
+const STAMPED: &str = "select count(*) from volume_attachment \
+     where id = $1 and (created_at = $2 or updated_at = $2 or deleted_at = $2)";
+
+/// How long a write whose commit was lost waits for the database to answer again.
+const SETTLE_FOR: Duration = Duration::from_secs(30);
+
+impl<D: Database> SqlStore<D> {
+    /// The outcome of committing a write to attachment `id` stamped `now`. When the
+    /// database went away while committing (a failover), the change may be stored or
+    /// not: this asks, once the database (the new primary) answers again, whether the
+    /// row carries the stamp. Stored, the write is done; not stored, the database was
+    /// unavailable and nothing changed, which is what a 503 promises.
+    async fn settle_attachment_write(
+        &self,
+        committed: Result<(), StoreError>,
+        id: AttachmentId,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let Err(StoreError::InDoubt(source)) = committed else {
+            return committed;
+        };
+        tracing::warn!(attachment_id = %id, error = %source, "commit outcome lost; asking the database");
+        let deadline = Instant::now() + SETTLE_FOR;
+        loop {
+            let asked = self
+                .db
+                .fetch_optional::<(i64,)>(Sql::new(STAMPED).bind(id).bind(now));
+            match asked.await {
+                Ok(Some((found,))) if found > 0 => return Ok(()),
+                Ok(_) => return Err(StoreError::Unavailable(source)),
+                Err(StoreError::Unavailable(_)) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
 /// The statements of `remove_attachments`.
 fn removals(volume: &LockedVolume, ids: &[AttachmentId], now: DateTime<Utc>) -> Vec<Sql> {
     let mut statements = Vec::with_capacity(ids.len() * 2 + 1);
@@ -333,7 +376,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let events = attach_events::RESERVE.after;
         self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
             .await?;
-        tx.commit().await?;
+        self.settle_attachment_write(tx.commit().await, new.id, new.now)
+            .await?;
         Ok(Outcome::Done(()))
     }
 
@@ -400,7 +444,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let events = attach_events::RESERVE_CONNECTED.after;
         self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
             .await?;
-        tx.commit().await?;
+        self.settle_attachment_write(tx.commit().await, new.id, new.now)
+            .await?;
         stored.share_with(&others);
         Ok(Outcome::Done(stored))
     }
@@ -455,7 +500,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         Self::write_volume_state(&mut tx, locked.volume.id, connection.volume, new.now).await?;
         self.record_events(&mut tx, events.after, volume, attachment, new.now)
             .await?;
-        tx.commit().await?;
+        self.settle_attachment_write(tx.commit().await, new.attachment_id, new.now)
+            .await?;
         Ok(Outcome::Done(stored))
     }
 
@@ -484,7 +530,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let events = attach_events::COMPLETE.after;
         self.record_events(&mut tx, events, locked.volume.id, Some(id), now)
             .await?;
-        tx.commit().await?;
+        self.settle_attachment_write(tx.commit().await, id, now)
+            .await?;
         Ok(Outcome::Done(()))
     }
 
@@ -511,7 +558,8 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         Self::apply(&mut tx, writes).await?;
         self.record_events(&mut tx, events.after, volume, Some(id), now)
             .await?;
-        tx.commit().await?;
+        self.settle_attachment_write(tx.commit().await, id, now)
+            .await?;
         let remaining = locked
             .live
             .into_iter()
@@ -519,5 +567,112 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             .filter(|a| a.attach_status != AttachStatus::Detached)
             .collect();
         Ok(Outcome::Done(remaining))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use sqlx::Connection as _;
+
+    use super::super::postgres::Postgres;
+    use super::super::sqlite::Sqlite;
+    use super::super::ConnectOptions;
+    use super::*;
+
+    fn options(url: String) -> ConnectOptions {
+        ConnectOptions {
+            url,
+            max_connections: 2,
+            acquire_timeout: Duration::from_secs(5),
+            migrate: true,
+            upkeep: false,
+            record_events: false,
+        }
+    }
+
+    /// A commit whose answer was lost counts as done exactly when the row carries the
+    /// write's stamp; any other outcome passes through.
+    async fn settles_by_the_rows_stamp<D: Database>(db: D) {
+        let store = SqlStore { db, events: false };
+        let (volume, attachment) = (VolumeId::generate(), AttachmentId::generate());
+        let written = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap();
+        let volume_row = Sql::new(
+            "insert into volumes (id, project_id, size, status, volume_type_id, created_at) \
+             select $1, 'p', 1, $3, id, $2 from volume_types limit 1",
+        )
+        .bind(volume)
+        .bind(written)
+        .bind(crate::domain::volume::VolumeStatus::Reserved);
+        store.db.execute(volume_row).await.expect("volume");
+        let reservation = Sql::new(INSERT_RESERVATION)
+            .bind(attachment)
+            .bind(volume)
+            .bind("instance")
+            .bind(AttachStatus::Reserved)
+            .bind(crate::domain::attachment::AttachMode::ReadWrite)
+            .bind(written);
+        store.db.execute(reservation).await.expect("attachment");
+        let lost = || {
+            Err(StoreError::InDoubt(
+                "connection reset while committing".into(),
+            ))
+        };
+
+        let stored = store
+            .settle_attachment_write(lost(), attachment, written)
+            .await;
+        assert!(stored.is_ok(), "{stored:?}");
+        let later = written + chrono::Duration::seconds(1);
+        let missing = store
+            .settle_attachment_write(lost(), attachment, later)
+            .await;
+        assert!(
+            matches!(missing, Err(StoreError::Unavailable(_))),
+            "{missing:?}"
+        );
+        let done = store
+            .settle_attachment_write(Ok(()), attachment, later)
+            .await;
+        assert!(done.is_ok());
+        let conflict = Err(StoreError::Conflict("dup".into()));
+        let kept = store
+            .settle_attachment_write(conflict, attachment, later)
+            .await;
+        assert!(matches!(kept, Err(StoreError::Conflict(_))));
+    }
+
+    #[tokio::test]
+    async fn a_lost_commit_is_settled_by_the_rows_stamp_sqlite() {
+        let db = Sqlite::connect(&options("sqlite::memory:".into())).await;
+        settles_by_the_rows_stamp(db.expect("in-memory store")).await;
+    }
+
+    /// On a fresh database of the server at `TEST_DATABASE_URL`, when it is set.
+    #[tokio::test]
+    async fn a_lost_commit_is_settled_by_the_rows_stamp_postgres() {
+        let Some(admin_url) = std::env::var("TEST_DATABASE_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        let name = format!("t_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = sqlx::PgConnection::connect(&admin_url)
+            .await
+            .expect("server");
+        sqlx::raw_sql(&format!("create database \"{name}\""))
+            .execute(&mut admin)
+            .await
+            .expect("fresh database");
+        let server = admin_url
+            .rsplit_once('/')
+            .map_or(admin_url.as_str(), |(s, _)| s);
+        let db = Postgres::connect(&options(format!("{server}/{name}"))).await;
+        settles_by_the_rows_stamp(db.expect("migrated database")).await;
+        sqlx::raw_sql(&format!("drop database \"{name}\" with (force)"))
+            .execute(&mut admin)
+            .await
+            .expect("dropped");
     }
 }

@@ -13,6 +13,11 @@ pub enum StoreError {
     /// The database cannot be reached or refuses work for now (try again later).
     #[error("database unavailable: {0}")]
     Unavailable(#[source] BoxError),
+    /// The database went away while a commit was under way (as in a failover): the
+    /// change may or may not be stored. A write that can tell settles it
+    /// (`SqlStore::settle_attachment_write`); to the use cases it is `Unavailable`.
+    #[error("commit outcome unknown: {0}")]
+    InDoubt(#[source] BoxError),
     /// The database holds something this code never writes.
     #[error("stored data is not valid: {0}")]
     Corrupt(String),
@@ -66,7 +71,9 @@ impl From<sqlx::Error> for StoreError {
 impl From<StoreError> for DomainError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::Unavailable(source) => DomainError::Unavailable(source),
+            StoreError::Unavailable(source) | StoreError::InDoubt(source) => {
+                DomainError::Unavailable(source)
+            }
             other => DomainError::Internal(Box::new(other)),
         }
     }

@@ -157,7 +157,14 @@ type PgTransaction = sqlx::Transaction<'static, sqlx::Postgres>;
 impl Transaction for PgConn<PgTransaction> {
     async fn commit(self) -> Result<(), StoreError> {
         trace_control("commit");
-        Ok(self.0.commit().await?)
+        // Lost while committing: the server may have committed before it went away.
+        self.0
+            .commit()
+            .await
+            .map_err(|err| match StoreError::from(err) {
+                StoreError::Unavailable(source) => StoreError::InDoubt(source),
+                other => other,
+            })
     }
 }
 
