@@ -205,8 +205,9 @@ impl<D: Database> SqlStore<D> {
         Ok(())
     }
 
-    /// The statement of `record_events`, for a group of writes (`Writes`): it records
-    /// the rows as they were before the group. `None` when there is nothing to record.
+    /// The statement of `record_events`, for a group of writes (`Writes`): first in the
+    /// group, it records the rows as they were before the group's changes. `None` when
+    /// there is nothing to record.
     pub(super) fn events_write(
         &self,
         kinds: &[EventKind],
