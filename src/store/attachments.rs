@@ -2,7 +2,6 @@
 //! → apply in one transaction.
 
 use std::sync::LazyLock;
-
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;

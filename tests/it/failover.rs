@@ -18,7 +18,8 @@ use uuid::Uuid;
 use crate::crash::verify_journal;
 use crate::support::journal::Outcome;
 use crate::support::load::{
-    assert_answered_or_unavailable, journal_entries, run_checker, start_bench, wait_for_journal,
+    assert_answered_or_unavailable, journal_entries, outage_server, run_checker, start_bench,
+    wait_for_journal,
 };
 use crate::support::patroni::Patroni;
 use crate::support::process::{http, ServerProcess};
@@ -104,15 +105,8 @@ fn failover_under_load() {
     let Some(cluster) = Patroni::start(2) else {
         return;
     };
-    let volumes = std::env::temp_dir().join(format!("cinder-attach-failover-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&volumes).expect("volumes dir");
-    let journal = volumes.join("journal.jsonl");
-    let timeout = REQUEST_TIMEOUT_S.to_string();
-    let server = ServerProcess::start_with(
-        &cluster.router_url,
-        &volumes,
-        &["--db-acquire-timeout", "1", "--request-timeout", &timeout],
-    );
+    let (server, volumes, journal) =
+        outage_server(&cluster.router_url, "failover", REQUEST_TIMEOUT_S);
     let (status, created) = server.send(
         "POST",
         "/v3/p1/volumes",

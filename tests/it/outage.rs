@@ -6,13 +6,12 @@
 use std::time::{Duration, Instant};
 
 use crate::support::journal::Outcome;
-use uuid::Uuid;
-
 use crate::support::load::{
-    assert_answered_or_unavailable, journal_entries, run_checker, start_bench, wait_for_journal,
+    assert_answered_or_unavailable, journal_entries, outage_server, run_checker, start_bench,
+    wait_for_journal,
 };
 use crate::support::pg_cluster::PgCluster;
-use crate::support::process::{http, ServerProcess};
+use crate::support::process::http;
 
 /// Seconds a request may take (`--request-timeout`); a pooled connection is waited for
 /// one second (`--db-acquire-timeout`).
@@ -22,15 +21,7 @@ fn outage_under_load() {
     let Some(cluster) = PgCluster::start() else {
         return;
     };
-    let volumes = std::env::temp_dir().join(format!("cinder-attach-outage-{}", Uuid::new_v4()));
-    std::fs::create_dir_all(&volumes).expect("volumes dir");
-    let journal = volumes.join("journal.jsonl");
-    let timeout = REQUEST_TIMEOUT_S.to_string();
-    let server = ServerProcess::start_with(
-        &cluster.url(),
-        &volumes,
-        &["--db-acquire-timeout", "1", "--request-timeout", &timeout],
-    );
+    let (server, volumes, journal) = outage_server(&cluster.url(), "outage", REQUEST_TIMEOUT_S);
     let mut bench = start_bench(&server.addr, &journal, 9.0);
     wait_for_journal(&journal, 1);
     std::thread::sleep(Duration::from_millis(700));

@@ -1,11 +1,34 @@
 //! The load generator and the checker as the crash and outage tests drive them: real
 //! binaries, talking to the server over sockets.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::journal::{Entry, Outcome};
+use super::process::ServerProcess;
+
+/// A server on database `url` for a run through a database outage: it waits one second
+/// for a pooled connection (`--db-acquire-timeout`) and `request_timeout_s` for a request.
+/// Its volume files go to a fresh directory named after `name`, which also holds the load
+/// generator's journal. The server, that directory and the journal's path.
+pub fn outage_server(
+    url: &str,
+    name: &str,
+    request_timeout_s: u64,
+) -> (ServerProcess, PathBuf, PathBuf) {
+    let volumes =
+        std::env::temp_dir().join(format!("cinder-attach-{name}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&volumes).expect("volumes dir");
+    let journal = volumes.join("journal.jsonl");
+    let timeout = request_timeout_s.to_string();
+    let server = ServerProcess::start_with(
+        url,
+        &volumes,
+        &["--db-acquire-timeout", "1", "--request-timeout", &timeout],
+    );
+    (server, volumes, journal)
+}
 
 /// A port free on 127.0.0.1 right now (for a server that must come back on it).
 pub fn free_port() -> u16 {
