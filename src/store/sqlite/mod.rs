@@ -148,7 +148,7 @@ impl Executor for Transaction {
 
 impl super::db::Transaction for Transaction {
     async fn commit(self) -> Result<(), StoreError> {
-        Transaction::commit(self)
+        Transaction::commit(self).await
     }
 }
 
@@ -190,7 +190,7 @@ impl Database for Sqlite {
     async fn execute(&self, sql: Sql) -> Result<u64, StoreError> {
         let tx = self.writer.begin().await?;
         let changed = statement::execute(&tx, &sql)?;
-        tx.commit()?;
+        tx.commit().await?;
         Ok(changed)
     }
 
@@ -235,6 +235,12 @@ impl<H: Home> CheckedOut<H> {
             conn: Some(conn),
             home,
         }
+    }
+}
+
+impl<H: Home> CheckedOut<H> {
+    fn home(&self) -> &Arc<H> {
+        &self.home
     }
 }
 

@@ -126,6 +126,105 @@ async fn a_dropped_transaction_rolls_back_and_frees_the_writer() {
     assert_eq!(ids, vec![("y".to_owned(),)]);
 }
 
+/// Begins a write transaction inserting `id` into `t`, once `db`'s writer is free.
+fn insert_in_turn(db: &Arc<Sqlite>, id: &'static str) -> tokio::task::JoinHandle<Transaction> {
+    let db = db.clone();
+    tokio::spawn(async move {
+        let mut tx = db.begin_write().await.unwrap();
+        let insert = Sql::new("insert into t (id) values ($1)").bind(id);
+        tx.execute(insert).await.unwrap();
+        tx
+    })
+}
+
+async fn ids(db: &Sqlite) -> Vec<String> {
+    let found: Vec<(String,)> = db
+        .fetch_all(Sql::new("select id from t order by id"))
+        .await
+        .unwrap();
+    found.into_iter().map(|(id,)| id).collect()
+}
+
+/// `a` commits while `b` waits for the writer: `b` joins `a`'s group, and `a`'s commit
+/// returns only with the group's. The future of `a`'s commit, and `b`.
+async fn grouped(
+    db: &Arc<Sqlite>,
+) -> (tokio::task::JoinHandle<Result<(), StoreError>>, Transaction) {
+    let a = insert_in_turn(db, "a").await.unwrap();
+    let b = insert_in_turn(db, "b");
+    while db.writer.waiting().load(Ordering::Relaxed) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let a_commit = tokio::spawn(a.commit());
+    (a_commit, b.await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_commits_once_and_acknowledges_no_member_before() {
+    // On a file in WAL mode, as served, so a reader runs beside the open group.
+    let (dir, opener) = file_database("lite-group");
+    let conn = opener.open().unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    let db = Arc::new(Sqlite {
+        writer: Writer::new(conn, Duration::from_secs(1)).unwrap(),
+        pool: ReadPool::new(opener, 2),
+        _checkpointer: None,
+    });
+    db.execute(Sql::new("create table t (id text primary key)"))
+        .await
+        .unwrap();
+    let (a_commit, b) = grouped(&db).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(
+        !a_commit.is_finished(),
+        "acknowledged before its group committed"
+    );
+    assert_eq!(ids(&db).await, Vec::<String>::new());
+    b.commit().await.unwrap();
+    a_commit.await.unwrap().unwrap();
+    assert_eq!(ids(&db).await, ["a", "b"]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_rolled_back_leaves_the_rest_of_its_group() {
+    let db = Arc::new(with_table().await);
+    let (a_commit, b) = grouped(&db).await;
+    drop(b);
+    a_commit.await.unwrap().unwrap();
+    assert_eq!(ids(&db).await, ["a"]);
+    // The writer is free again.
+    db.execute(Sql::new("insert into t (id) values ('c')"))
+        .await
+        .unwrap();
+    assert_eq!(ids(&db).await, ["a", "c"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_whose_transaction_is_lost_fails_every_member() {
+    let db = Arc::new(with_table().await);
+    let (a_commit, mut b) = grouped(&db).await;
+    // What SQLite does on a full disk or an I/O error: it ends the transaction.
+    b.execute(Sql::new("ROLLBACK")).await.unwrap();
+    assert!(b.commit().await.is_err());
+    let a = a_commit.await.unwrap();
+    assert!(matches!(a, Err(StoreError::Unavailable(_))), "{a:?}");
+    assert_eq!(ids(&db).await, Vec::<String>::new());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_handed_to_a_waiter_that_gave_up_is_committed_by_its_member() {
+    let db = Arc::new(with_table().await);
+    let a = insert_in_turn(&db, "a").await.unwrap();
+    // A transaction said it waits, so the group is handed over, but never takes it (as
+    // when its request is cancelled).
+    db.writer.waiting().fetch_add(1, Ordering::Relaxed);
+    let committed = tokio::time::timeout(Duration::from_secs(5), a.commit()).await;
+    db.writer.waiting().fetch_sub(1, Ordering::Relaxed);
+    committed.expect("the stranded group is committed").unwrap();
+    assert_eq!(ids(&db).await, ["a"]);
+}
+
 #[tokio::test]
 async fn a_duplicate_key_is_a_conflict() {
     let db = with_table().await;
@@ -194,7 +293,7 @@ async fn another_process_holding_the_write_lock_makes_begin_wait_then_give_up() 
         std::thread::sleep(Duration::from_millis(50));
         other.execute_batch("COMMIT").unwrap();
     });
-    writer.begin().await.unwrap().commit().unwrap();
+    writer.begin().await.unwrap().commit().await.unwrap();
     release.join().unwrap();
     let _ = std::fs::remove_dir_all(dir);
 }
