@@ -329,9 +329,9 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
             }
         })
     };
-    // 30,000 pages of WAL (~120 MB) if nothing ever started it over.
+    // 60,000 pages of WAL (~240 MB) if nothing ever started it over: several restarts.
     let body = "x".repeat(3000);
-    for i in 0..30_000_i64 {
+    for i in 0..60_000_i64 {
         let upsert = Sql::new("insert or replace into t (id, body) values ($1, $2)")
             .bind(i % 500)
             .bind(body.as_str());
@@ -340,7 +340,9 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
     reading.store(false, Ordering::Relaxed);
     reader.await.unwrap();
     let wal = std::fs::metadata(dir.join("db.sqlite-wal")).unwrap().len();
-    assert!(wal <= 64 << 20, "the WAL grew to {wal} bytes");
+    // A restart cuts the file back to 64 MiB; until the next round of the checkpointer
+    // (100 ms) writes may take it a little past that.
+    assert!(wal <= 96 << 20, "the WAL grew to {wal} bytes");
     let _ = std::fs::remove_dir_all(dir);
 }
 

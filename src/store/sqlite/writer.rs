@@ -26,11 +26,11 @@ use super::{closed, is_busy, CheckedOut, Home};
 
 /// The one write connection. A write transaction never waits inside (every statement
 /// has finished when its future is first polled), so the connection is only ever out
-/// for the ~100 µs a transaction runs, on another thread. A thread that finds it out
-/// first spins for `SPIN` (a hand-over without a sleep and a wake-up, measured 15-50%
-/// more attach cycles per second than sleeping at once), then sleeps on a condition
-/// variable for up to `PARK`; only a longer wait (something unusual) goes on
-/// asynchronously.
+/// for the ~100 µs a transaction runs, on another thread. A transaction that finds it
+/// out waits asynchronously. Before transactions committed in groups, spinning for up
+/// to 150 µs and then sleeping on a condition variable gave 15-50% more attach cycles
+/// per second than waiting asynchronously; with groups, waiting asynchronously gives
+/// about 10-50% more and costs 30-45% less CPU per cycle (issue 27, BENCHMARKS.md).
 pub struct Writer {
     pub(super) slot: Arc<WriterSlot>,
     /// How long `BEGIN IMMEDIATE` keeps retrying while another process writes.
@@ -197,9 +197,6 @@ impl Drop for Waiting<'_> {
 }
 
 impl Writer {
-    const SPIN: Duration = Duration::from_micros(150);
-    const PARK: Duration = Duration::from_micros(500);
-
     pub fn new(conn: Connection, lock_timeout: Duration) -> Result<Self, StoreError> {
         // Waits for other processes happen in `begin`, never in SQLite's busy handler.
         conn.busy_timeout(Duration::ZERO)?;
@@ -222,42 +219,14 @@ impl Writer {
     async fn check_out(&self) -> (WriterConnection, Option<Arc<Group>>) {
         let _waiting = Waiting::new(&self.slot.waiting);
         loop {
-            let taken = self.spin().or_else(|| {
-                let conn = self.slot.conn();
-                let (mut conn, _) = self
-                    .slot
-                    .returned
-                    .wait_timeout_while(conn, Self::PARK, |c| c.is_none())
-                    .unwrap_or_else(|e| e.into_inner());
-                conn.take()
-            });
-            if let Some(conn) = taken {
-                let conn = CheckedOut::new(conn, self.slot.clone());
-                return (conn, self.slot.open_group().take());
-            }
             let returned = self.slot.returned_async.notified();
             tokio::pin!(returned);
             returned.as_mut().enable();
-            if self.slot.conn().is_none() {
-                returned.await;
+            if let Some(conn) = self.slot.conn().take() {
+                let conn = CheckedOut::new(conn, self.slot.clone());
+                return (conn, self.slot.open_group().take());
             }
-        }
-    }
-
-    fn spin(&self) -> Option<Connection> {
-        let until = Instant::now() + Self::SPIN;
-        loop {
-            if let Ok(mut conn) = self.slot.conn.try_lock() {
-                if let Some(conn) = conn.take() {
-                    return Some(conn);
-                }
-            }
-            if Instant::now() >= until {
-                return None;
-            }
-            for _ in 0..64 {
-                std::hint::spin_loop();
-            }
+            returned.await;
         }
     }
 
