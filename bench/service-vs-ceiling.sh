@@ -6,7 +6,9 @@
 # generated from the store's own statement log) and the 28 of 33af736 that issue 27's
 # goal names (bench/cycle-33af736.sql). Prints one line per run and the ratios.
 #
-# Usage: bench/service-vs-ceiling.sh [ROUNDS] [SECONDS] [CLIENTS]
+# Usage: [EVENTS=off] bench/service-vs-ceiling.sh [ROUNDS] [SECONDS] [CLIENTS]
+# EVENTS=off runs the service with `--events off`: the work of 33af736's cycle, which
+# recorded no events.
 # Needs target/release/cinder-attach and cinder-attach-bench (cargo build --release),
 # pgbench, and PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432).
 set -euo pipefail
@@ -16,6 +18,7 @@ bin="$PWD/target/release/cinder-attach"
 load="$PWD/target/release/cinder-attach-bench"
 port=18781
 . bench/lib.sh
+[ "${EVENTS:-on}" = off ] && SERVER_ARGS=(--events off)
 results="$(mktemp)"
 trap 'rm -f "$results"' EXIT
 

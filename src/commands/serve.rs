@@ -17,6 +17,7 @@ use crate::cli::{AuthStrategy, EventsMode, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
 use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
+use crate::service::volume_gates::{self, VolumeGates};
 use crate::service::{exports, keep_reporting, register_backends, Service, Settings};
 use crate::store;
 
@@ -77,7 +78,10 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
             quota_defaults: args.quota_defaults(),
         }),
-        gates: Default::default(),
+        gates: Arc::new(VolumeGates::new(match options.url.starts_with("sqlite:") {
+            true => volume_gates::SINGLE_WRITER_TURNS,
+            false => volume_gates::ROW_LOCK_TURNS,
+        })),
     };
     let config = ServiceConfig {
         public_endpoint: args.public_endpoint.clone(),

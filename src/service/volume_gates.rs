@@ -1,8 +1,9 @@
-//! Attachment writes to one volume take turns inside the process (two at a time) before
-//! they take the volume's row lock in the database. The row lock is what keeps the rules (and it alone
-//! orders writes from several processes); the gate only spares the database a queue of
-//! many transactions waiting on one row, which PostgreSQL serves far slower than a queue
-//! of one: every waiter wakes, re-reads the row and goes back to sleep at each commit.
+//! Attachment writes to one volume take turns inside the process (two at a time on
+//! PostgreSQL) before they take the volume's row lock in the database. The row lock is
+//! what keeps the rules (and it alone orders writes from several processes); the gate
+//! only spares the database a queue of many transactions waiting on one row, which
+//! PostgreSQL serves far slower than a queue of one: every waiter wakes, re-reads the row
+//! and goes back to sleep at each commit.
 //! Gates are taken before a transaction begins and never while one is open, so they
 //! cannot deadlock with the database's locks.
 
@@ -13,15 +14,29 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::domain::ids::VolumeId;
 
-/// Writes of one volume let through at once: one holding the row lock and one waiting
-/// at it, so the next begins the moment the lock is free and the database never queues
-/// more than these.
-const AT_ONCE: usize = 2;
+/// Writes of one volume let through at once on PostgreSQL: one holding the row lock and
+/// one waiting at it, so the next begins the moment the lock is free and the database
+/// never queues more than these.
+pub const ROW_LOCK_TURNS: usize = 2;
+
+/// The same on SQLite, where every write already waits in process for the one write
+/// connection, woken one at a time, and the transactions waiting there when one commits
+/// share its commit (`store::sqlite::writer`): two at a time would cut every such group
+/// to two members and drain it before the next two start. Enough for the writes a
+/// group takes.
+pub const SINGLE_WRITER_TURNS: usize = 32;
 
 /// One gate per volume that has a write in progress.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct VolumeGates {
     gates: Mutex<HashMap<VolumeId, Arc<Semaphore>>>,
+    at_once: usize,
+}
+
+impl Default for VolumeGates {
+    fn default() -> Self {
+        Self::new(ROW_LOCK_TURNS)
+    }
 }
 
 /// The turn of one write; the gate is removed when no one else waits for it.
@@ -33,13 +48,21 @@ pub struct Turn<'a> {
 }
 
 impl VolumeGates {
+    /// Gates letting `at_once` writes of one volume through at a time.
+    pub fn new(at_once: usize) -> Self {
+        VolumeGates {
+            gates: Mutex::default(),
+            at_once: at_once.max(1),
+        }
+    }
+
     /// Waits for `volume`'s turn in this process.
     pub async fn enter(&self, volume: VolumeId) -> Turn<'_> {
         let gate = {
             let mut gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
             gates
                 .entry(volume)
-                .or_insert_with(|| Arc::new(Semaphore::new(AT_ONCE)))
+                .or_insert_with(|| Arc::new(Semaphore::new(self.at_once)))
                 .clone()
         };
         let guard = gate
@@ -78,9 +101,10 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn two_writes_per_volume_at_a_time_and_no_gate_left_behind() {
-        let gates = Arc::new(VolumeGates::default());
+    /// Runs 20 writes on two volumes through gates of `at_once`: the most writes of one
+    /// volume seen inside at a time.
+    async fn most_inside_at_once(at_once: usize) -> usize {
+        let gates = Arc::new(VolumeGates::new(at_once));
         let (a, b) = (VolumeId::generate(), VolumeId::generate());
         let inside = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
@@ -101,7 +125,14 @@ mod tests {
         for task in tasks {
             task.await.unwrap();
         }
-        assert_eq!(most.load(Ordering::SeqCst), AT_ONCE);
-        assert_eq!(gates.open_gates(), 0);
+        assert_eq!(gates.open_gates(), 0, "a gate left behind");
+        most.load(Ordering::SeqCst)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn as_many_writes_per_volume_at_a_time_as_the_gates_let_and_no_gate_left_behind() {
+        assert_eq!(most_inside_at_once(ROW_LOCK_TURNS).await, 2);
+        assert_eq!(most_inside_at_once(5).await, 5);
+        assert_eq!(VolumeGates::default().at_once, ROW_LOCK_TURNS);
     }
 }
