@@ -4,7 +4,7 @@
 //! transaction (the group's); when it commits and another transaction already waits
 //! for the connection, the connection is handed over with the group still open, and
 //! the last member to finish writes one `COMMIT` for all. Every member's `commit`
-//! returns once that `COMMIT` did, so nothing is acknowledged before it is durable, and
+//! returns once that `COMMIT` did, so nothing is acknowledged before it is stored, and
 //! a member rolled back (`ROLLBACK TO` its savepoint) leaves the others' work alone. A
 //! commit costs SQLite a write of every page the transaction changed to the WAL (62 µs
 //! of the writer's 219 µs per attachment request, measured in issue 27); members of a
@@ -30,7 +30,7 @@ use super::{closed, is_busy, CheckedOut, Home};
 /// out waits asynchronously. Before transactions committed in groups, spinning for up
 /// to 150 µs and then sleeping on a condition variable gave 15-50% more attach cycles
 /// per second than waiting asynchronously; with groups, waiting asynchronously gives
-/// about 10-50% more and costs 30-45% less CPU per cycle (issue 27, BENCHMARKS.md).
+/// about 10-50% more and costs 28-47% less CPU per cycle (issue 27, BENCHMARKS.md).
 pub struct Writer {
     pub(super) slot: Arc<WriterSlot>,
     /// How long `BEGIN IMMEDIATE` keeps retrying while another process writes.
