@@ -19,7 +19,7 @@ use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
 use crate::service::volume_gates::{self, VolumeGates};
 use crate::service::{exports, keep_reporting, register_backends, Service, Settings};
-use crate::store;
+use crate::store::{self, StoreKind};
 
 /// `cinder-attach serve`: runs until SIGINT or SIGTERM.
 pub async fn run(args: ServeArgs) -> Result<(), StartError> {
@@ -78,9 +78,9 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
             quota_defaults: args.quota_defaults(),
         }),
-        gates: Arc::new(VolumeGates::new(match options.url.starts_with("sqlite:") {
-            true => volume_gates::SINGLE_WRITER_TURNS,
-            false => volume_gates::ROW_LOCK_TURNS,
+        gates: Arc::new(VolumeGates::new(match store.kind() {
+            StoreKind::Sqlite => volume_gates::SINGLE_WRITER_TURNS,
+            StoreKind::Postgres => volume_gates::ROW_LOCK_TURNS,
         })),
     };
     let config = ServiceConfig {

@@ -45,6 +45,9 @@ pub struct WriterSlot {
     open_group: Mutex<Option<Arc<Group>>>,
     /// Transactions waiting for the connection in `Writer::begin`.
     waiting: AtomicUsize,
+    /// How long a group takes new members (`Group::MAX_AGE`; tests that need a hand-over
+    /// on a loaded machine make it longer).
+    max_group_age: Duration,
     returned: std::sync::Condvar,
     returned_async: tokio::sync::Notify,
     closed: AtomicBool,
@@ -89,7 +92,7 @@ impl WriterSlot {
             && self.waiting.load(Ordering::Relaxed) > 0
             && !self.closed.load(Ordering::Relaxed)
             && group.members.load(Ordering::Relaxed) < Group::MAX_MEMBERS
-            && group.started.elapsed() < Group::MAX_AGE;
+            && group.started.elapsed() < self.max_group_age;
         if hand_over {
             *self.open_group() = Some(group);
         } else {
@@ -198,6 +201,14 @@ impl Drop for Waiting<'_> {
 
 impl Writer {
     pub fn new(conn: Connection, lock_timeout: Duration) -> Result<Self, StoreError> {
+        Self::with_group_age(conn, lock_timeout, Group::MAX_AGE)
+    }
+
+    pub(super) fn with_group_age(
+        conn: Connection,
+        lock_timeout: Duration,
+        max_group_age: Duration,
+    ) -> Result<Self, StoreError> {
         // Waits for other processes happen in `begin`, never in SQLite's busy handler.
         conn.busy_timeout(Duration::ZERO)?;
         // A WAL that grew past this is cut back when it starts over.
@@ -207,6 +218,7 @@ impl Writer {
                 conn: Mutex::new(Some(conn)),
                 open_group: Mutex::new(None),
                 waiting: AtomicUsize::new(0),
+                max_group_age,
                 returned: std::sync::Condvar::new(),
                 returned_async: tokio::sync::Notify::new(),
                 closed: AtomicBool::new(false),
@@ -324,20 +336,17 @@ impl Transaction {
 
     /// Commits; a write transaction returns once its group's `COMMIT` is done.
     pub async fn commit(mut self) -> Result<(), StoreError> {
-        let Some(group) = self.group.take() else {
+        if self.group.is_none() {
             control(&self, "COMMIT")?;
             self.held = None;
             return Ok(());
-        };
-        let Some(Held::Writer(conn)) = self.held.take() else {
+        }
+        // Refused, the member is dropped and so rolled back like any other.
+        control(&self, "RELEASE member")?;
+        let (Some(Held::Writer(conn)), Some(group)) = (self.held.take(), self.group.take()) else {
             unreachable!("only a write transaction has a group");
         };
         let slot = conn.home().clone();
-        if let Err(err) = control(&conn, "RELEASE member") {
-            roll_back_member(&conn);
-            slot.end_turn(conn, group);
-            return Err(err.into());
-        }
         let mut outcome = group.outcome.subscribe();
         slot.end_turn(conn, group);
         loop {
@@ -384,24 +393,17 @@ impl DerefMut for Transaction {
 
 impl Drop for Transaction {
     fn drop(&mut self) {
-        match (self.held.take(), self.group.take()) {
-            (Some(Held::Writer(conn)), Some(group)) => {
+        if let Some(group) = self.group.take() {
+            if let Some(Held::Writer(conn)) = self.held.take() {
                 roll_back_member(&conn);
-                let slot = conn.home().clone();
-                slot.end_turn(conn, group);
+                conn.home().clone().end_turn(conn, group);
             }
-            (Some(held), _) => {
-                let conn: &Connection = match &held {
-                    Held::Writer(conn) => conn,
-                    Held::Pooled(conn) => conn,
-                };
-                if !conn.is_autocommit() {
-                    if let Err(err) = control(conn, "ROLLBACK") {
-                        tracing::warn!(error = %err, "rolling back an abandoned SQLite transaction failed");
-                    }
-                }
+            return;
+        }
+        if self.held.is_some() && !self.is_autocommit() {
+            if let Err(err) = control(self, "ROLLBACK") {
+                tracing::warn!(error = %err, "rolling back an abandoned SQLite transaction failed");
             }
-            (None, _) => {}
         }
     }
 }
