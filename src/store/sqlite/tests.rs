@@ -14,7 +14,13 @@ fn memory_database() -> Sqlite {
         vfs: Some("memdb"),
         busy_timeout: Duration::from_millis(100),
     };
-    let writer = Writer::new(opener.open().unwrap(), Duration::from_millis(300)).unwrap();
+    // Groups stay open long enough for the group tests' hand-overs on a loaded machine.
+    let writer = Writer::with_group_age(
+        opener.open().unwrap(),
+        Duration::from_millis(300),
+        Duration::from_secs(10),
+    )
+    .unwrap();
     Sqlite {
         pool: ReadPool::new(opener, 4),
         writer,
@@ -166,7 +172,8 @@ async fn a_group_commits_once_and_acknowledges_no_member_before() {
     let conn = opener.open().unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
     let db = Arc::new(Sqlite {
-        writer: Writer::new(conn, Duration::from_secs(1)).unwrap(),
+        writer: Writer::with_group_age(conn, Duration::from_secs(1), Duration::from_secs(10))
+            .unwrap(),
         pool: ReadPool::new(opener, 2),
         _checkpointer: None,
     });
