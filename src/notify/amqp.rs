@@ -29,6 +29,8 @@ pub enum PublishError {
     Amqp(#[from] lapin::Error),
     #[error("the broker refused event {0}")]
     Refused(i64),
+    #[error("the broker did not answer in time")]
+    TimedOut,
 }
 
 /// A confirmed channel to the broker.

@@ -22,6 +22,10 @@ const IDLE_POLL: Duration = Duration::from_millis(100);
 const LEASE: Duration = Duration::from_secs(10);
 /// The longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// How long connecting, or one batch's publishes and confirms, may take before the
+/// connection is given up: a broker that accepted the socket and then went silent
+/// (stopping, or starting) must not hold the relay until the heartbeat notices.
+const BROKER_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Runs the relay in the background for as long as the process lives.
 pub fn start(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, holder: String) {
@@ -64,7 +68,9 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
         }
         let connected = match publisher.take() {
             Some(p) if p.is_connected() => Ok(p),
-            _ => Publisher::connect(&bus).await,
+            _ => tokio::time::timeout(BROKER_TIMEOUT, Publisher::connect(&bus))
+                .await
+                .unwrap_or(Err(PublishError::TimedOut)),
         };
         let current = match connected {
             Ok(p) => p,
@@ -75,7 +81,10 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
                 continue;
             }
         };
-        let (confirmed, failure) = current.publish(&bus.topic, &pending).await;
+        let (confirmed, failure) =
+            tokio::time::timeout(BROKER_TIMEOUT, current.publish(&bus.topic, &pending))
+                .await
+                .unwrap_or((Vec::new(), Some(PublishError::TimedOut)));
         if let Err(err) = store.mark_events_sent(&confirmed, clock.now()).await {
             // They go out again later: at least once, with the same message ids.
             tracing::warn!(error = %err, "notification relay: cannot mark events sent");
