@@ -36,6 +36,16 @@ impl Checkpointer {
     const READERS_WAIT: Duration = Duration::from_millis(50);
 
     pub fn start(opener: &Opener, writer: &Writer) -> Result<Self, StoreError> {
+        Self::start_restarting_at(opener, writer, Self::RESTART_FRAMES)
+    }
+
+    /// `start` with another restart threshold (the tests use a small one, so that a run
+    /// of a few seconds goes through many restarts with room to spare below the bound).
+    pub fn start_restarting_at(
+        opener: &Opener,
+        writer: &Writer,
+        restart_frames: i64,
+    ) -> Result<Self, StoreError> {
         let conn = opener.open()?;
         let slot = writer.slot.clone();
         // From here on the write connection leaves checkpoints to this thread.
@@ -49,7 +59,7 @@ impl Checkpointer {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     stopped.recv_timeout(Self::INTERVAL)
                 {
-                    if let Err(err) = Self::round(&conn, &slot) {
+                    if let Err(err) = Self::round(&conn, &slot, restart_frames) {
                         tracing::warn!(error = %err, "SQLite WAL checkpoint failed");
                     }
                 }
@@ -58,9 +68,13 @@ impl Checkpointer {
         Ok(Checkpointer { _stop: stop })
     }
 
-    fn round(conn: &Connection, slot: &Arc<WriterSlot>) -> Result<(), rusqlite::Error> {
+    fn round(
+        conn: &Connection,
+        slot: &Arc<WriterSlot>,
+        restart_frames: i64,
+    ) -> Result<(), rusqlite::Error> {
         let frames = checkpoint(conn, "PASSIVE")?;
-        if frames < Self::RESTART_FRAMES {
+        if frames < restart_frames {
             return Ok(());
         }
         let Some(writer) = slot.check_out_blocking() else {
