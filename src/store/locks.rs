@@ -102,7 +102,8 @@ impl FromRow for LockedVolume {
 fn live_attachment(c: &mut Columns<'_>) -> Result<Option<LiveAttachment>, StoreError> {
     let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
         (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
-    let info: Option<serde_json::Value> = c.get()?;
+    let info: Option<String> = c.get()?;
+    let connected = is_connected(info.as_deref()).map_err(StoreError::corrupt)?;
     Ok(match (id, volume_id, attach_status) {
         (Some(id), Some(volume_id), Some(attach_status)) => Some(LiveAttachment {
             id,
@@ -111,7 +112,7 @@ fn live_attachment(c: &mut Columns<'_>) -> Result<Option<LiveAttachment>, StoreE
             attach_status,
             attach_mode,
             attached_host,
-            connected: is_connected(info.as_ref()),
+            connected,
         }),
         _ => None,
     })

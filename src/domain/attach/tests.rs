@@ -609,7 +609,28 @@ fn flat_connection_info() {
     assert_eq!(info["encrypted"], false);
     assert_eq!(info["enforce_multipath"], false);
     assert!(info.get("data").is_none(), "flat, not nested");
-    assert!(is_connected(Some(&info)));
-    assert!(!is_connected(Some(&serde_json::json!({}))));
-    assert!(!is_connected(None));
+    assert!(is_connected(Some(&info.to_string())).unwrap());
+    assert!(!is_connected(None).unwrap());
+}
+
+#[test]
+fn connected_means_a_non_empty_object() {
+    for (text, connected) in [
+        (r#"{"driver_volume_type": "iscsi"}"#, true),
+        (r#" { "a" : {"b": [1, {"c": null}]} } "#, true),
+        ("{}", false),
+        (" { } ", false),
+        ("null", false),
+        ("[]", false),
+        (r#"[{"a": 1}]"#, false),
+        (r#""{\"a\": 1}""#, false),
+        ("1", false),
+        ("-1.5", false),
+        ("true", false),
+    ] {
+        assert_eq!(is_connected(Some(text)).unwrap(), connected, "{text}");
+    }
+    for broken in ["", "{", r#"{"a": 1"#, r#"{"a": 1} x"#, "nul"] {
+        assert!(is_connected(Some(broken)).is_err(), "{broken:?}");
+    }
 }
