@@ -3,7 +3,7 @@
 //! of `domain` decide from those two; it ends by writing the volume's new state. Every
 //! transaction takes the volume's lock before it touches an attachment, so the lock order
 //! is the same everywhere. On PostgreSQL the lock and the read are one round trip, the
-//! function `cinder_attach_lock_volume` (migration 0003, which repeats the columns of
+//! function `cinder_attach_lock_volume` (migrations 0003 and 0010, which repeat the columns of
 //! `LOCKED_VOLUME_COLUMNS` and `LIVE_ATTACHMENTS`: change them together).
 
 use std::sync::LazyLock;
@@ -65,9 +65,9 @@ const LIVE_ATTACHMENTS: &str = "\
            connection_info \
       from volume_attachment where volume_id = $1 and deleted = false order by created_at, id";
 
-/// PostgreSQL: lock and read in one round trip (migration 0003); `$1` the volume or `$2`
-/// one of its attachments, `$3`-`$5` as `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`. One row per
-/// live attachment (one with nulls for none); nothing when the volume is gone.
+/// PostgreSQL: lock and read in one round trip (migrations 0003 and 0010); `$1` the volume
+/// or `$2` one of its attachments, `$3`-`$5` as `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`. The
+/// volume's row, then one row per live attachment; nothing when the volume is gone.
 const LOCK_WITH_ATTACHMENTS: &str = "select * from cinder_attach_lock_volume($1, $2, $3, $4, $5)";
 
 const WRITE_VOLUME_STATE: &str =
@@ -97,45 +97,41 @@ impl FromRow for LockedVolume {
     }
 }
 
-/// The columns of `LIVE_ATTACHMENTS`; `None` for the row of nulls a left join gives a
-/// volume without attachments.
-fn live_attachment(c: &mut Columns<'_>) -> Result<Option<LiveAttachment>, StoreError> {
-    let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
-        (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
-    let info: Option<String> = c.get()?;
-    let connected = is_connected(info.as_deref()).map_err(StoreError::corrupt)?;
-    Ok(match (id, volume_id, attach_status) {
-        (Some(id), Some(volume_id), Some(attach_status)) => Some(LiveAttachment {
+/// The columns of `LIVE_ATTACHMENTS`.
+impl FromRow for LiveAttachment {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        let (id, volume_id, instance_uuid, attach_status, attach_mode, attached_host) =
+            (c.get()?, c.get()?, c.get()?, c.get()?, c.get()?, c.get()?);
+        let info: Option<String> = c.get()?;
+        Ok(LiveAttachment {
             id,
             volume_id,
             instance_uuid,
             attach_status,
             attach_mode,
             attached_host,
-            connected,
-        }),
-        _ => None,
-    })
-}
-
-impl FromRow for LiveAttachment {
-    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        live_attachment(c)?.ok_or_else(|| StoreError::corrupt("a live attachment without an id"))
+            connected: is_connected(info.as_deref()).map_err(StoreError::corrupt)?,
+        })
     }
 }
 
-/// A row of `LOCK_WITH_ATTACHMENTS`: the volume, and one of its live attachments.
-struct LockedRow {
-    volume: LockedVolume,
-    attachment: Option<LiveAttachment>,
+/// A row of `LOCK_WITH_ATTACHMENTS`: the volume (first, its attachment columns null), or
+/// one of its live attachments (its volume columns null).
+enum LockedRow {
+    Volume(LockedVolume),
+    Attachment(LiveAttachment),
 }
+
+/// How many columns `LockedVolume` reads.
+const LOCKED_VOLUME_WIDTH: usize = 14;
 
 impl FromRow for LockedRow {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        Ok(LockedRow {
-            volume: LockedVolume::from_row(c)?,
-            attachment: live_attachment(c)?,
-        })
+        if c.peek::<Option<VolumeId>>()?.is_some() {
+            return Ok(LockedRow::Volume(LockedVolume::from_row(c)?));
+        }
+        c.skip(LOCKED_VOLUME_WIDTH);
+        Ok(LockedRow::Attachment(LiveAttachment::from_row(c)?))
     }
 }
 
@@ -217,15 +213,24 @@ impl<D: Database> SqlStore<D> {
             .bind(SINGLE_WRITER_SPEC);
         let rows: Vec<LockedRow> = tx.fetch_all(sql).await?;
         let mut rows = rows.into_iter();
-        let Some(first) = rows.next() else {
-            return Ok(None);
+        let volume = match rows.next() {
+            None => return Ok(None),
+            Some(LockedRow::Volume(volume)) => volume,
+            Some(LockedRow::Attachment(_)) => {
+                return Err(StoreError::corrupt(
+                    "the lock function put an attachment first",
+                ))
+            }
         };
-        let mut live: Vec<LiveAttachment> = first.attachment.into_iter().collect();
-        live.extend(rows.filter_map(|row| row.attachment));
-        Ok(Some(Locked {
-            volume: first.volume,
-            live,
-        }))
+        let live = rows
+            .map(|row| match row {
+                LockedRow::Attachment(attachment) => Ok(attachment),
+                LockedRow::Volume(_) => {
+                    Err(StoreError::corrupt("the lock function gave two volumes"))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(Locked { volume, live }))
     }
 
     async fn with_attachments(tx: &mut D::Tx, volume: LockedVolume) -> Result<Locked, StoreError> {

@@ -61,6 +61,16 @@ impl<'r> Columns<'r> {
         self.next += 1;
         value
     }
+
+    /// The next column's value, without moving past it.
+    pub fn peek<T: FromColumn>(&self) -> Result<T, StoreError> {
+        T::from_column(self.row, self.next)
+    }
+
+    /// Moves past `n` columns without reading them.
+    pub fn skip(&mut self, n: usize) {
+        self.next += n;
+    }
 }
 
 /// A value made of consecutive columns of a row.
