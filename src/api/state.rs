@@ -26,8 +26,13 @@ impl Default for ServiceConfig {
     }
 }
 
+/// Cloned for every extractor and middleware layer of every request, so one shared
+/// counter: cloning and dropping the parts one by one touched nine, which both cores
+/// updated on every request (about 1.5 % of the server's CPU in a profile, issue 27).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
     pub service: Service,
     pub config: Arc<ServiceConfig>,
     pub auth: Arc<Authenticator>,
@@ -36,11 +41,19 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(service: Service, config: ServiceConfig, auth: Authenticator) -> Self {
-        AppState {
+        AppState(Arc::new(Shared {
             service,
             config: Arc::new(config),
             auth: Arc::new(auth),
             metrics: Arc::new(Metrics::default()),
-        }
+        }))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
     }
 }
