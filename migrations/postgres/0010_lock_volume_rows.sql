@@ -1,10 +1,13 @@
--- cinder_attach_lock_volume (0003) returned the volume's columns on every row, once per
+-- cinder_attach_lock_volume (0003) returns the volume's columns on every row, once per
 -- live attachment, and the service decoded them each time: on a volume shared by 64
 -- hosts that was 64 decodes per write where one is needed, done while the volume's row
--- lock is held. The volume now comes once, in the first row (attachment columns null),
--- then one row per live attachment (volume columns null). Same signature, same lock, and
--- the attachments are still read by a statement of their own after the lock is held.
-create or replace function cinder_attach_lock_volume(
+-- lock is held. This function takes the same lock and the same arguments and returns the
+-- same columns, but the volume only once, in the first row (its attachment columns
+-- null), then one row per live attachment (its volume columns null); the attachments are
+-- still read by a statement of their own after the lock is held. A new name rather than a
+-- replacement: processes of an earlier version still running beside one that applied
+-- this migration keep calling 0003's function and getting the rows they expect.
+create function cinder_attach_lock_volume_rows(
     volume uuid, attachment uuid, spec_true text, max_key text, single_writer_key text)
 returns table (
     id uuid, status text, attach_status text, migration_status text, multiattach boolean,

@@ -43,7 +43,7 @@ pub trait Database: Send + Sync + 'static {
     const FOR_UPDATE: &'static str;
     /// The same for a `select` joining `volumes v` that locks only the volume row.
     const FOR_UPDATE_OF_VOLUME: &'static str;
-    /// The database has `cinder_attach_lock_volume` (migration 0003): a volume is locked
+    /// The database has `cinder_attach_lock_volume_rows` (migration 0010): a volume is locked
     /// and its live attachments read in one round trip.
     const LOCK_FUNCTION: bool;
     /// Serializes the writes that count a project's usage against its quota, until the

@@ -3,7 +3,7 @@
 //! of `domain` decide from those two; it ends by writing the volume's new state. Every
 //! transaction takes the volume's lock before it touches an attachment, so the lock order
 //! is the same everywhere. On PostgreSQL the lock and the read are one round trip, the
-//! function `cinder_attach_lock_volume` (migrations 0003 and 0010, which repeat the columns of
+//! function `cinder_attach_lock_volume_rows` (migration 0010, which repeats the columns of
 //! `LOCKED_VOLUME_COLUMNS` and `LIVE_ATTACHMENTS`: change them together).
 
 use std::sync::LazyLock;
@@ -65,10 +65,11 @@ const LIVE_ATTACHMENTS: &str = "\
            connection_info \
       from volume_attachment where volume_id = $1 and deleted = false order by created_at, id";
 
-/// PostgreSQL: lock and read in one round trip (migrations 0003 and 0010); `$1` the volume
+/// PostgreSQL: lock and read in one round trip (migration 0010); `$1` the volume
 /// or `$2` one of its attachments, `$3`-`$5` as `$2`-`$4` of `LOCKED_VOLUME_COLUMNS`. The
 /// volume's row, then one row per live attachment; nothing when the volume is gone.
-const LOCK_WITH_ATTACHMENTS: &str = "select * from cinder_attach_lock_volume($1, $2, $3, $4, $5)";
+const LOCK_WITH_ATTACHMENTS: &str =
+    "select * from cinder_attach_lock_volume_rows($1, $2, $3, $4, $5)";
 
 const WRITE_VOLUME_STATE: &str =
     "update volumes set status = $2, attach_status = $3, updated_at = $4 where id = $1";
@@ -198,7 +199,7 @@ impl<D: Database> SqlStore<D> {
         Ok(target.map(|target| (locked, target)))
     }
 
-    /// `cinder_attach_lock_volume`: the volume (given, or of the given attachment) locked,
+    /// `cinder_attach_lock_volume_rows`: the volume (given, or of the given attachment) locked,
     /// with its live attachments read after the lock, in one round trip.
     async fn lock_in_one(
         tx: &mut D::Tx,

@@ -147,7 +147,47 @@ async fn listing_is_scoped_ordered_and_skips_deleted(app: TestApp) {
     assert!(nobody.is_empty());
 }
 
+/// PostgreSQL's lock functions: 0010's gives the volume once and then its live
+/// attachments; 0003's stays as it was, for processes of an earlier version that run
+/// beside one that migrated (it must not be replaced or dropped while they may).
+async fn both_lock_functions_answer_in_their_own_shape(app: TestApp) {
+    if app.db.backend != crate::support::Backend::Postgres {
+        return;
+    }
+    app.db
+        .execute(&fixtures::two_projects_with_attachments())
+        .await
+        .unwrap();
+    let call = |function: &str| {
+        format!(
+            "select coalesce(cast(id as text), '-') || ' ' || coalesce(cast(a_id as text), '-') \
+               from {function}('{VOLUME_P1}', null, '<is> True', 'attach:max_attachments', \
+                               'attach:single_writer')"
+        )
+    };
+    let rows = app.db.column(&call("cinder_attach_lock_volume_rows")).await;
+    assert_eq!(
+        rows,
+        [
+            format!("{VOLUME_P1} -"),
+            format!("- {ATTACHMENT_1}"),
+            format!("- {ATTACHMENT_2}"),
+            format!("- {ATTACHMENT_3}"),
+        ]
+    );
+    let rows = app.db.column(&call("cinder_attach_lock_volume")).await;
+    assert_eq!(
+        rows,
+        [
+            format!("{VOLUME_P1} {ATTACHMENT_1}"),
+            format!("{VOLUME_P1} {ATTACHMENT_2}"),
+            format!("{VOLUME_P1} {ATTACHMENT_3}"),
+        ]
+    );
+}
+
 backend_tests!(
+    both_lock_functions_answer_in_their_own_shape,
     migrations_create_the_default_volume_type,
     migrations_run_twice_without_harm,
     status_columns_refuse_unknown_values,
