@@ -111,6 +111,10 @@ class Service:
                 time.sleep(0.1)
         raise RuntimeError("cinder-attach did not start: " + (self.workdir / "server.log").read_text())
 
+    def pending_events(self):
+        """How many events the broker has not confirmed yet."""
+        return int(self.sql("select count(*) from events where sent_at is null")[0])
+
     def log_tail(self, lines=60):
         return "\n".join((self.workdir / "server.log").read_text(errors="replace").splitlines()[-lines:])
 
@@ -318,14 +322,14 @@ def test_no_event_is_lost_when_the_service_dies_and_the_broker_restarts(store):
 
         # Everything the database holds goes out, then the listener has heard it all. The
         # relay must keep making progress: 60 s without one event fewer pending is a stall.
-        pending = int(service.sql("select count(*) from events where sent_at is null")[0])
+        pending = service.pending_events()
         progress_at = time.monotonic()
         while pending > 0:
             assert time.monotonic() - progress_at < 60, (
                 f"{pending} events pending and none sent for 60 s; the service's log ends:\n" + service.log_tail()
             )
             time.sleep(0.5)
-            now_pending = int(service.sql("select count(*) from events where sent_at is null")[0])
+            now_pending = service.pending_events()
             if now_pending < pending:
                 progress_at = time.monotonic()
             pending = now_pending
