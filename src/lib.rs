@@ -9,6 +9,7 @@ pub mod backend;
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod commit_watch;
 pub mod domain;
 pub mod metrics;
 pub mod notify;

@@ -15,7 +15,8 @@ pub enum Outcome {
     Ok,
     /// An error status: the server says nothing changed.
     Failed,
-    /// No answer (connection refused or cut): the change may or may not be made.
+    /// No answer (connection refused or cut), or 504 (cut off while committing): the
+    /// change may or may not be made.
     Unknown,
 }
 

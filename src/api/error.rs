@@ -12,6 +12,9 @@ pub const GENERIC_BAD_REQUEST: &str =
 pub const GENERIC_NOT_FOUND: &str = "The resource could not be found.";
 pub const GENERIC_SERVER_ERROR: &str =
     "The server has either erred or is incapable of performing\r\nthe requested operation.\r\n";
+/// A change that may or may not have been stored (504).
+pub const IN_DOUBT: &str = "The request was cut off while its change was being stored: the \
+     change may or may not have been made. Check the resource before trying again.";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -41,6 +44,11 @@ pub enum ApiError {
     NotImplemented(String),
     #[error("{0}")]
     ServiceUnavailable(String),
+    /// The request may or may not have changed what it set out to: 504, which HTTP
+    /// clients know as "no answer from upstream in time" (Cinder has no such answer, so
+    /// its fault name is `computeFault`).
+    #[error("{0}")]
+    OutcomeUnknown(String),
     /// A 500 whose message is safe to show (Cinder's "Unable to ..." answers).
     #[error("{0}")]
     Failed(String),
@@ -63,6 +71,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::OutcomeUnknown(_) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Failed(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -120,7 +129,9 @@ impl IntoResponse for ApiError {
             ApiError::Internal(_) | ApiError::Failed(_) => {
                 tracing::error!(error = %self, "request failed")
             }
-            ApiError::ServiceUnavailable(_) => tracing::warn!(error = %self, "request failed"),
+            ApiError::ServiceUnavailable(_) | ApiError::OutcomeUnknown(_) => {
+                tracing::warn!(error = %self, "request failed")
+            }
             _ => tracing::info!(error = %self, status = status.as_u16(), "request refused"),
         }
         if let ApiError::OverLimit(message) = &self {
@@ -152,6 +163,7 @@ mod tests {
             (500, "computeFault"),
             (501, "notImplemented"),
             (503, "serviceUnavailable"),
+            (504, "computeFault"),
         ];
         for (code, name) in cases {
             assert_eq!(

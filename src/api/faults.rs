@@ -1,7 +1,7 @@
 //! What each domain error looks like on the wire: its status and Cinder's exact text.
 //! Every such text lives here; the layers below only say what went wrong.
 
-use super::error::ApiError;
+use super::error::{ApiError, IN_DOUBT};
 use crate::domain::attach::reserve_statuses;
 use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
 use crate::domain::quota::OverQuota;
@@ -485,6 +485,10 @@ impl From<DomainError> for ApiError {
                 ApiError::ServiceUnavailable(
                     "The database is unavailable; try again later.".to_owned(),
                 )
+            }
+            E::InDoubt(source) => {
+                tracing::warn!(error = %source, "commit outcome unknown");
+                ApiError::OutcomeUnknown(IN_DOUBT.to_owned())
             }
             E::Internal(source) => ApiError::Internal(error_chain(source.as_ref())),
             failure @ (E::ConnectFailed(_)

@@ -10,9 +10,10 @@ use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
-use super::error::{fault_response, GENERIC_SERVER_ERROR};
+use super::error::{fault_response, GENERIC_SERVER_ERROR, IN_DOUBT};
 use super::request_id::{request_id_layer, RequestId};
 use super::state::AppState;
+use crate::commit_watch::CommitWatch;
 
 /// Adds the process-wide layers to the routes.
 pub fn with_process_layers(routes: Router<AppState>, state: AppState) -> Router {
@@ -95,10 +96,21 @@ pub fn metrics_router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// Answers a request that ran out of time: 503 when it had not started a commit (its
+/// transactions are rolled back as it is dropped, so nothing changed and it may be tried
+/// again), 504 when it had, because then its change may be stored.
 async fn timeout_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let limit = state.config.request_timeout;
-    match tokio::time::timeout(limit, next.run(request)).await {
+    let watch = CommitWatch::default();
+    match tokio::time::timeout(limit, watch.scope(next.run(request))).await {
         Ok(response) => response,
+        Err(_) if watch.commit_started() => {
+            tracing::warn!(
+                seconds = limit.as_secs_f64(),
+                "request timed out while committing"
+            );
+            fault_response(StatusCode::GATEWAY_TIMEOUT, IN_DOUBT)
+        }
         Err(_) => {
             tracing::warn!(seconds = limit.as_secs_f64(), "request timed out");
             fault_response(

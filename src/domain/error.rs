@@ -276,6 +276,10 @@ pub enum DomainError {
     PolicyDenied(&'static str),
     #[error("database unavailable: {0}")]
     Unavailable(#[source] Cause),
+    /// The database went away while the change was being committed and did not answer
+    /// again in time to tell whether it was stored.
+    #[error("commit outcome unknown: {0}")]
+    InDoubt(#[source] Cause),
     #[error("internal error: {0}")]
     Internal(#[source] Cause),
 }

@@ -222,7 +222,8 @@ impl<D: Database> SqlStore<D> {
     /// database went away while committing (a failover), the change may be stored or
     /// not: this asks, once the database (the new primary) answers again, whether the
     /// row carries the stamp. Stored, the write is done; not stored, the database was
-    /// unavailable and nothing changed, which is what a 503 promises.
+    /// unavailable and nothing changed, which is what a 503 promises. No answer within
+    /// `SETTLE_FOR`, the write stays in doubt.
     async fn settle_attachment_write(
         &self,
         committed: Result<(), StoreError>,
@@ -244,6 +245,7 @@ impl<D: Database> SqlStore<D> {
                 Err(StoreError::Unavailable(_)) if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
+                Err(StoreError::Unavailable(_)) => return Err(StoreError::InDoubt(source)),
                 Err(err) => return Err(err),
             }
         }

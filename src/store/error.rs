@@ -15,7 +15,7 @@ pub enum StoreError {
     Unavailable(#[source] BoxError),
     /// The database went away while a commit was under way (as in a failover): the
     /// change may or may not be stored. A write that can tell settles it
-    /// (`SqlStore::settle_attachment_write`); to the use cases it is `Unavailable`.
+    /// (`SqlStore::settle_attachment_write`); to the use cases it is `InDoubt`.
     #[error("commit outcome unknown: {0}")]
     InDoubt(#[source] BoxError),
     /// The database holds something this code never writes.
@@ -66,14 +66,14 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
-/// Use cases see an unreachable database as `Unavailable` (503) and anything else as an
-/// internal error; a conflict they expect (a duplicate name) they match before this.
+/// Use cases see an unreachable database as `Unavailable` (503: nothing changed), a
+/// commit lost on the way as `InDoubt`, and anything else as an internal error; a
+/// conflict they expect (a duplicate name) they match before this.
 impl From<StoreError> for DomainError {
     fn from(err: StoreError) -> Self {
         match err {
-            StoreError::Unavailable(source) | StoreError::InDoubt(source) => {
-                DomainError::Unavailable(source)
-            }
+            StoreError::Unavailable(source) => DomainError::Unavailable(source),
+            StoreError::InDoubt(source) => DomainError::InDoubt(source),
             other => DomainError::Internal(Box::new(other)),
         }
     }

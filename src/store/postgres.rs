@@ -157,6 +157,7 @@ type PgTransaction = sqlx::Transaction<'static, sqlx::Postgres>;
 impl Transaction for PgConn<PgTransaction> {
     async fn commit(self) -> Result<(), StoreError> {
         trace_control("commit");
+        crate::commit_watch::note_commit();
         // Lost while committing: the server may have committed before it went away.
         self.0
             .commit()

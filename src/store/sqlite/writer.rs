@@ -343,6 +343,8 @@ impl Transaction {
         }
         // Refused, the member is dropped and so rolled back like any other.
         control(&self, "RELEASE member")?;
+        // The member's work is the group's now: its `COMMIT` stores it, whoever waits.
+        crate::commit_watch::note_commit();
         let (Some(Held::Writer(conn)), Some(group)) = (self.held.take(), self.group.take()) else {
             unreachable!("only a write transaction has a group");
         };

@@ -2,10 +2,14 @@
 
 use std::time::Duration;
 
+use axum::extract::{Path, State};
 use axum::http::Method;
 use axum::routing::get;
 use axum::Router;
+use chrono::Utc;
 use cinder_attach::api::{with_process_layers, AppState, ServiceConfig};
+use cinder_attach::domain::ids::MessageId;
+use cinder_attach::domain::message::{Message, EVENT_CREATE_VOLUME_FROM_BACKEND};
 use tower::ServiceExt;
 
 use crate::support::{TestApp, TestResponse};
@@ -117,6 +121,28 @@ fn misbehaving_app(state: AppState) -> Router {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 "late"
             }),
+        )
+        .route(
+            "/v3/stored-then-slow/{id}",
+            get(
+                |State(state): State<AppState>, Path(id): Path<uuid::Uuid>| async move {
+                    let message = Message {
+                        id: MessageId::from(id),
+                        project_id: "p1".into(),
+                        request_id: None,
+                        resource_type: "VOLUME".into(),
+                        resource_uuid: None,
+                        event_id: EVENT_CREATE_VOLUME_FROM_BACKEND.into(),
+                        message_level: "ERROR".into(),
+                        user_message: "stored before the stall".into(),
+                        created_at: Utc::now(),
+                        expires_at: None,
+                    };
+                    state.service.store.insert_message(&message).await.unwrap();
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    "late"
+                },
+            ),
         );
     with_process_layers(routes, state)
 }
@@ -149,6 +175,23 @@ async fn a_slow_request_times_out_with_503(app: TestApp) {
     assert!(response.header("x-openstack-request-id").is_some());
 }
 
+/// Cut off after it committed, a request is not answered as if nothing had changed.
+async fn a_request_cut_off_after_a_commit_is_504_and_keeps_its_change(app: TestApp) {
+    let app = app.reconfigure(ServiceConfig {
+        request_timeout: Duration::from_millis(300),
+        ..Default::default()
+    });
+    let id = MessageId::generate();
+    let path = format!("/v3/stored-then-slow/{id}");
+    let response = call(misbehaving_app(app.state.clone()), &path).await;
+    response.assert_fault(504, "computeFault", "may or may not have been made");
+    let stored = app.store.get_message(id).await.unwrap();
+    assert!(
+        stored.is_some(),
+        "the change the 504 may have made is there"
+    );
+}
+
 backend_tests!(
     wrong_content_type_is_415,
     invalid_json_is_malformed_body,
@@ -157,4 +200,5 @@ backend_tests!(
     database_unavailable_is_503,
     a_panic_is_a_500_fault,
     a_slow_request_times_out_with_503,
+    a_request_cut_off_after_a_commit_is_504_and_keeps_its_change,
 );

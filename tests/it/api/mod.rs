@@ -18,6 +18,7 @@ mod multiattach;
 mod placement;
 mod qos_specs;
 mod quotas;
+mod request_timeout;
 mod routing;
 mod service_info;
 mod service_views;
