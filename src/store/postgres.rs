@@ -206,6 +206,8 @@ impl Database for Postgres {
     }
 
     async fn execute(&self, sql: Sql) -> Result<u64, StoreError> {
+        // A statement on its own commits as it runs.
+        crate::commit_watch::note_commit();
         execute(&self.pool, &sql).await
     }
 
