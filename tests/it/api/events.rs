@@ -27,12 +27,20 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
     );
     let payload = &created[1]["payload"];
     assert_eq!(payload["volume_id"], json!(volume));
+    assert_eq!(payload["metadata"], json!({}));
     assert_eq!(payload["tenant_id"], "p1");
     assert_eq!(payload["status"], "available");
     assert_eq!(payload["size"], 1);
     assert_eq!(payload["multiattach"], true);
     assert_eq!(payload["volume_attachment"], json!([]));
     assert_eq!(created[1]["publisher_id"], "volume.test-host");
+
+    let tagged = app
+        .request(Method::POST, &format!("/v3/p1/volumes/{volume}/metadata"))
+        .json(&json!({"metadata": {"purpose": "shared"}}))
+        .send()
+        .await;
+    assert_eq!(tagged.status, 200, "{}", tagged.text);
 
     let rw = app
         .attach_fully(&volume, I1, conn_for("h1", "/dev/vdb"))
@@ -79,6 +87,26 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
     assert_eq!(both_attached["status"], "in-use");
     let listed = both_attached["volume_attachment"].as_array().expect("list");
     assert_eq!(listed.len(), 2);
+    assert_eq!(both_attached["metadata"], json!({"purpose": "shared"}));
+    let first = listed[0].as_object().expect("an attachment object");
+    let mut keys: Vec<&str> = first.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "attach_mode",
+            "attach_status",
+            "attach_time",
+            "attached_host",
+            "detach_time",
+            "id",
+            "instance_uuid",
+            "mountpoint",
+            "volume_id"
+        ]
+    );
+    assert!(first["attach_time"].is_string(), "{first:?}");
+    assert_eq!(first["detach_time"], Value::Null);
     assert_eq!(both_attached["attachment"]["attached_host"], "h2");
     assert_eq!(both_attached["attachment"]["instance_uuid"], I2);
     assert_eq!(both_attached["attachment"]["attach_status"], "attached");
