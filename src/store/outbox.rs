@@ -2,8 +2,9 @@
 //! records its events with `record_events`, inside its own transaction, so an event
 //! exists exactly when its change committed. The payload (Cinder's volume usage info) is
 //! built by the database from the rows as the transaction left them: one statement for
-//! the events a transaction records at one point, the payload built once for them, no
-//! read back into the service. The relay reads the pending events in `seq`
+//! the events a transaction records at one point, the payload built once for them and
+//! stored once, in the last of them (the others' `payload` is null and reads as that
+//! one's), no read back into the service. The relay reads the pending events in `seq`
 //! order and marks them sent once the broker confirmed them; one process relays at a
 //! time, the holder of a lease row.
 
@@ -61,6 +62,8 @@ struct JsonDialect {
     each_event: &'static str,
     message_id: &'static str,
     event_type: &'static str,
+    /// Whether the current one is the last (`$9` events in all), which keeps the payload.
+    last_event: &'static str,
 }
 
 const POSTGRES_JSON: JsonDialect = JsonDialect {
@@ -76,6 +79,7 @@ const POSTGRES_JSON: JsonDialect = JsonDialect {
     each_event: "json_array_elements($1::json) with ordinality k(e, n)",
     message_id: "(k.e->>0)::uuid",
     event_type: "k.e->>1",
+    last_event: "k.n = $9",
 };
 
 const SQLITE_JSON: JsonDialect = JsonDialect {
@@ -91,14 +95,17 @@ const SQLITE_JSON: JsonDialect = JsonDialect {
     each_event: "(select value as e, key as n from json_each($1)) k",
     message_id: "json_extract(k.e, '$[0]')",
     event_type: "json_extract(k.e, '$[1]')",
+    last_event: "k.n = $9 - 1",
 };
 
 /// Records a transaction's events about one volume in one statement, the payload built
 /// once for all of them: `$1` the events as a JSON array of `[message id, event type]`
 /// pairs, in order, `$2` publisher, `$3` attachment (or null), `$4` caller user, `$5`
-/// caller project, `$6` request id, `$7` time, `$8` the volume. The payload has the
-/// fields of Cinder's `_usage_from_volume` (no replication, no glance metadata), plus the
-/// attachment the events are about, if any.
+/// caller project, `$6` request id, `$7` time, `$8` the volume, `$9` how many events. The
+/// payload has the fields of Cinder's `_usage_from_volume` (no replication, no glance
+/// metadata), plus the attachment the events are about, if any; only the last event
+/// stores it (on a volume shared by 64 hosts it is about 16 KB, and storing it in every
+/// event cost SQLite a third of its attach cycles, BENCHMARKS.md).
 fn insert_events(d: &JsonDialect) -> String {
     let JsonDialect {
         object,
@@ -113,6 +120,7 @@ fn insert_events(d: &JsonDialect) -> String {
         each_event,
         message_id,
         event_type,
+        last_event,
     } = d;
     let attachment = format!(
         "{object}('id', a.id, 'volume_id', a.volume_id, 'instance_uuid', a.instance_uuid, \
@@ -144,7 +152,7 @@ fn insert_events(d: &JsonDialect) -> String {
                              project_id, caller_user_id, caller_project_id, request_id, \
                              created_at, payload) \
          select {message_id}, {event_type}, $2, p.id, $3, p.project_id, $4, $5, $6, $7, \
-                p.payload \
+                case when {last_event} then p.payload end \
            from p, {each_event} order by k.n"
     )
 }
@@ -152,9 +160,16 @@ fn insert_events(d: &JsonDialect) -> String {
 static INSERT_EVENTS_POSTGRES: LazyLock<String> = LazyLock::new(|| insert_events(&POSTGRES_JSON));
 static INSERT_EVENTS_SQLITE: LazyLock<String> = LazyLock::new(|| insert_events(&SQLITE_JSON));
 
+/// An event without a payload of its own shares the one of the next event recorded with
+/// it (the same volume and time, the next `seq` that has one; `purge` keeps that one as
+/// long as it is shared).
 const EVENT_COLUMNS: &str = "select seq, message_id, event_type, priority, publisher_id, \
      volume_id, attachment_id, project_id, caller_user_id, caller_project_id, request_id, \
-     payload, created_at, sent_at from events";
+     coalesce(payload, (select h.payload from events h \
+                         where h.volume_id = events.volume_id \
+                           and h.created_at = events.created_at and h.seq > events.seq \
+                           and h.payload is not null order by h.seq limit 1)), \
+     created_at, sent_at from events";
 
 const MARK_SENT: &str = "update events set sent_at = $1 where sent_at is null and seq in (";
 
@@ -235,7 +250,8 @@ impl<D: Database> SqlStore<D> {
             .bind(&origin.project_id)
             .bind(&origin.request_id)
             .bind(now)
-            .bind(volume);
+            .bind(volume)
+            .bind(events.len() as i64);
         Some(sql)
     }
 }

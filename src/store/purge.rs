@@ -42,6 +42,23 @@ pub trait PurgeStore: Send + Sync {
 /// Old soft-deleted rows of a table (alias-free, `$1` the cut-off).
 const OLD: &str = "deleted = true and deleted_at < $1";
 
+/// Old events; one whose payload the events recorded with it share (`outbox.rs`) goes
+/// after them.
+macro_rules! old_events {
+    ($also:literal) => {
+        concat!(
+            "created_at < $1",
+            $also,
+            " and (payload is null or not exists (select 1 from events f \
+               where f.volume_id = events.volume_id and f.created_at = events.created_at \
+                 and f.seq < events.seq and f.payload is null))"
+        )
+    };
+}
+/// Old events the broker confirmed; with `--unsent-events`, all old events.
+const EVENTS_SENT: &str = old_events!(" and sent_at is not null");
+const EVENTS_ANY: &str = old_events!("");
+
 /// `(table, which rows go)`, children first. `$1` is the cut-off.
 const PURGES: &[(&str, &str)] = &[
     (
@@ -107,7 +124,7 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from volume_type_projects p \
                           where p.volume_type_id = volume_types.id)",
     ),
-    ("events", "created_at < $1 and sent_at is not null"),
+    ("events", EVENTS_SENT),
     ("messages", OLD),
     ("services", OLD),
     ("quotas", OLD),
@@ -135,7 +152,7 @@ impl<D: Database> PurgeStore for SqlStore<D> {
         let mut report = PurgeReport::default();
         for &(table, mut condition) in PURGES {
             if table == "events" && unsent_events {
-                condition = "created_at < $1";
+                condition = EVENTS_ANY;
             }
             // The outbox is keyed by its sequence; every other table by `id`.
             let key = if table == "events" { "seq" } else { "id" };
@@ -157,7 +174,13 @@ impl<D: Database> PurgeStore for SqlStore<D> {
                     .push(")");
                 let n = self.db.execute(sql).await?;
                 removed += n;
-                if n < BATCH as u64 {
+                // An event whose shared payload the pass found still in use goes in the
+                // next pass, once the events sharing it are gone.
+                let last_pass = match table {
+                    "events" => n == 0,
+                    _ => n < BATCH as u64,
+                };
+                if last_pass {
                     break;
                 }
             }

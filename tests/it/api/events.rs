@@ -77,6 +77,16 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
             "attachment.delete.end",
         ]
     );
+    // Events recorded together store their payload once (in the last of them) and read
+    // alike: the delete's `.end` pair.
+    assert_eq!(cycle[9]["payload"], cycle[10]["payload"]);
+    let stored = app
+        .db
+        .column(&format!(
+            "select event_type from events where volume_id = '{volume}' and payload is null order by seq"
+        ))
+        .await;
+    assert_eq!(stored, ["volume.detach.end"]);
     // Each event names its attachment; the payload shows the volume as the change left it.
     let about = |i: usize| str_of(&cycle[i], "attachment_id");
     assert_eq!(

@@ -187,23 +187,25 @@ async fn purge_runs_beside_attach_cycles(app: TestApp) {
     app.assert_consistent(&v).await;
 }
 
+/// Makes every event ten days old, and the ones matching `confirmed` sent then.
+async fn age_events(app: &TestApp, confirmed: &str) {
+    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
+    let statements = [
+        format!("update events set created_at = '{long_ago}'"),
+        format!("update events set sent_at = '{long_ago}' where {confirmed}"),
+    ];
+    for sql in statements {
+        app.db.execute(&sql).await.unwrap();
+    }
+}
+
 /// Old notification events go once the broker confirmed them; the ones still owed to
 /// the bus stay unless asked for (`--unsent-events`); recent ones always stay.
 async fn purge_removes_old_confirmed_events(app: TestApp) {
     let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let total = rows(&app, "events").await;
     assert_eq!(total, 2, "volume.create.start and .end");
-    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
-    app.db
-        .execute(&format!("update events set created_at = '{long_ago}'"))
-        .await
-        .unwrap();
-    app.db
-        .execute(&format!(
-            "update events set sent_at = '{long_ago}' where event_type = 'volume.create.start'"
-        ))
-        .await
-        .unwrap();
+    age_events(&app, "event_type = 'volume.create.start'").await;
     app.attach_fully(&v, I1, conn()).await;
     let recent = rows(&app, "events").await - total;
     let cut_off = Utc::now() - Duration::days(7);
@@ -219,7 +221,42 @@ async fn purge_removes_old_confirmed_events(app: TestApp) {
     assert_eq!(rows(&app, "events").await, recent, "recent events stay");
 }
 
+/// Events recorded together share the payload the last of them stores: it stays while
+/// another of them does, and they read it all along.
+async fn purge_keeps_a_payload_while_it_is_shared(app: TestApp) {
+    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    // With a connector the reservation records `volume.attach.start` and then
+    // `attachment.create.end`, which stores their payload.
+    app.attach(&v, Some(I1), Some(conn())).await;
+    // The broker confirmed `attachment.create.end`, not yet `volume.attach.start`.
+    age_events(&app, "event_type <> 'volume.attach.start'").await;
+    let cut_off = Utc::now() - Duration::days(7);
+    app.store.purge_deleted(cut_off, false).await.unwrap();
+    let left = app
+        .db
+        .column("select event_type from events order by seq")
+        .await;
+    assert_eq!(left, ["volume.attach.start", "attachment.create.end"]);
+    let owed = app.store.pending_events(10).await.unwrap();
+    assert_eq!(owed.len(), 1);
+    let payload = &owed[0].payload;
+    assert_eq!(payload["volume_id"], json!(v));
+    assert_eq!(payload["status"], "attaching");
+
+    app.db
+        .execute("update events set sent_at = created_at")
+        .await
+        .unwrap();
+    app.store.purge_deleted(cut_off, false).await.unwrap();
+    assert_eq!(
+        rows(&app, "events").await,
+        0,
+        "both go once neither is owed"
+    );
+}
+
 backend_tests!(
+    purge_keeps_a_payload_while_it_is_shared,
     purge_removes_old_deleted_rows_only,
     purge_runs_beside_attach_cycles,
     purge_removes_old_confirmed_events,
