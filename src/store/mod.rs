@@ -35,6 +35,7 @@ mod messages;
 mod operations;
 mod outbox;
 mod paging;
+mod pg_pool;
 mod postgres;
 mod purge;
 mod qos_specs;

@@ -2,20 +2,19 @@
 //! processes. Writes that decide on what they read lock the rows they read
 //! (`FOR UPDATE`).
 
-use std::ops::DerefMut;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
-use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgArguments, PgConnection, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Arguments, Row as _};
 use uuid::Uuid;
 
 use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
+use super::pg_pool::{PgPool, PoolChecks, Pooled};
 use super::row::{Columns, FromRow, Row};
 use super::sql::{trace_control, Arg, Sql};
 use super::{ConnectError, ConnectOptions, PoolUse, StoreKind};
@@ -29,19 +28,28 @@ pub struct Postgres {
 impl Postgres {
     pub async fn connect(options: &ConnectOptions) -> Result<Self, ConnectError> {
         LazyLock::force(&EPOCH);
-        let pool = PgPoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .acquire_timeout(options.acquire_timeout)
-            .after_connect(|conn, _| Box::pin(refuse_standby(conn)))
-            .after_release(|_, meta| Box::pin(async move { Ok(opened_since_read_only(meta.age)) }))
-            .connect(&options.url)
-            .await
-            .map_err(|source| ConnectError::Connect {
-                url: super::redact_password(&options.url),
-                source,
-            })?;
+        let url = super::redact_password(&options.url);
+        let connect_error = |source| ConnectError::Connect {
+            url: url.clone(),
+            source,
+        };
+        let server: PgConnectOptions = options.url.parse().map_err(connect_error)?;
+        let checks = PoolChecks {
+            on_open: |conn| Box::pin(refuse_standby(conn)),
+            usable_at_age: opened_since_read_only,
+        };
+        let pool = PgPool::connect(
+            server,
+            options.max_connections,
+            options.acquire_timeout,
+            checks,
+        )
+        .await
+        .map_err(connect_error)?;
         if options.migrate {
-            MIGRATOR.run(&pool).await?;
+            let mut conn = pool.acquire().await.map_err(connect_error)?;
+            MIGRATOR.run(conn.start()).await?;
+            conn.finish();
         }
         Ok(Self { pool })
     }
@@ -102,59 +110,51 @@ fn read<T: FromRow>(row: &PgRow) -> Result<T, StoreError> {
     T::from_row(&mut Columns::new(&PgValues(row)))
 }
 
-async fn fetch_all<'c, T: FromRow>(
-    executor: impl sqlx::PgExecutor<'c>,
-    sql: &Sql,
-) -> Result<Vec<T>, StoreError> {
+async fn fetch_all<T: FromRow>(conn: &mut Pooled, sql: &Sql) -> Result<Vec<T>, StoreError> {
     sql.trace();
-    let rows = sqlx::query_with(sql.text(), arguments(sql)?)
-        .fetch_all(executor)
-        .await?;
+    let query = sqlx::query_with(sql.text(), arguments(sql)?);
+    let rows = query.fetch_all(conn.start()).await?;
+    conn.finish();
     rows.iter().map(read).collect()
 }
 
-async fn fetch_optional<'c, T: FromRow>(
-    executor: impl sqlx::PgExecutor<'c>,
-    sql: &Sql,
-) -> Result<Option<T>, StoreError> {
+async fn fetch_optional<T: FromRow>(conn: &mut Pooled, sql: &Sql) -> Result<Option<T>, StoreError> {
     sql.trace();
-    let row = sqlx::query_with(sql.text(), arguments(sql)?)
-        .fetch_optional(executor)
-        .await?;
+    let query = sqlx::query_with(sql.text(), arguments(sql)?);
+    let row = query.fetch_optional(conn.start()).await?;
+    conn.finish();
     row.as_ref().map(read).transpose()
 }
 
-async fn execute<'c>(executor: impl sqlx::PgExecutor<'c>, sql: &Sql) -> Result<u64, StoreError> {
+async fn execute(conn: &mut Pooled, sql: &Sql) -> Result<u64, StoreError> {
     sql.trace();
-    let done = sqlx::query_with(sql.text(), arguments(sql)?)
-        .execute(executor)
-        .await?;
+    let query = sqlx::query_with(sql.text(), arguments(sql)?);
+    let done = query.execute(conn.start()).await?;
+    conn.finish();
     Ok(done.rows_affected())
 }
 
 /// A connection held by a transaction or a group of reads.
-pub struct PgConn<C>(C);
+pub struct PgConn(Pooled);
 
-impl<C: DerefMut<Target = PgConnection> + Send> Executor for PgConn<C> {
+impl Executor for PgConn {
     async fn fetch_all<T: FromRow + Send>(&mut self, sql: Sql) -> Result<Vec<T>, StoreError> {
-        fetch_all(&mut *self.0, &sql).await
+        fetch_all(&mut self.0, &sql).await
     }
 
     async fn fetch_optional<T: FromRow + Send>(
         &mut self,
         sql: Sql,
     ) -> Result<Option<T>, StoreError> {
-        fetch_optional(&mut *self.0, &sql).await
+        fetch_optional(&mut self.0, &sql).await
     }
 
     async fn execute(&mut self, sql: Sql) -> Result<u64, StoreError> {
-        execute(&mut *self.0, &sql).await
+        execute(&mut self.0, &sql).await
     }
 }
 
-type PgTransaction = sqlx::Transaction<'static, sqlx::Postgres>;
-
-impl Transaction for PgConn<PgTransaction> {
+impl Transaction for PgConn {
     async fn commit(self) -> Result<(), StoreError> {
         trace_control("commit");
         crate::commit_watch::note_commit();
@@ -172,8 +172,8 @@ impl Transaction for PgConn<PgTransaction> {
 impl Database for Postgres {
     /// Postgres needs no transaction around a group of reads (a `BEGIN` would cost a
     /// round trip of its own): one pooled connection.
-    type Read = PgConn<PoolConnection<sqlx::Postgres>>;
-    type Tx = PgConn<PgTransaction>;
+    type Read = PgConn;
+    type Tx = PgConn;
 
     const KIND: StoreKind = StoreKind::Postgres;
     const FOR_UPDATE: &'static str = " for update";
@@ -188,35 +188,37 @@ impl Database for Postgres {
 
     async fn begin_write(&self) -> Result<Self::Tx, StoreError> {
         trace_control("begin");
-        Ok(PgConn(self.pool.begin().await?))
+        Ok(PgConn(self.pool.begin("BEGIN").await?))
     }
 
     async fn begin_snapshot(&self) -> Result<Self::Tx, StoreError> {
         let begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
         trace_control(begin);
-        Ok(PgConn(self.pool.begin_with(begin).await?))
+        Ok(PgConn(self.pool.begin(begin).await?))
     }
 
     async fn fetch_all<T: FromRow + Send>(&self, sql: Sql) -> Result<Vec<T>, StoreError> {
-        fetch_all(&self.pool, &sql).await
+        fetch_all(&mut self.pool.acquire().await?, &sql).await
     }
 
     async fn fetch_optional<T: FromRow + Send>(&self, sql: Sql) -> Result<Option<T>, StoreError> {
-        fetch_optional(&self.pool, &sql).await
+        fetch_optional(&mut self.pool.acquire().await?, &sql).await
     }
 
     async fn execute(&self, sql: Sql) -> Result<u64, StoreError> {
+        let mut conn = self.pool.acquire().await?;
         // A statement on its own commits as it runs.
         crate::commit_watch::note_commit();
-        execute(&self.pool, &sql).await
+        execute(&mut conn, &sql).await
     }
 
     fn pool_use(&self) -> Vec<PoolUse> {
+        let (open, idle, max) = self.pool.usage();
         vec![PoolUse {
             pool: "main",
-            open: self.pool.size(),
-            idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-            max: self.pool.options().get_max_connections(),
+            open,
+            idle,
+            max,
         }]
     }
 
