@@ -337,6 +337,15 @@ mod tests {
         value
     }
 
+    async fn backend_pid(conn: &mut Pooled) -> i32 {
+        let (pid,): (i32,) = sqlx::query_as("select pg_backend_pid()")
+            .fetch_one(conn.start())
+            .await
+            .expect("a live connection");
+        conn.finish();
+        pid
+    }
+
     /// Waits up to two seconds for `sql` to be true, asked on a connection of its own
     /// (not the pool's: a session sees its own locks as free and its own state as active).
     async fn eventually(sql: &str) -> bool {
@@ -438,11 +447,7 @@ mod tests {
             return;
         };
         let mut victim = pool.acquire().await.expect("first connection");
-        let (before,): (i32,) = sqlx::query_as("select pg_backend_pid()")
-            .fetch_one(victim.start())
-            .await
-            .expect("pid");
-        victim.finish();
+        let before = backend_pid(&mut victim).await;
         let mut killer = pool.acquire().await.expect("second connection");
         drop(victim);
         sqlx::query("select pg_terminate_backend($1)")
@@ -459,12 +464,7 @@ mod tests {
             pool.acquire().await.expect("second"),
         ];
         for conn in &mut both {
-            let (pid,): (i32,) = sqlx::query_as("select pg_backend_pid()")
-                .fetch_one(conn.start())
-                .await
-                .expect("a live connection");
-            conn.finish();
-            assert_ne!(pid, before);
+            assert_ne!(backend_pid(conn).await, before);
         }
         drop(both);
         pool.close().await;
