@@ -22,6 +22,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// How long a connection may sit idle and still be handed out without a ping.
 const TRUSTED_IDLE: Duration = Duration::from_secs(1);
+/// As sqlx's pool: a connection is closed after half an hour (so the server's memory of
+/// each session is renewed), or after ten minutes unused.
+pub(super) const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 /// The first and the longest pause between two attempts to open a connection.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
@@ -35,6 +39,10 @@ pub(super) struct PoolChecks {
     pub on_open: for<'c> fn(&'c mut PgConnection) -> CheckFuture<'c>,
     /// Whether a connection opened this long ago may still be used.
     pub usable_at_age: fn(Duration) -> bool,
+    /// A connection is closed this long after it was opened, or after it has been idle
+    /// this long (`MAX_LIFETIME`, `IDLE_TIMEOUT`).
+    pub max_lifetime: Duration,
+    pub idle_timeout: Duration,
 }
 
 pub(super) struct PgPool {
@@ -162,7 +170,7 @@ impl Inner {
     fn pop_idle(&self) -> Option<Idle> {
         loop {
             let idle = self.idle().pop()?;
-            if (self.checks.usable_at_age)(idle.opened.elapsed()) {
+            if self.usable_at_age(idle.opened.elapsed()) {
                 return Some(idle);
             }
             self.forget(idle.conn);
@@ -214,17 +222,32 @@ impl Inner {
         }
     }
 
-    /// Back on the idle stack, or closed when it may no longer be used.
+    /// Whether a connection opened `age` ago may still be used.
+    fn usable_at_age(&self, age: Duration) -> bool {
+        age < self.checks.max_lifetime && (self.checks.usable_at_age)(age)
+    }
+
+    /// Back on the idle stack, or closed when it may no longer be used or the pool is
+    /// closed. The least recently used connection is closed when it has been idle too
+    /// long (the stack's bottom: the busy ones are taken from its top).
     fn take_back(&self, conn: PgConnection, opened: Instant) {
-        if !(self.checks.usable_at_age)(opened.elapsed()) {
+        if self.permits.is_closed() || !self.usable_at_age(opened.elapsed()) {
             return self.forget(conn);
         }
         let since = Instant::now();
-        self.idle().push(Idle {
-            conn,
-            opened,
-            since,
-        });
+        let stale = {
+            let mut idle = self.idle();
+            idle.push(Idle {
+                conn,
+                opened,
+                since,
+            });
+            let stale = idle[0].since.elapsed() >= self.checks.idle_timeout;
+            stale.then(|| idle.remove(0))
+        };
+        if let Some(stale) = stale {
+            self.forget(stale.conn);
+        }
     }
 
     /// Closes a connection the pool gives up on.
@@ -308,6 +331,16 @@ mod tests {
     /// A pool on the server at `TEST_DATABASE_URL` (none when it is not set), its
     /// connections named `name` in `pg_stat_activity`.
     async fn pool(name: &str, max: u32, acquire_timeout: Duration) -> Option<PgPool> {
+        pool_with(name, max, acquire_timeout, MAX_LIFETIME, IDLE_TIMEOUT).await
+    }
+
+    async fn pool_with(
+        name: &str,
+        max: u32,
+        acquire_timeout: Duration,
+        max_lifetime: Duration,
+        idle_timeout: Duration,
+    ) -> Option<PgPool> {
         let url = std::env::var("TEST_DATABASE_URL")
             .ok()
             .filter(|u| !u.is_empty())?;
@@ -315,6 +348,8 @@ mod tests {
         let checks = PoolChecks {
             on_open: |_| Box::pin(async { Ok(()) }),
             usable_at_age: |_| true,
+            max_lifetime,
+            idle_timeout,
         };
         let options = options.application_name(name);
         Some(
@@ -467,6 +502,41 @@ mod tests {
             assert_ne!(backend_pid(conn).await, before);
         }
         drop(both);
+        pool.close().await;
+    }
+
+    #[tokio::test]
+    async fn old_and_long_idle_connections_are_closed() {
+        let short = Duration::from_millis(200);
+        let Some(pool) =
+            pool_with("pool-age", 2, Duration::from_secs(5), short, IDLE_TIMEOUT).await
+        else {
+            return;
+        };
+        let first: i32 = one(&pool, "select pg_backend_pid()").await;
+        tokio::time::sleep(short + Duration::from_millis(100)).await;
+        let second: i32 = one(&pool, "select pg_backend_pid()").await;
+        assert_ne!(
+            first, second,
+            "a connection past its lifetime was handed out"
+        );
+        pool.close().await;
+
+        let Some(pool) =
+            pool_with("pool-idle", 2, Duration::from_secs(5), MAX_LIFETIME, short).await
+        else {
+            return;
+        };
+        let both = [
+            pool.acquire().await.expect("one"),
+            pool.acquire().await.expect("two"),
+        ];
+        drop(both);
+        assert_eq!(pool.usage(), (2, 2, 2));
+        tokio::time::sleep(short + Duration::from_millis(100)).await;
+        // The busy one comes back; the one unused since is closed.
+        assert_eq!(one::<i32>(&pool, "select 1").await, 1);
+        assert_eq!(pool.usage(), (1, 1, 2));
         pool.close().await;
     }
 

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
-use super::pg_pool::{PgPool, PoolChecks, Pooled};
+use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
 use super::row::{Columns, FromRow, Row};
 use super::sql::{trace_control, Arg, Sql};
 use super::{ConnectError, ConnectOptions, PoolUse, StoreKind};
@@ -37,6 +37,8 @@ impl Postgres {
         let checks = PoolChecks {
             on_open: |conn| Box::pin(refuse_standby(conn)),
             usable_at_age: opened_since_read_only,
+            max_lifetime: MAX_LIFETIME,
+            idle_timeout: IDLE_TIMEOUT,
         };
         let pool = PgPool::connect(
             server,
