@@ -211,7 +211,8 @@ impl<D: Database> SqlStore<D> {
             .bind(attachment)
             .bind(SPEC_TRUE)
             .bind(MAX_ATTACHMENTS_SPEC)
-            .bind(SINGLE_WRITER_SPEC);
+            .bind(SINGLE_WRITER_SPEC)
+            .opening();
         let rows: Vec<LockedRow> = tx.fetch_all(sql).await?;
         let mut rows = rows.into_iter();
         let volume = match rows.next() {
