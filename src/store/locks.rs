@@ -211,8 +211,7 @@ impl<D: Database> SqlStore<D> {
             .bind(attachment)
             .bind(SPEC_TRUE)
             .bind(MAX_ATTACHMENTS_SPEC)
-            .bind(SINGLE_WRITER_SPEC)
-            .opening();
+            .bind(SINGLE_WRITER_SPEC);
         let rows: Vec<LockedRow> = tx.fetch_all(sql).await?;
         let mut rows = rows.into_iter();
         let volume = match rows.next() {

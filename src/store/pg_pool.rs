@@ -74,8 +74,6 @@ pub(super) struct Pooled {
     /// A statement started and has not finished (dropped or failed).
     unsettled: bool,
     in_transaction: bool,
-    /// The `BEGIN` of a transaction whose first statement has not been sent yet.
-    pending_begin: Option<&'static str>,
     permit: Option<OwnedSemaphorePermit>,
     pool: Arc<Inner>,
 }
@@ -130,13 +128,12 @@ impl PgPool {
         Ok(inner.hand_out(conn, Instant::now(), permit))
     }
 
-    /// A connection for a transaction begun by `begin` (`BEGIN` or a variant of it). The
-    /// `BEGIN` is sent with the transaction's first statement (`ready`, or together with
-    /// it by `begin_with_next`), not on its own: a round trip saved when they can go in
-    /// one message.
+    /// A connection in a transaction begun by `begin` (`BEGIN` or a variant of it).
     pub async fn begin(&self, begin: &'static str) -> Result<Pooled, sqlx::Error> {
         let mut pooled = self.acquire().await?;
-        pooled.pending_begin = Some(begin);
+        pooled.in_transaction = true;
+        pooled.start().execute(begin).await?;
+        pooled.finish();
         Ok(pooled)
     }
 
@@ -191,7 +188,6 @@ impl Inner {
             opened,
             unsettled: false,
             in_transaction: false,
-            pending_begin: None,
             permit: Some(permit),
             pool: Arc::clone(self),
         }
@@ -264,27 +260,10 @@ impl Inner {
 }
 
 impl Pooled {
-    /// The connection for one statement; call `finish` when it has succeeded. A
-    /// transaction must be made `ready` first.
+    /// The connection for one statement; call `finish` when it has succeeded.
     pub fn start(&mut self) -> &mut PgConnection {
         self.unsettled = true;
         self
-    }
-
-    /// `start`, after sending the transaction's `BEGIN` if it is still pending.
-    pub async fn ready(&mut self) -> Result<&mut PgConnection, sqlx::Error> {
-        if let Some(begin) = self.begin_with_next() {
-            self.start().execute(begin).await?;
-        }
-        Ok(self.start())
-    }
-
-    /// The pending `BEGIN`, for the caller to send in one message with the statement
-    /// that follows it; from here on the connection counts as inside the transaction.
-    pub fn begin_with_next(&mut self) -> Option<&'static str> {
-        let begin = self.pending_begin.take()?;
-        self.in_transaction = true;
-        Some(begin)
     }
 
     /// The statement begun by `start` finished.
@@ -292,11 +271,8 @@ impl Pooled {
         self.unsettled = false;
     }
 
-    /// Ends the transaction with `COMMIT` (nothing to send when it never began).
+    /// Ends the transaction with `COMMIT`.
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        if self.pending_begin.take().is_some() {
-            return Ok(());
-        }
         self.start().execute("COMMIT").await?;
         self.finish();
         self.in_transaction = false;
@@ -445,7 +421,7 @@ mod tests {
         let mut tx = pool.begin("BEGIN").await.expect("begin");
         sqlx::query("select pg_advisory_xact_lock($1)")
             .bind(key)
-            .execute(tx.ready().await.expect("begun"))
+            .execute(tx.start())
             .await
             .expect("lock");
         tx.finish();

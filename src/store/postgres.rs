@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow};
-use sqlx::{Arguments, Executor as _, Row as _};
+use sqlx::{Arguments, Row as _};
 use uuid::Uuid;
 
 use super::db::{Database, Executor, Transaction};
@@ -112,54 +112,26 @@ fn read<T: FromRow>(row: &PgRow) -> Result<T, StoreError> {
     T::from_row(&mut Columns::new(&PgValues(row)))
 }
 
-/// The first statement of a transaction, when it is marked `opening` and its values can
-/// be written in, goes with the `BEGIN` in one message (the simple protocol, so it is
-/// planned each time: keep it to cheap statements); `None` when it cannot.
-async fn with_begin(conn: &mut Pooled, sql: &Sql) -> Result<Option<Vec<PgRow>>, StoreError> {
-    let Some(inlined) = sql.inlined() else {
-        return Ok(None);
-    };
-    let Some(begin) = conn.begin_with_next() else {
-        return Ok(None);
-    };
-    let text = format!("{begin}; {inlined}");
-    let rows = conn.start().fetch_all(sqlx::raw_sql(&text)).await?;
-    conn.finish();
-    Ok(Some(rows))
-}
-
 async fn fetch_all<T: FromRow>(conn: &mut Pooled, sql: &Sql) -> Result<Vec<T>, StoreError> {
     sql.trace();
-    let rows = match with_begin(conn, sql).await? {
-        Some(rows) => rows,
-        None => {
-            let query = sqlx::query_with(sql.text(), arguments(sql)?);
-            let rows = query.fetch_all(conn.ready().await?).await?;
-            conn.finish();
-            rows
-        }
-    };
+    let query = sqlx::query_with(sql.text(), arguments(sql)?);
+    let rows = query.fetch_all(conn.start()).await?;
+    conn.finish();
     rows.iter().map(read).collect()
 }
 
 async fn fetch_optional<T: FromRow>(conn: &mut Pooled, sql: &Sql) -> Result<Option<T>, StoreError> {
     sql.trace();
-    let row = match with_begin(conn, sql).await? {
-        Some(rows) => rows.into_iter().next(),
-        None => {
-            let query = sqlx::query_with(sql.text(), arguments(sql)?);
-            let row = query.fetch_optional(conn.ready().await?).await?;
-            conn.finish();
-            row
-        }
-    };
+    let query = sqlx::query_with(sql.text(), arguments(sql)?);
+    let row = query.fetch_optional(conn.start()).await?;
+    conn.finish();
     row.as_ref().map(read).transpose()
 }
 
 async fn execute(conn: &mut Pooled, sql: &Sql) -> Result<u64, StoreError> {
     sql.trace();
     let query = sqlx::query_with(sql.text(), arguments(sql)?);
-    let done = query.execute(conn.ready().await?).await?;
+    let done = query.execute(conn.start()).await?;
     conn.finish();
     Ok(done.rows_affected())
 }

@@ -41,36 +41,6 @@ impl Arg {
     }
 }
 
-/// Characters a text value may hold to be written into a statement as a literal:
-/// nothing that could end or escape the quotes.
-fn is_plain(text: &str) -> bool {
-    text.chars()
-        .all(|c| c.is_ascii_alphanumeric() || " _-.:<>@#/".contains(c))
-}
-
-impl Arg {
-    /// The value as a typed PostgreSQL literal, where it needs no escaping (`None` for
-    /// text with any other character than `is_plain` allows).
-    fn plain_literal(&self) -> Option<String> {
-        Some(match self {
-            Arg::Uuid(Some(id)) => format!("'{id}'::uuid"),
-            Arg::Uuid(None) => "null::uuid".to_owned(),
-            Arg::Text(Some(text)) if is_plain(text) => format!("'{text}'::text"),
-            Arg::Text(Some(_)) => return None,
-            Arg::Text(None) => "null::text".to_owned(),
-            Arg::Int(Some(n)) => format!("{n}::int8"),
-            Arg::Int(None) => "null::int8".to_owned(),
-            Arg::Bool(Some(b)) => b.to_string(),
-            Arg::Bool(None) => "null::bool".to_owned(),
-            Arg::Timestamp(Some(at)) => format!(
-                "'{}'::timestamptz",
-                at.to_rfc3339_opts(SecondsFormat::Micros, true)
-            ),
-            Arg::Timestamp(None) => "null::timestamptz".to_owned(),
-        })
-    }
-}
-
 /// A Rust value that can be bound to a statement.
 pub trait Bind: Sized {
     fn arg(self) -> Arg;
@@ -140,8 +110,6 @@ bind_as!(Timestamp: DateTime<Utc> => |at| at);
 pub struct Sql {
     text: Cow<'static, str>,
     args: Vec<Arg>,
-    /// May open its transaction in one message with the `BEGIN` (`opening`).
-    opening: bool,
 }
 
 impl Sql {
@@ -150,7 +118,6 @@ impl Sql {
         Sql {
             text: Cow::Borrowed(text),
             args: Vec::new(),
-            opening: false,
         }
     }
 
@@ -163,7 +130,6 @@ impl Sql {
         Sql {
             text,
             args: Vec::new(),
-            opening: false,
         }
     }
 
@@ -225,47 +191,7 @@ impl Sql {
         Sql {
             text: Cow::Owned(text),
             args,
-            opening: false,
         }
-    }
-
-    /// Marks a statement that, as the first of its transaction, may go to PostgreSQL in
-    /// one message with the `BEGIN`: sent as text with its values written in
-    /// (`inlined`), so keep it to cheap statements (a function call) whose values are
-    /// ids, numbers and fixed words.
-    pub fn opening(mut self) -> Self {
-        self.opening = true;
-        self
-    }
-
-    /// An `opening` statement with its values written in as literals; `None` for any
-    /// other statement, or when a text value holds a character `is_plain` refuses.
-    pub fn inlined(&self) -> Option<String> {
-        if !self.opening {
-            return None;
-        }
-        let literals = self
-            .args
-            .iter()
-            .map(Arg::plain_literal)
-            .collect::<Option<Vec<_>>>()?;
-        let mut out = String::with_capacity(self.text.len() + 40 * literals.len());
-        let mut rest: &str = &self.text;
-        while let Some(at) = rest.find('$') {
-            out.push_str(&rest[..at]);
-            rest = &rest[at + 1..];
-            let digits = rest
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(rest.len());
-            let literal = rest[..digits]
-                .parse::<usize>()
-                .ok()
-                .and_then(|n| literals.get(n.checked_sub(1)?))?;
-            out.push_str(literal);
-            rest = &rest[digits..];
-        }
-        out.push_str(rest);
-        Some(out)
     }
 
     pub fn text(&self) -> &str {
@@ -371,36 +297,6 @@ mod tests {
         assert_eq!(combined.args()[2], Arg::Text(Some("y".into())));
         let alone = Sql::with_writes(Vec::new(), Sql::new("select $1").bind(1_i64));
         assert_eq!(alone.text(), "select $1");
-    }
-
-    #[test]
-    fn only_opening_statements_with_plain_values_are_inlined() {
-        let id = Uuid::from_u128(0x1234);
-        let sql = Sql::new("select * from f($1, $2, $3, $10)")
-            .bind(id)
-            .bind(None::<VolumeId>)
-            .bind("<is> True");
-        assert_eq!(sql.inlined(), None, "not marked opening");
-        let sql = sql.opening().bind(5_i64);
-        assert_eq!(sql.inlined(), None, "$10 has no value");
-        let sql = Sql::new("select * from f($1, $2, $3, $4, $5)")
-            .bind(id)
-            .bind(None::<VolumeId>)
-            .bind("attach:max_attachments")
-            .bind(-5_i64)
-            .bind(true)
-            .opening();
-        assert_eq!(
-            sql.inlined().as_deref(),
-            Some(
-                "select * from f('00000000-0000-0000-0000-000000001234'::uuid, null::uuid, \
-                 'attach:max_attachments'::text, -5::int8, true)"
-            )
-        );
-        for hostile in ["it's", "a\\b", "x$1", "é", "a\0b", "a;b", "a\nb"] {
-            let sql = Sql::new("select $1").bind(hostile).opening();
-            assert_eq!(sql.inlined(), None, "{hostile:?} was inlined");
-        }
     }
 
     #[test]
