@@ -19,4 +19,4 @@ select md5('bench' || n)::uuid, 'p', 'h@file#file', 1, 'available', 'detached',
        (select id from volume_types where name = '__DEFAULT__'), now(), false
   from generate_series(0, $clients - 1) as n;
 SQL
-pgbench -n -M "${PGBENCH_MODE:-simple}" -f "${CYCLE:-bench/cycle.sql}" -c "$clients" -j 2 -T "$seconds" "$server/$db" 2>&1 | grep -E "^(number of transactions actually processed|number of failed|latency average|tps)"
+pgbench -n -M "${PGBENCH_MODE:-simple}" -f "${CYCLE:-bench/cycle.sql}" -c "$clients" -j 2 -T "$seconds" ${PGBENCH_ARGS:-} "$server/$db" 2>&1 | grep -E "${PGBENCH_SHOW:-^(number of transactions actually processed|number of failed|latency average|tps)}"
