@@ -26,6 +26,9 @@ const TRUSTED_IDLE: Duration = Duration::from_secs(1);
 /// each session is renewed), or after ten minutes unused.
 pub(super) const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+/// How long settling a connection given back unsettled may take before it is dropped
+/// (so a server that stopped answering cannot keep its permit for good).
+const SETTLE_WITHIN: Duration = Duration::from_secs(10);
 /// The first and the longest pause between two attempts to open a connection.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
@@ -118,7 +121,12 @@ impl PgPool {
             since,
         }) = inner.pop_idle()
         {
-            if since.elapsed() >= TRUSTED_IDLE && conn.ping().await.is_err() {
+            // The ping, too, waits no longer than the acquire may.
+            let alive = since.elapsed() < TRUSTED_IDLE
+                || tokio::time::timeout_at(deadline.into(), conn.ping())
+                    .await
+                    .is_ok_and(|pinged| pinged.is_ok());
+            if !alive {
                 inner.forget(conn);
                 continue;
             }
@@ -173,7 +181,7 @@ impl Inner {
             if self.usable_at_age(idle.opened.elapsed()) {
                 return Some(idle);
             }
-            self.forget(idle.conn);
+            self.retire(idle.conn);
         }
     }
 
@@ -232,7 +240,7 @@ impl Inner {
     /// long (the stack's bottom: the busy ones are taken from its top).
     fn take_back(&self, conn: PgConnection, opened: Instant) {
         if self.permits.is_closed() || !self.usable_at_age(opened.elapsed()) {
-            return self.forget(conn);
+            return self.retire(conn);
         }
         let since = Instant::now();
         let stale = {
@@ -246,11 +254,20 @@ impl Inner {
             stale.then(|| idle.remove(0))
         };
         if let Some(stale) = stale {
-            self.forget(stale.conn);
+            self.retire(stale.conn);
         }
     }
 
-    /// Closes a connection the pool gives up on.
+    /// Closes a connection that still works (too old, idle too long, or the pool is
+    /// closed), telling the server, as sqlx's pool does.
+    fn retire(&self, conn: PgConnection) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(conn.close());
+        }
+    }
+
+    /// Drops a broken connection.
     fn forget(&self, conn: PgConnection) {
         self.open.fetch_sub(1, Ordering::Relaxed);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -310,14 +327,16 @@ impl Drop for Pooled {
         };
         // The permit goes with the connection, so it is handed out again only settled.
         runtime.spawn(async move {
-            let settled = if rollback {
-                conn.execute("ROLLBACK").await.map(drop)
-            } else {
-                conn.ping().await
+            let settle = async {
+                if rollback {
+                    conn.execute("ROLLBACK").await.map(drop)
+                } else {
+                    conn.ping().await
+                }
             };
-            match settled {
-                Ok(()) => pool.take_back(conn, opened),
-                Err(_) => pool.forget(conn),
+            match tokio::time::timeout(SETTLE_WITHIN, settle).await {
+                Ok(Ok(())) => pool.take_back(conn, opened),
+                Ok(Err(_)) | Err(_) => pool.forget(conn),
             }
             drop(permit);
         });
