@@ -4,7 +4,9 @@
 # clients, CPU per cycle by process), then pgbench replaying the statements of one cycle
 # as prepared statements with no application in between: today's (bench/cycle.sql,
 # generated from the store's own statement log) and the 28 of 33af736 that issue 27's
-# goal names (bench/cycle-33af736.sql). Prints one line per run and the ratios.
+# goal names (bench/cycle-33af736.sql). Prints one line per run and the ratios, among
+# them today's replay over 33af736's: the bound no application could pass with today's
+# statements.
 #
 # Usage: [EVENTS=off] bench/service-vs-ceiling.sh [ROUNDS] [SECONDS] [CLIENTS]
 # EVENTS=off runs the service with `--events off`: the work of 33af736's cycle, which
@@ -59,4 +61,6 @@ mean = {k: statistics.mean(v) for k, v in runs.items()}
 print("\nmeans: " + ", ".join(f"{k} {v:.1f}" for k, v in mean.items()))
 for ref in ("ceiling-today", "ceiling-33af736"):
     print(f"service / {ref}: {mean['service'] / mean[ref]:.2f}")
+# The most any application could reach with today's statements: their replay alone.
+print(f"ceiling-today / ceiling-33af736: {mean['ceiling-today'] / mean['ceiling-33af736']:.2f}")
 PY
