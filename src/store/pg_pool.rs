@@ -121,14 +121,21 @@ impl PgPool {
             since,
         }) = inner.pop_idle()
         {
-            // The ping, too, waits no longer than the acquire may.
-            let alive = since.elapsed() < TRUSTED_IDLE
-                || tokio::time::timeout_at(deadline.into(), conn.ping())
-                    .await
-                    .is_ok_and(|pinged| pinged.is_ok());
-            if !alive {
-                inner.forget(conn);
-                continue;
+            if since.elapsed() >= TRUSTED_IDLE {
+                // The ping, too, waits no longer than the acquire may. One cut off by the
+                // deadline ends the acquire: the next idle connection's ping would be cut
+                // off at once, and a working connection forgotten with each.
+                match tokio::time::timeout_at(deadline.into(), conn.ping()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => {
+                        inner.forget(conn);
+                        continue;
+                    }
+                    Err(_) => {
+                        inner.forget(conn);
+                        return Err(sqlx::Error::PoolTimedOut);
+                    }
+                }
             }
             return Ok(inner.hand_out(conn, opened, permit));
         }
