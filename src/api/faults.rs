@@ -243,6 +243,10 @@ impl From<DomainError> for ApiError {
             E::InvalidAttachMode { volume, mode } => ApiError::BadRequest(format!(
                 "Invalid attaching mode '{mode}' for volume {volume}."
             )),
+            E::ForceDetachNotFound(id) => ApiError::BadRequest(format!(
+                "Error force detaching volume - VolumeAttachmentNotFound: Volume attachment \
+                 could not be found with filter: attachment_id = {id}."
+            )),
             E::MismatchedAttachment => invalid_input("Mismatched volume and attachment"),
             E::NotAttached => invalid_volume(
                 "Unable to detach volume. Volume status must be 'in-use' and attach_status must \
@@ -368,6 +372,22 @@ impl From<DomainError> for ApiError {
                  evaluating to True, it is silently ignored."
                     .to_owned(),
             ),
+            E::SourceOfCreatingVolume {
+                snapshot: Some(snapshot),
+                creating,
+                ..
+            } => ApiError::BadRequest(format!(
+                "Invalid snapshot: Snapshot {snapshot} is the source of volume {creating}, which \
+                 is being created; delete it once that volume is made."
+            )),
+            E::SourceOfCreatingVolume {
+                snapshot: None,
+                volume,
+                creating,
+            } => invalid_volume(format!(
+                "Volume {volume} is the source of volume {creating}, which is being created; \
+                 delete it once that volume is made."
+            )),
             E::SourceSnapshotUnavailable => ApiError::BadRequest(
                 "Invalid snapshot: Originating snapshot status must be one of 'available' values"
                     .to_owned(),
@@ -489,6 +509,15 @@ impl From<DomainError> for ApiError {
             E::InDoubt(source) => {
                 tracing::warn!(error = %source, "commit outcome unknown");
                 ApiError::OutcomeUnknown(IN_DOUBT.to_owned())
+            }
+            E::Conflict(source) => {
+                // The constraint's text names tables and columns: logged, not shown.
+                tracing::info!(error = %source, "write refused by a unique constraint");
+                ApiError::Conflict(
+                    "Resource conflict: another change of the same resource came first; \
+                     nothing was changed. Read it again before retrying."
+                        .to_owned(),
+                )
             }
             E::Internal(source) => ApiError::Internal(error_chain(source.as_ref())),
             failure @ (E::ConnectFailed(_)

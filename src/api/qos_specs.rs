@@ -35,7 +35,7 @@ struct QosPath {
     id: String,
 }
 
-/// Cinder's schema: a name, and any other keys (their values must be text).
+/// Cinder's schema: a name, and any other keys (checked by `spec_item`).
 static CREATE: LazyLock<Value> = LazyLock::new(|| {
     json!({
         "type": "object",
@@ -44,7 +44,7 @@ static CREATE: LazyLock<Value> = LazyLock::new(|| {
                 "type": "object",
                 "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 255}},
                 "required": ["name"],
-                "additionalProperties": {"type": "string", "maxLength": 255}
+                "additionalProperties": true
             }
         },
         "required": ["qos_specs"],
@@ -84,6 +84,38 @@ static UNSET: LazyLock<Value> = LazyLock::new(|| {
         "additionalProperties": false
     })
 });
+
+/// Cinder's `validate_dictionary_string_length` (with oslo's messages): a key of 1 to
+/// 255 characters, a text value of at most 255.
+fn spec_item(key: &str, value: Value) -> Result<String, ApiError> {
+    let invalid = |why: String| ApiError::BadRequest(format!("Invalid input received: {why}"));
+    let key_length = key.chars().count();
+    if key_length == 0 {
+        return Err(invalid(format!(
+            "Key \"{key}\" has 0 characters, less than 1."
+        )));
+    }
+    if key_length > MAX_SPEC_LENGTH {
+        return Err(invalid(format!(
+            "Key \"{key}\" has {key_length} characters, more than {MAX_SPEC_LENGTH}."
+        )));
+    }
+    let Value::String(text) = value else {
+        return Err(invalid(format!(
+            "Value for key \"{key}\" is not a string or unicode"
+        )));
+    };
+    let length = text.chars().count();
+    if length > MAX_SPEC_LENGTH {
+        return Err(invalid(format!(
+            "Value for key \"{key}\" has {length} characters, more than {MAX_SPEC_LENGTH}."
+        )));
+    }
+    Ok(text)
+}
+
+/// The longest QoS spec key or value Cinder takes.
+const MAX_SPEC_LENGTH: usize = 255;
 
 fn view(q: &QosSpecs) -> Value {
     json!({
@@ -127,14 +159,9 @@ async fn create(
         Some(Value::String(name)) => name,
         _ => String::new(),
     };
-    // Cinder's `validate_dictionary_string_length`: every value is text.
     let mut specs = QosItems::new();
     for (key, value) in body.qos_specs {
-        let Value::String(text) = value else {
-            return Err(ApiError::BadRequest(format!(
-                "Invalid input received: Value for key \"{key}\" is not a string or unicode"
-            )));
-        };
+        let text = spec_item(&key, value)?;
         specs.insert(key, Some(text));
     }
     let created = state

@@ -99,7 +99,11 @@ async fn show(
             .resources
             .iter()
             .map(|(name, figure)| {
-                let item = json!({"limit": figure.limit, "in_use": figure.in_use, "reserved": 0});
+                let item = json!({
+                    "limit": figure.limit,
+                    "in_use": figure.in_use,
+                    "reserved": figure.reserved,
+                });
                 (name.clone(), item)
             })
             .collect()

@@ -179,6 +179,20 @@ fn connector_of(body: &Value, action: &str) -> Option<Connector> {
     Connector::from_json(Some(body[action]["connector"].clone()))
 }
 
+/// The connector an action names: an object, as os-brick builds it, or null (none: the
+/// volume's only host). Cinder's schema lets a string through, which names no host and
+/// would end nothing: refused.
+fn connector_object(body: &Value, action: &str) -> Result<Option<Connector>, ApiError> {
+    match &body[action]["connector"] {
+        Value::Object(_) => Ok(connector_of(body, action)),
+        Value::Null => Ok(None),
+        _ => Err(ApiError::BadRequest(format!(
+            "Invalid input received: the connector of {action} must be an object describing \
+             the host (as os-brick's get_connector_properties gives it)."
+        ))),
+    }
+}
+
 fn attachment_text<'a>(body: &'a Value, action: &str) -> Option<&'a str> {
     body[action]["attachment_id"].as_str()
 }
@@ -265,7 +279,7 @@ fn parse_reset(fields: ResetFields) -> Result<StatusReset, ApiError> {
     })
 }
 
-/// An attachment id the schema let through (`os-force_detach` takes any string).
+/// An attachment id the schema let through (`os-detach` takes any string).
 fn parse_attachment(text: &str) -> Result<AttachmentId, ApiError> {
     text.parse()
         .map_err(|_| ApiError::BadRequest(format!("Invalid input received: {text} is not a UUID")))
@@ -379,7 +393,7 @@ pub async fn action(
         }
         "os-terminate_connection" => {
             super::schema::validate(&TERMINATE, &body.0).map_err(ApiError::BadRequest)?;
-            let connector = connector_of(&body.0, &name);
+            let connector = connector_object(&body.0, &name)?;
             service
                 .terminate_connection(caller, volume_id(&path)?, connector)
                 .await?;
@@ -388,12 +402,15 @@ pub async fn action(
         "os-force_detach" => {
             super::schema::validate(&FORCE_DETACH, &body.0).map_err(ApiError::BadRequest)?;
             let target = match attachment_text(&body.0, &name) {
-                Some(text) => {
-                    parse_attachment(text).map_or(DetachTarget::Nothing, DetachTarget::Id)
-                }
+                // Not an id names no attachment: Cinder's answer for one not found.
+                Some(text) => DetachTarget::Id(text.parse().map_err(|_| {
+                    ApiError::from(crate::domain::DomainError::ForceDetachNotFound(
+                        text.to_owned(),
+                    ))
+                })?),
                 None => DetachTarget::Only,
             };
-            let connector = connector_of(&body.0, &name);
+            let connector = connector_object(&body.0, &name)?;
             service
                 .force_detach(caller, volume_id(&path)?, target, connector)
                 .await?;

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::attach::status_consistent;
 use super::attachment::AttachStatus;
 use super::ids::{AttachmentId, VolumeId};
+use super::quota::{self, QuotaRows, Usage};
 use super::volume::VolumeStatus;
 
 /// A live volume row as the checker needs it.
@@ -18,6 +19,17 @@ pub struct VolumeFacts {
     pub status: VolumeStatus,
     pub multiattach: bool,
     pub host: Option<String>,
+    /// Gigabytes reserved for an extend in flight.
+    pub reserved_growth: i64,
+}
+
+/// A project's stored limits (no configured defaults) and its usage, as quota checks
+/// count it.
+#[derive(Debug, Clone)]
+pub struct ProjectQuota {
+    pub project_id: String,
+    pub rows: QuotaRows,
+    pub usage: Usage,
 }
 
 /// A live (not soft-deleted) attachment.
@@ -37,6 +49,8 @@ pub struct Snapshot {
     pub attachments: Vec<AttachmentFacts>,
     /// Live connector rows whose attachment is deleted: (attachment, key).
     pub specs_of_deleted_attachments: Vec<(AttachmentId, String)>,
+    /// Every project that has volumes, snapshots or limits of its own.
+    pub quotas: Vec<ProjectQuota>,
 }
 
 /// What one backend holds: the volumes whose data it stores.
@@ -82,6 +96,23 @@ pub enum Finding {
     ExportDrift {
         backend_host: String,
         detail: String,
+    },
+    /// A project uses (with what it has reserved) more of a resource than the limit set
+    /// for it: every write that adds usage, and every new project limit, is checked
+    /// against it. (A quota class's limit may be lowered below what projects use, as in
+    /// Cinder: not a finding.)
+    OverQuota {
+        project_id: String,
+        resource: String,
+        consumed: i64,
+        limit: i64,
+    },
+    /// Growth is reserved for a volume that is not extending: the project's usage counts
+    /// gigabytes no resource holds.
+    StaleReservation {
+        volume_id: VolumeId,
+        status: String,
+        reserved_gb: i64,
     },
 }
 
@@ -134,6 +165,23 @@ impl std::fmt::Display for Finding {
                 backend_host,
                 detail,
             } => write!(f, "backend {backend_host} differs from the database: {detail}"),
+            Finding::OverQuota {
+                project_id,
+                resource,
+                consumed,
+                limit,
+            } => write!(
+                f,
+                "project {project_id} uses {consumed} of {resource}, over its limit of {limit}"
+            ),
+            Finding::StaleReservation {
+                volume_id,
+                status,
+                reserved_gb,
+            } => write!(
+                f,
+                "volume {volume_id} is {status} but still reserves {reserved_gb} GiB of growth"
+            ),
         }
     }
 }
@@ -218,6 +266,39 @@ pub fn check(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
         }
     }));
     findings.extend(check_storage(snapshot, backends));
+    findings.extend(check_quotas(snapshot));
+    findings
+}
+
+/// Usage over a project's own limit, and reservations no extend holds.
+fn check_quotas(snapshot: &Snapshot) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = snapshot
+        .volumes
+        .iter()
+        .filter(|v| v.reserved_growth != 0 && v.status != VolumeStatus::Extending)
+        .map(|v| Finding::StaleReservation {
+            volume_id: v.id,
+            status: v.status.as_str().to_owned(),
+            reserved_gb: v.reserved_growth,
+        })
+        .collect();
+    for project in &snapshot.quotas {
+        let types = project.usage.by_type.keys().map(String::as_str);
+        for resource in quota::resource_names(types) {
+            let Some(&limit) = project.rows.project.get(&resource) else {
+                continue;
+            };
+            let consumed = project.usage.consumed(&resource);
+            if limit >= 0 && consumed > limit && resource != "per_volume_gigabytes" {
+                findings.push(Finding::OverQuota {
+                    project_id: project.project_id.clone(),
+                    resource,
+                    consumed,
+                    limit,
+                });
+            }
+        }
+    }
     findings
 }
 
@@ -264,6 +345,7 @@ mod tests {
             status,
             multiattach,
             host: Some("h@file#file".to_owned()),
+            reserved_growth: 0,
         }
     }
 
@@ -298,6 +380,7 @@ mod tests {
             ],
             volumes: vec![single.clone(), shared.clone(), idle.clone()],
             specs_of_deleted_attachments: vec![],
+            quotas: vec![],
         };
         assert_eq!(
             check(&snapshot, &storage(&[&single, &shared, &idle])),
@@ -312,6 +395,14 @@ mod tests {
         let crowded = volume(VolumeStatus::InUse, false);
         let dataless = volume(VolumeStatus::Available, false);
         let being_made = volume(VolumeStatus::Creating, false);
+        let stale = VolumeFacts {
+            reserved_growth: 2,
+            ..volume(VolumeStatus::ErrorExtending, false)
+        };
+        let growing = VolumeFacts {
+            reserved_growth: 2,
+            ..volume(VolumeStatus::Extending, false)
+        };
         let stray = VolumeId::generate();
         let deleted_attachment = AttachmentId::generate();
         let snapshot = Snapshot {
@@ -327,13 +418,16 @@ mod tests {
                 crowded.clone(),
                 dataless.clone(),
                 being_made.clone(),
+                stale.clone(),
+                growing.clone(),
             ],
             specs_of_deleted_attachments: vec![
                 (deleted_attachment, "host".to_owned()),
                 (deleted_attachment, "initiator".to_owned()),
             ],
+            quotas: vec![over_quota("p1")],
         };
-        let mut backends = storage(&[&lying, &crowded]);
+        let mut backends = storage(&[&lying, &crowded, &stale, &growing]);
         backends[0].volume_ids.insert(stray);
         let kinds: Vec<String> = check(&snapshot, &backends)
             .iter()
@@ -353,7 +447,51 @@ mod tests {
                 "specs_of_deleted_attachment",
                 "backend_object_missing",
                 "backend_object_without_volume",
+                "stale_reservation",
+                "over_quota",
             ]
+        );
+    }
+
+    /// Project `p` holds 7 GiB (2 of them reserved) against a limit of 5.
+    fn over_quota(project: &str) -> ProjectQuota {
+        let mut usage = Usage {
+            volumes: 3,
+            gigabytes: 5,
+            ..Usage::default()
+        };
+        usage.reserve_growth("gold", 2);
+        usage.by_type.insert("gold".to_owned(), (3, 5));
+        ProjectQuota {
+            project_id: project.to_owned(),
+            rows: QuotaRows {
+                project: [("gigabytes".to_owned(), 5)].into(),
+                defaults: Default::default(),
+                configured: quota::QuotaDefaults::unlimited(),
+            },
+            usage,
+        }
+    }
+
+    #[test]
+    fn usage_over_a_limit_names_the_project_and_resource() {
+        let snapshot = Snapshot {
+            quotas: vec![over_quota("p9")],
+            ..Snapshot::default()
+        };
+        let findings = check(&snapshot, &[]);
+        assert_eq!(
+            findings,
+            vec![Finding::OverQuota {
+                project_id: "p9".into(),
+                resource: "gigabytes".into(),
+                consumed: 7,
+                limit: 5
+            }]
+        );
+        assert_eq!(
+            findings[0].to_string(),
+            "project p9 uses 7 of gigabytes, over its limit of 5"
         );
     }
 

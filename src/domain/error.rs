@@ -176,8 +176,19 @@ pub enum DomainError {
         status: VolumeStatus,
         in_use_allowed: bool,
     },
+    /// `os-force_detach` names an attachment that does not exist (as written).
+    #[error("no attachment {0} to force-detach")]
+    ForceDetachNotFound(String),
     #[error("snapshot cannot be deleted")]
     SnapshotDeleteRefused,
+    /// A snapshot (`snapshot` set) or volume cannot go while volume `creating` is being
+    /// made from it.
+    #[error("volume {creating} is being created from it")]
+    SourceOfCreatingVolume {
+        snapshot: Option<SnapshotId>,
+        volume: VolumeId,
+        creating: VolumeId,
+    },
     /// `os-update_snapshot_status` refused: from this status at all (`requested` None),
     /// or to `requested`.
     #[error("snapshot status {current} cannot be updated")]
@@ -280,6 +291,10 @@ pub enum DomainError {
     /// again in time to tell whether it was stored.
     #[error("commit outcome unknown: {0}")]
     InDoubt(#[source] Cause),
+    /// A write met a row that only one of its kind may be (a unique constraint): another
+    /// change of the same resource got there first. Nothing was written.
+    #[error("conflicting change: {0}")]
+    Conflict(#[source] Cause),
     #[error("internal error: {0}")]
     Internal(#[source] Cause),
 }

@@ -28,6 +28,20 @@ pub enum EventKind {
     AttachmentUpdateEnd,
     AttachmentCompleteEnd,
     AttachmentDeleteEnd,
+    /// A create that ended in `error` (no backend took it, or the backend failed):
+    /// Cinder's manager sends nothing then; the audit trail needs the end of the story.
+    VolumeCreateError,
+    VolumeTransferCreateStart,
+    VolumeTransferCreateEnd,
+    VolumeTransferDeleteStart,
+    VolumeTransferDeleteEnd,
+    VolumeTransferAcceptStart,
+    VolumeTransferAcceptEnd,
+    /// Snapshot events carry Cinder's snapshot usage payload (`record_snapshot_events`).
+    SnapshotCreateStart,
+    SnapshotCreateEnd,
+    SnapshotDeleteStart,
+    SnapshotDeleteEnd,
 }
 
 impl EventKind {
@@ -54,6 +68,25 @@ impl EventKind {
             EventKind::AttachmentUpdateEnd => "attachment.update.end",
             EventKind::AttachmentCompleteEnd => "attachment.complete.end",
             EventKind::AttachmentDeleteEnd => "attachment.delete.end",
+            EventKind::VolumeCreateError => "volume.create.error",
+            EventKind::VolumeTransferCreateStart => "volume.transfer.create.start",
+            EventKind::VolumeTransferCreateEnd => "volume.transfer.create.end",
+            EventKind::VolumeTransferDeleteStart => "volume.transfer.delete.start",
+            EventKind::VolumeTransferDeleteEnd => "volume.transfer.delete.end",
+            EventKind::VolumeTransferAcceptStart => "volume.transfer.accept.start",
+            EventKind::VolumeTransferAcceptEnd => "volume.transfer.accept.end",
+            EventKind::SnapshotCreateStart => "snapshot.create.start",
+            EventKind::SnapshotCreateEnd => "snapshot.create.end",
+            EventKind::SnapshotDeleteStart => "snapshot.delete.start",
+            EventKind::SnapshotDeleteEnd => "snapshot.delete.end",
+        }
+    }
+
+    /// The notification's priority: failures are `ERROR`, as oslo's notifier's `error()`.
+    pub fn priority(self) -> &'static str {
+        match self {
+            EventKind::VolumeCreateError => "ERROR",
+            _ => "INFO",
         }
     }
 }

@@ -91,4 +91,9 @@ pub enum Refusal {
     SnapshotNotAvailable(super::ids::SnapshotId),
     /// The backend has no room left for the volume (another create took it).
     NoCapacity,
+    /// A new volume's source (snapshot or volume) is no longer in a status it can be read
+    /// in, or is gone.
+    SourceUnavailable,
+    /// Volume `0` is being created from what the change would remove.
+    SourceOfCreating(super::ids::VolumeId),
 }

@@ -1,7 +1,9 @@
 //! Quotas, as Cinder keeps them: a limit per project and resource (`-1` for none), taken
 //! from the project's own row, else from the `default` quota class, else from the
-//! built-in default. Usage is what the project's live volumes add up to, counted in the
-//! same transaction as the create or extend it guards.
+//! built-in default. Usage is what the project's live volumes and snapshots add up to,
+//! counted in the same transaction as the change it guards; growth still in flight (an
+//! extend the backend has not finished) is reserved and counts as used until it lands
+//! or fails, as Cinder's reservations do.
 
 use std::collections::BTreeMap;
 
@@ -71,6 +73,12 @@ impl QuotaDefaults {
         self
     }
 
+    /// No configured default at all: only limits stored as rows apply (the consistency
+    /// checker, which reads no configuration).
+    pub fn unlimited() -> Self {
+        QuotaDefaults(BTreeMap::new())
+    }
+
     pub fn get(&self, resource: &str) -> i64 {
         self.0.get(resource).copied().unwrap_or(UNLIMITED)
     }
@@ -123,6 +131,9 @@ pub struct Usage {
     pub by_type: BTreeMap<String, (i64, i64)>,
     /// Snapshots by the type name of their volume.
     pub snapshots_by_type: BTreeMap<String, i64>,
+    /// Reserved and not yet in use, by resource name (`gigabytes`, `gigabytes_<type>`):
+    /// the growth of volumes that are `extending`.
+    pub reserved: BTreeMap<String, i64>,
 }
 
 impl Usage {
@@ -149,6 +160,23 @@ impl Usage {
             }
         }
         0
+    }
+
+    /// What `resource` has reserved for changes still under way.
+    pub fn reserved(&self, resource: &str) -> i64 {
+        self.reserved.get(resource).copied().unwrap_or(0)
+    }
+
+    /// What a check counts as taken: in use and reserved.
+    pub fn consumed(&self, resource: &str) -> i64 {
+        self.in_use(resource) + self.reserved(resource)
+    }
+
+    /// Reserves `gigabytes` of growth of a volume of type `type_name`.
+    pub fn reserve_growth(&mut self, type_name: &str, gigabytes: i64) {
+        for resource in ["gigabytes".to_owned(), per_type("gigabytes", type_name)] {
+            *self.reserved.entry(resource).or_default() += gigabytes;
+        }
     }
 }
 
@@ -189,7 +217,7 @@ fn first_over(
         .iter()
         .filter_map(|(resource, delta)| {
             let limit = rows.limit(resource);
-            let used = usage.in_use(resource);
+            let used = usage.consumed(resource);
             (limit >= 0 && *delta > 0 && used + delta > limit)
                 .then(|| (resource.clone(), limit, used))
         })
@@ -312,6 +340,29 @@ pub fn check_transfer_in(
     }
 }
 
+/// Whether retyping a volume of `size` GiB, with `snapshots` snapshots holding
+/// `snapshot_gb` GiB, to type `new_type` fits that type's own quotas: the volume, its
+/// gigabytes and its snapshots move there, as Cinder's retype reserves them (the
+/// project-wide totals do not change).
+pub fn check_retype(
+    rows: &QuotaRows,
+    usage: &Usage,
+    size: i64,
+    snapshots: i64,
+    snapshot_gb: i64,
+    new_type: &str,
+) -> Result<(), OverQuota> {
+    let deltas = [
+        (per_type("volumes", new_type), 1),
+        (per_type("gigabytes", new_type), size + snapshot_gb),
+        (per_type("snapshots", new_type), snapshots),
+    ];
+    match first_over(rows, usage, &deltas) {
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, size)),
+        None => Ok(()),
+    }
+}
+
 /// Cinder refuses a project limit below what the project uses (`-1` and
 /// `per_volume_gigabytes` always pass).
 pub fn check_new_limits(usage: &Usage, limits: &BTreeMap<String, i64>) -> Result<(), BelowUsage> {
@@ -319,7 +370,7 @@ pub fn check_new_limits(usage: &Usage, limits: &BTreeMap<String, i64>) -> Result
         if resource == "per_volume_gigabytes" || limit == UNLIMITED {
             continue;
         }
-        let used = usage.in_use(resource);
+        let used = usage.consumed(resource);
         if limit < used {
             return Err(BelowUsage {
                 resource: resource.clone(),

@@ -57,27 +57,29 @@ impl Publisher {
             )
             .await?;
         // oslo's notifier creates the queue of each priority it sends, so notifications
-        // wait for listeners that start later.
-        let queue = format!("{}.info", config.topic);
-        channel
-            .queue_declare(
-                queue.as_str().into(),
-                QueueDeclareOptions {
-                    durable,
-                    ..Default::default()
-                },
-                FieldTable::default(),
-            )
-            .await?;
-        channel
-            .queue_bind(
-                queue.as_str().into(),
-                config.exchange.as_str().into(),
-                queue.as_str().into(),
-                QueueBindOptions::default(),
-                FieldTable::default(),
-            )
-            .await?;
+        // wait for listeners that start later: `info`, and `error` for failures.
+        for priority in ["info", "error"] {
+            let queue = format!("{}.{priority}", config.topic);
+            channel
+                .queue_declare(
+                    queue.as_str().into(),
+                    QueueDeclareOptions {
+                        durable,
+                        ..Default::default()
+                    },
+                    FieldTable::default(),
+                )
+                .await?;
+            channel
+                .queue_bind(
+                    queue.as_str().into(),
+                    config.exchange.as_str().into(),
+                    queue.as_str().into(),
+                    QueueBindOptions::default(),
+                    FieldTable::default(),
+                )
+                .await?;
+        }
         channel
             .confirm_select(ConfirmSelectOptions::default())
             .await?;

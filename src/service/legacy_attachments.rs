@@ -8,7 +8,6 @@
 use std::future::Future;
 
 use serde_json::{json, Map, Value};
-use uuid::Uuid;
 
 use super::attachments::{connector_error, export_in_turn, refused, withdraw_unused_export};
 use super::volumes::not_found;
@@ -36,9 +35,6 @@ pub enum DetachTarget {
     /// None given: the volume's only attachment.
     Only,
     Id(AttachmentId),
-    /// Not an id at all (`os-force_detach` takes any string): it names no attachment,
-    /// which Cinder answers by recomputing the volume's status.
-    Nothing,
 }
 
 fn legacy_refused(step: LegacyStep, volume: VolumeId, refusal: Refusal) -> DomainError {
@@ -228,6 +224,14 @@ impl Service {
         let volume = self
             .volume_under_rule(caller, id, rules::FORCE_DETACH)
             .await?;
+        // An attachment that is not there is refused before anything is ended (Cinder's
+        // manager would end the connector's connection, then find nothing to detach).
+        if let DetachTarget::Id(attachment) = target {
+            let live = self.store.get_attachment(attachment).await?;
+            if live.is_none() {
+                return Err(DomainError::ForceDetachNotFound(attachment.to_string()));
+            }
+        }
         if let Some(connector) = connector.filter(|c| !c.is_empty()) {
             self.end_host_connection(&volume, Some(connector)).await?;
         }
@@ -268,8 +272,6 @@ impl Service {
                 }
                 Some(id)
             }
-            // No attachment has the nil id.
-            DetachTarget::Nothing => Some(AttachmentId::from(Uuid::nil())),
         };
         let record = self.store.legacy_detach(volume.id, id, self.clock.now());
         self.end_connections(volume, record, None).await

@@ -15,6 +15,8 @@ use crate::policy::{rules, Target};
 pub struct QuotaFigure {
     pub limit: i64,
     pub in_use: i64,
+    /// Held for changes still under way (growth of a volume being extended).
+    pub reserved: i64,
 }
 
 /// A project's quotas: every resource in Cinder's order, with its limit and usage.
@@ -31,6 +33,7 @@ impl ProjectQuotas {
                 let figure = QuotaFigure {
                     limit: rows.limit(&name),
                     in_use: usage.in_use(&name),
+                    reserved: usage.reserved(&name),
                 };
                 (name, figure)
             })

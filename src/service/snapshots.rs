@@ -272,6 +272,13 @@ impl Service {
         {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(snapshot_not_found(id)),
+            Outcome::Refused(Refusal::SourceOfCreating(creating)) => {
+                return Err(DomainError::SourceOfCreatingVolume {
+                    snapshot: Some(found.id),
+                    volume: found.volume_id,
+                    creating,
+                })
+            }
             Outcome::Refused(_) => return Err(DomainError::SnapshotDeleteRefused),
         }
         let service = self.clone();

@@ -63,6 +63,13 @@ impl Service {
         {
             Outcome::Done(snapshots) => snapshots,
             Outcome::Gone => return Err(not_found(id)),
+            Outcome::Refused(Refusal::SourceOfCreating(creating)) => {
+                return Err(DomainError::SourceOfCreatingVolume {
+                    snapshot: None,
+                    volume: id,
+                    creating,
+                })
+            }
             Outcome::Refused(_) => return Err(DomainError::DeleteRefused { force }),
         };
         let service = self.clone();
@@ -343,9 +350,17 @@ impl Service {
             new_multiattach: wanted,
             new_single_writer: new_type.is_single_writer(),
         };
-        match self.store.retype_volume(&retype, self.clock.now()).await? {
+        // The new type's own quotas take the volume, as Cinder's retype reserves them.
+        let owner = QuotaOwner {
+            project_id: volume.project_id.clone(),
+            type_name: new_type.name.clone(),
+            defaults: self.settings.quota_defaults.clone(),
+        };
+        let now = self.clock.now();
+        match self.store.retype_volume(&retype, &owner, now).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(not_found(id)),
+            Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
             Outcome::Refused(Refusal::MultiattachRetype(status)) => {
                 Err(DomainError::MultiattachRetypeRefused(status))
             }

@@ -432,6 +432,13 @@ impl Service {
             Outcome::Done(()) => Ok(backend.is_some()),
             Outcome::Refused(Refusal::NoCapacity) => Ok(false),
             Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
+            // The source went (or began to go) after it was checked.
+            Outcome::Refused(Refusal::SourceUnavailable) if new.snapshot_id.is_some() => {
+                Err(DomainError::SourceSnapshotUnavailable)
+            }
+            Outcome::Refused(Refusal::SourceUnavailable) => {
+                Err(DomainError::SourceVolumeUnavailable)
+            }
             Outcome::Refused(other) => Err(super::volume_actions::unexpected(other)),
             Outcome::Gone => Err(not_found(new.id)),
         }

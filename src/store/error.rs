@@ -67,13 +67,15 @@ impl From<sqlx::Error> for StoreError {
 }
 
 /// Use cases see an unreachable database as `Unavailable` (503: nothing changed), a
-/// commit lost on the way as `InDoubt`, and anything else as an internal error; a
-/// conflict they expect (a duplicate name) they match before this.
+/// commit lost on the way as `InDoubt`, a unique constraint as `Conflict` (409: nothing
+/// changed), and anything else as an internal error; a conflict they expect (a duplicate
+/// name) they match before this, for its own message.
 impl From<StoreError> for DomainError {
     fn from(err: StoreError) -> Self {
         match err {
             StoreError::Unavailable(source) => DomainError::Unavailable(source),
             StoreError::InDoubt(source) => DomainError::InDoubt(source),
+            conflict @ StoreError::Conflict(_) => DomainError::Conflict(Box::new(conflict)),
             other => DomainError::Internal(Box::new(other)),
         }
     }

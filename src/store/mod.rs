@@ -48,6 +48,7 @@ mod sql;
 mod sqlite;
 mod transfers;
 mod volume_metadata;
+mod volume_sources;
 mod volume_types;
 mod volume_writes;
 mod volumes;

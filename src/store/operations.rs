@@ -9,8 +9,9 @@ use super::error::StoreError;
 use super::sql::Sql;
 use super::{PoolUse, SqlStore, StoreKind};
 use crate::domain::attachment::AttachStatus;
-use crate::domain::consistency::{AttachmentFacts, Snapshot, VolumeFacts};
+use crate::domain::consistency::{AttachmentFacts, ProjectQuota, Snapshot, VolumeFacts};
 use crate::domain::ids::{AttachmentId, ServiceId, VolumeId};
+use crate::domain::quota::QuotaDefaults;
 use crate::domain::volume::VolumeStatus;
 
 #[async_trait]
@@ -61,8 +62,15 @@ const ATTACHMENT_COUNTS: &str = "select attach_status, count(*) from volume_atta
 const VOLUME_COUNTS: &str =
     "select status, count(*) from volumes where deleted = false group by status order by status";
 
-const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host from volumes v \
-     where v.deleted = false order by v.id";
+const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host, \
+     v.reserved_growth from volumes v where v.deleted = false order by v.id";
+
+/// Projects whose quotas the checker compares with their usage.
+const SNAPSHOT_PROJECTS: &str = "\
+    select project_id from volumes where deleted = false \
+    union select project_id from snapshots where deleted = false \
+    union select project_id from quotas where deleted = false \
+    order by 1";
 
 const SNAPSHOT_ATTACHMENTS: &str = "select a.id, a.volume_id, a.instance_uuid, a.attach_status \
      from volume_attachment a where a.deleted = false order by a.volume_id, a.created_at, a.id";
@@ -111,22 +119,37 @@ impl<D: Database> Operations for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
     async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError> {
         let mut tx = self.db.begin_snapshot().await?;
-        let volumes: Vec<(VolumeId, VolumeStatus, bool, Option<String>)> =
+        let volumes: Vec<(VolumeId, VolumeStatus, bool, Option<String>, i64)> =
             tx.fetch_all(Sql::new(SNAPSHOT_VOLUMES)).await?;
         let attachments: Vec<(AttachmentId, VolumeId, Option<String>, AttachStatus)> =
             tx.fetch_all(Sql::new(SNAPSHOT_ATTACHMENTS)).await?;
         let specs: Vec<(AttachmentId, String)> =
             tx.fetch_all(Sql::new(SNAPSHOT_STRAY_SPECS)).await?;
+        let projects: Vec<(String,)> = tx.fetch_all(Sql::new(SNAPSHOT_PROJECTS)).await?;
+        let mut quotas = Vec::with_capacity(projects.len());
+        for (project_id,) in projects {
+            // Only limits stored in the database: the checker reads no configuration.
+            let configured = QuotaDefaults::unlimited();
+            let (rows, usage) = Self::quota_state(&mut tx, &project_id, &configured).await?;
+            quotas.push(ProjectQuota {
+                project_id,
+                rows,
+                usage,
+            });
+        }
         tx.commit().await?;
         Ok(Snapshot {
             volumes: volumes
                 .into_iter()
-                .map(|(id, status, multiattach, host)| VolumeFacts {
-                    id,
-                    status,
-                    multiattach,
-                    host,
-                })
+                .map(
+                    |(id, status, multiattach, host, reserved_growth)| VolumeFacts {
+                        id,
+                        status,
+                        multiattach,
+                        host,
+                        reserved_growth,
+                    },
+                )
                 .collect(),
             attachments: attachments
                 .into_iter()
@@ -140,6 +163,7 @@ impl<D: Database> Operations for SqlStore<D> {
                 )
                 .collect(),
             specs_of_deleted_attachments: specs,
+            quotas,
         })
     }
 

@@ -20,7 +20,7 @@ use super::row::{Columns, FromRow};
 use super::sql::Sql;
 use super::{SqlStore, StoreKind};
 use crate::domain::event::{EventFilters, EventKind, RecordedEvent};
-use crate::domain::ids::{AttachmentId, VolumeId};
+use crate::domain::ids::{AttachmentId, SnapshotId, VolumeId};
 
 #[async_trait]
 pub trait EventStore: Send + Sync {
@@ -62,6 +62,7 @@ struct JsonDialect {
     each_event: &'static str,
     message_id: &'static str,
     event_type: &'static str,
+    priority: &'static str,
     /// Whether the current one is the last (`$9` events in all), which keeps the payload.
     last_event: &'static str,
 }
@@ -79,6 +80,7 @@ const POSTGRES_JSON: JsonDialect = JsonDialect {
     each_event: "json_array_elements($1::json) with ordinality k(e, n)",
     message_id: "(k.e->>0)::uuid",
     event_type: "k.e->>1",
+    priority: "k.e->>2",
     last_event: "k.n = $9",
 };
 
@@ -95,12 +97,13 @@ const SQLITE_JSON: JsonDialect = JsonDialect {
     each_event: "(select value as e, key as n from json_each($1)) k",
     message_id: "json_extract(k.e, '$[0]')",
     event_type: "json_extract(k.e, '$[1]')",
+    priority: "json_extract(k.e, '$[2]')",
     last_event: "k.n = $9 - 1",
 };
 
 /// Records a transaction's events about one volume in one statement, the payload built
-/// once for all of them: `$1` the events as a JSON array of `[message id, event type]`
-/// pairs, in order, `$2` publisher, `$3` attachment (or null), `$4` caller user, `$5`
+/// once for all of them: `$1` the events as a JSON array of `[message id, event type,
+/// priority]`, in order, `$2` publisher, `$3` attachment (or null), `$4` caller user, `$5`
 /// caller project, `$6` request id, `$7` time, `$8` the volume, `$9` how many events. The
 /// payload has the fields of Cinder's `_usage_from_volume` (no replication, no glance
 /// metadata), plus the attachment the events are about, if any; only the last event
@@ -117,10 +120,7 @@ fn insert_events(d: &JsonDialect) -> String {
         subquery_close: close,
         to_text,
         multiattach,
-        each_event,
-        message_id,
-        event_type,
-        last_event,
+        ..
     } = d;
     let attachment = format!(
         "{object}('id', a.id, 'volume_id', a.volume_id, 'instance_uuid', a.instance_uuid, \
@@ -148,17 +148,72 @@ fn insert_events(d: &JsonDialect) -> String {
                   'attachment', {open}select {attachment} from volume_attachment a \
                       where a.id = $3{close}){to_text} as payload \
              from volumes v where v.id = $8) \
-         insert into events (message_id, event_type, publisher_id, volume_id, attachment_id, \
-                             project_id, caller_user_id, caller_project_id, request_id, \
-                             created_at, payload) \
-         select {message_id}, {event_type}, $2, p.id, $3, p.project_id, $4, $5, $6, $7, \
-                case when {last_event} then p.payload end \
+         {}",
+        insert_from_payload(d)
+    )
+}
+
+/// The insert of `insert_events` and `insert_snapshot_events`, from `p` (the volume's
+/// id, the project and the payload).
+fn insert_from_payload(d: &JsonDialect) -> String {
+    let JsonDialect {
+        each_event,
+        message_id,
+        event_type,
+        priority,
+        last_event,
+        ..
+    } = d;
+    format!(
+        "insert into events (message_id, event_type, priority, publisher_id, volume_id, \
+                             attachment_id, project_id, caller_user_id, caller_project_id, \
+                             request_id, created_at, payload) \
+         select {message_id}, {event_type}, {priority}, $2, p.id, $3, p.project_id, $4, $5, \
+                $6, $7, case when {last_event} then p.payload end \
            from p, {each_event} order by k.n"
+    )
+}
+
+/// Like `insert_events`, for events about snapshot `$8` (`$3` null): the payload has the
+/// fields of Cinder's `_usage_from_snapshot`; the events belong to the snapshot's volume
+/// and project.
+fn insert_snapshot_events(d: &JsonDialect) -> String {
+    // A payload key, not a status: kept out of the SQL text, which spells no status.
+    const DELETED_KEY: &str = "deleted";
+    let JsonDialect {
+        object,
+        object_agg,
+        empty_object,
+        subquery_open: open,
+        subquery_close: close,
+        to_text,
+        ..
+    } = d;
+    format!(
+        "with p as materialized (\
+           select v.id, s.project_id, \
+                {object}('tenant_id', s.project_id, 'user_id', s.user_id, \
+                  'availability_zone', v.availability_zone, 'volume_id', s.volume_id, \
+                  'volume_size', s.volume_size, 'snapshot_id', s.id, \
+                  'display_name', s.display_name, 'created_at', s.created_at, \
+                  'status', s.status, \
+                  '{DELETED_KEY}', case when s.deleted then 'True' else 'False' end, \
+                  'metadata', coalesce({open}select {object_agg}(m.key, m.value) \
+                      from snapshot_metadata m \
+                      where m.snapshot_id = s.id and m.deleted = false{close}, \
+                      {empty_object})){to_text} as payload \
+             from snapshots s join volumes v on v.id = s.volume_id where s.id = $8) \
+         {}",
+        insert_from_payload(d)
     )
 }
 
 static INSERT_EVENTS_POSTGRES: LazyLock<String> = LazyLock::new(|| insert_events(&POSTGRES_JSON));
 static INSERT_EVENTS_SQLITE: LazyLock<String> = LazyLock::new(|| insert_events(&SQLITE_JSON));
+static INSERT_SNAPSHOT_EVENTS_POSTGRES: LazyLock<String> =
+    LazyLock::new(|| insert_snapshot_events(&POSTGRES_JSON));
+static INSERT_SNAPSHOT_EVENTS_SQLITE: LazyLock<String> =
+    LazyLock::new(|| insert_snapshot_events(&SQLITE_JSON));
 
 /// An event without a payload of its own shares the one of the next event recorded with
 /// it (the same volume and time, the next `seq` that has one; `purge` keeps that one as
@@ -230,17 +285,48 @@ impl<D: Database> SqlStore<D> {
         attachment: Option<AttachmentId>,
         now: DateTime<Utc>,
     ) -> Option<Sql> {
-        if !self.events || kinds.is_empty() {
-            return None;
-        }
-        let origin = crate::origin::current();
         let text: &'static str = match D::KIND {
             StoreKind::Postgres => &INSERT_EVENTS_POSTGRES,
             StoreKind::Sqlite => &INSERT_EVENTS_SQLITE,
         };
-        let events: Vec<(Uuid, &str)> = kinds
+        self.events_statement(text, kinds, volume.uuid(), attachment, now)
+    }
+
+    /// Records `kinds` about snapshot `snapshot` (Cinder's snapshot payload), in `tx`.
+    pub(super) async fn record_snapshot_events(
+        &self,
+        tx: &mut D::Tx,
+        kinds: &[EventKind],
+        snapshot: SnapshotId,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let text: &'static str = match D::KIND {
+            StoreKind::Postgres => &INSERT_SNAPSHOT_EVENTS_POSTGRES,
+            StoreKind::Sqlite => &INSERT_SNAPSHOT_EVENTS_SQLITE,
+        };
+        if let Some(sql) = self.events_statement(text, kinds, snapshot.uuid(), None, now) {
+            tx.execute(sql).await?;
+        }
+        Ok(())
+    }
+
+    /// `text` (`insert_events` or `insert_snapshot_events`) bound for `kinds` about
+    /// `subject`, on behalf of the current task's origin.
+    fn events_statement(
+        &self,
+        text: &'static str,
+        kinds: &[EventKind],
+        subject: Uuid,
+        attachment: Option<AttachmentId>,
+        now: DateTime<Utc>,
+    ) -> Option<Sql> {
+        if !self.events || kinds.is_empty() {
+            return None;
+        }
+        let origin = crate::origin::current();
+        let events: Vec<(Uuid, &str, &str)> = kinds
             .iter()
-            .map(|kind| (Uuid::new_v4(), kind.event_type()))
+            .map(|kind| (Uuid::new_v4(), kind.event_type(), kind.priority()))
             .collect();
         let sql = Sql::new(text)
             .bind(serde_json::json!(events).to_string())
@@ -250,7 +336,7 @@ impl<D: Database> SqlStore<D> {
             .bind(&origin.project_id)
             .bind(&origin.request_id)
             .bind(now)
-            .bind(volume)
+            .bind(subject)
             .bind(events.len() as i64);
         Some(sql)
     }

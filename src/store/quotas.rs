@@ -1,7 +1,9 @@
 //! Quota limits (per project and per quota class) and the usage they are checked
-//! against. Usage is counted from the live volumes; every write that adds to it takes
-//! the project's lock first (`Database::PROJECT_LOCK`), so concurrent creates in one
-//! project, in any process, are counted one after the other.
+//! against. Usage is counted from the live volumes and snapshots, and growth in flight
+//! from `volumes.reserved_growth` (set with `extending`, cleared when the new size is
+//! recorded or the extend fails); every write that adds to either takes the project's
+//! lock first (`Database::PROJECT_LOCK`), so concurrent changes in one project, in any
+//! process, are counted one after the other.
 
 use std::collections::BTreeMap;
 
@@ -12,7 +14,7 @@ use super::db::{Database, Executor, Transaction};
 use super::error::StoreError;
 use super::sql::Sql;
 use super::SqlStore;
-use crate::domain::quota::{self, QuotaDefaults, QuotaRows, Usage, DEFAULT_CLASS};
+use crate::domain::quota::{self, QuotaDefaults, QuotaOwner, QuotaRows, Usage, DEFAULT_CLASS};
 use crate::domain::{Outcome, Refusal};
 
 /// Limits set by admins, and what a project uses.
@@ -59,9 +61,10 @@ const LIMIT_ROWS: &str = "\
 const CLASS_ROWS: &str =
     "select resource, hard_limit from quota_classes where class_name = $1 and deleted = false";
 
-/// Volumes and gigabytes in use, by type name.
+/// Volumes, gigabytes in use and gigabytes reserved for growth, by type name.
 const USAGE_BY_TYPE: &str = "\
-    select t.name, count(*), cast(coalesce(sum(v.size), 0) as bigint) \
+    select t.name, count(*), cast(coalesce(sum(v.size), 0) as bigint), \
+           cast(coalesce(sum(v.reserved_growth), 0) as bigint) \
       from volumes v join volume_types t on t.id = v.volume_type_id \
      where v.project_id = $1 and v.deleted = false \
      group by t.name";
@@ -104,6 +107,17 @@ impl<D: Database> SqlStore<D> {
         Ok(())
     }
 
+    /// Every quota check starts here: the project's lock for the rest of `tx` (so checks
+    /// of one project take turns, in any process), then its limits and what it uses and
+    /// has reserved, counted as of now.
+    pub(super) async fn locked_quota(
+        tx: &mut D::Tx,
+        owner: &QuotaOwner,
+    ) -> Result<(QuotaRows, Usage), StoreError> {
+        Self::lock_project(tx, &owner.project_id).await?;
+        Self::quota_state(tx, &owner.project_id, &owner.defaults).await
+    }
+
     /// The limits that apply to the project (`configured` under the rows set) and what
     /// it uses, read in `tx`.
     pub(super) async fn quota_state(
@@ -126,13 +140,16 @@ impl<D: Database> SqlStore<D> {
             };
             map.insert(resource, limit);
         }
-        let by_type: Vec<(String, i64, i64)> = tx
+        let by_type: Vec<(String, i64, i64, i64)> = tx
             .fetch_all(Sql::new(USAGE_BY_TYPE).bind(project_id))
             .await?;
         let mut usage = Usage::default();
-        for (type_name, volumes, gigabytes) in by_type {
+        for (type_name, volumes, gigabytes, growth) in by_type {
             usage.volumes += volumes;
             usage.gigabytes += gigabytes;
+            if growth != 0 {
+                usage.reserve_growth(&type_name, growth);
+            }
             usage.by_type.insert(type_name, (volumes, gigabytes));
         }
         let snapshots: Vec<(String, i64, i64)> = tx

@@ -137,3 +137,4 @@ tuple_row!(A);
 tuple_row!(A, B);
 tuple_row!(A, B, C);
 tuple_row!(A, B, C, D);
+tuple_row!(A, B, C, D, E);

@@ -15,6 +15,7 @@ use super::row::{Columns, FromRow};
 use super::side_tables::{KeyValue, SideTable};
 use super::sql::Sql;
 use super::SqlStore;
+use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
@@ -229,9 +230,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         if let Err(refusal) = snapshot::may_take(volume.status, new.in_use_allowed) {
             return Ok(Outcome::Refused(refusal));
         }
-        Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) =
-            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
+        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let fits = quota::check_snapshot_create(&limits, &usage, volume.size, &owner.type_name);
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
@@ -259,6 +258,9 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
+        let events = &[EventKind::SnapshotCreateStart];
+        self.record_snapshot_events(&mut tx, events, new.id, new.created_at)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -331,7 +333,25 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
                 Err(Refusal::SnapshotStatus(status))
             }
         };
-        self.set_status_if(id, rule, to, None, now).await
+        let made = from == SnapshotStatus::Creating && to == SnapshotStatus::Available;
+        if !made {
+            return self.set_status_if(id, rule, to, None, now).await;
+        }
+        let mut tx = match self.snapshot_write_if(id, rule).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        let sql = Sql::new(SET_STATUS)
+            .bind(id)
+            .bind(to)
+            .bind(Some("100%".to_owned()))
+            .bind(now);
+        tx.execute(sql).await?;
+        let events = &[EventKind::SnapshotCreateEnd];
+        self.record_snapshot_events(&mut tx, events, id, now)
+            .await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -383,8 +403,24 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
         let rule = |status| snapshot::may_delete(status, force);
-        self.set_status_if(id, rule, SnapshotStatus::Deleting, None, now)
-            .await
+        let mut tx = match self.snapshot_write_if(id, rule).await? {
+            Ok(tx) => tx,
+            Err(answer) => return Ok(answer),
+        };
+        if let Some(creating) = Self::creating_from_snapshot(&mut tx, id).await? {
+            return Ok(Outcome::Refused(Refusal::SourceOfCreating(creating)));
+        }
+        let sql = Sql::new(SET_STATUS)
+            .bind(id)
+            .bind(SnapshotStatus::Deleting)
+            .bind(None::<String>)
+            .bind(now);
+        tx.execute(sql).await?;
+        let events = &[EventKind::SnapshotDeleteStart];
+        self.record_snapshot_events(&mut tx, events, id, now)
+            .await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -403,6 +439,9 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
             .bind(now)
             .bind(SOFT_DELETED_STATUS);
         tx.execute(delete).await?;
+        let events = &[EventKind::SnapshotDeleteEnd];
+        self.record_snapshot_events(&mut tx, events, id, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

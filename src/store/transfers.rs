@@ -11,6 +11,7 @@ use super::paging::push_page;
 use super::row::{Columns, FromRow};
 use super::sql::Sql;
 use super::SqlStore;
+use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, TransferId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
@@ -169,10 +170,14 @@ impl<D: Database> TransferStore for SqlStore<D> {
                 return Ok(Outcome::Refused(Refusal::SnapshotNotAvailable(snapshot)));
             }
         }
+        let now = transfer.created_at;
+        let events = &[EventKind::VolumeTransferCreateStart];
+        self.record_events(&mut tx, events, volume.id, None, now)
+            .await?;
         let status = Sql::new(SET_VOLUME_STATUS)
             .bind(volume.id)
             .bind(VolumeStatus::AwaitingTransfer)
-            .bind(transfer.created_at);
+            .bind(now);
         tx.execute(status).await?;
         let insert = Sql::new(INSERT)
             .bind(transfer.id)
@@ -182,8 +187,11 @@ impl<D: Database> TransferStore for SqlStore<D> {
             .bind(&new.crypt_hash)
             .bind(transfer.no_snapshots)
             .bind(&transfer.source_project_id)
-            .bind(transfer.created_at);
+            .bind(now);
         tx.execute(insert).await?;
+        let events = &[EventKind::VolumeTransferCreateEnd];
+        self.record_events(&mut tx, events, volume.id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -232,6 +240,13 @@ impl<D: Database> TransferStore for SqlStore<D> {
         if Self::open_transfer(&mut tx, id, volume_id).await?.is_none() {
             return Ok(Outcome::Gone);
         }
+        // The volume's events, while it is there (a transfer outlives no volume).
+        let reported = volume.is_some().then_some(volume_id);
+        if let Some(volume_id) = reported {
+            let events = &[EventKind::VolumeTransferDeleteStart];
+            self.record_events(&mut tx, events, volume_id, None, now)
+                .await?;
+        }
         tx.execute(Sql::new(CLOSE).bind(id).bind(now)).await?;
         // Cinder returns the volume only from `awaiting-transfer` (an admin may have
         // reset it since).
@@ -241,6 +256,11 @@ impl<D: Database> TransferStore for SqlStore<D> {
                 .bind(VolumeStatus::Available)
                 .bind(now);
             tx.execute(status).await?;
+        }
+        if let Some(volume_id) = reported {
+            let events = &[EventKind::VolumeTransferDeleteEnd];
+            self.record_events(&mut tx, events, volume_id, None, now)
+                .await?;
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -275,9 +295,7 @@ impl<D: Database> TransferStore for SqlStore<D> {
             }
         };
         let owner = &recipient.owner;
-        Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) =
-            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
+        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let fits = quota::check_transfer_in(
             &limits,
             &usage,
@@ -289,6 +307,9 @@ impl<D: Database> TransferStore for SqlStore<D> {
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
         }
+        let events = &[EventKind::VolumeTransferAcceptStart];
+        self.record_events(&mut tx, events, volume_id, None, now)
+            .await?;
         let give = Sql::new(GIVE_VOLUME)
             .bind(volume_id)
             .bind(&recipient.user_id)
@@ -309,6 +330,9 @@ impl<D: Database> TransferStore for SqlStore<D> {
             .bind(now)
             .bind(&owner.project_id);
         tx.execute(accepted).await?;
+        let events = &[EventKind::VolumeTransferAcceptEnd];
+        self.record_events(&mut tx, events, volume_id, None, now)
+            .await?;
         tx.commit().await?;
         transfer.accepted = true;
         transfer.destination_project_id = Some(owner.project_id.clone());

@@ -98,10 +98,13 @@ pub trait VolumeWriteStore: Send + Sync {
         reset: &StatusReset,
         now: DateTime<Utc>,
     ) -> Result<Outcome<Vec<Detached>>, StoreError>;
-    /// Changes the type (and the multiattach flag) under Cinder's retype conditions.
+    /// Changes the type (and the multiattach flag) under Cinder's retype conditions, if
+    /// the volume and its snapshots fit the new type's quotas (`owner` names the volume's
+    /// project and the new type).
     async fn retype_volume(
         &self,
         retype: &Retype,
+        owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError>;
     /// `os-reserve` and friends.
@@ -113,12 +116,21 @@ pub trait VolumeWriteStore: Send + Sync {
     ) -> Result<Outcome<()>, StoreError>;
 }
 
-const SET_STATUS: &str = "update volumes set status = $2, updated_at = $3 where id = $1";
+/// A plain status change; none of them sets `extending`, so growth reserved by an extend
+/// is released with it (an extend that failed).
+const SET_STATUS: &str =
+    "update volumes set status = $2, reserved_growth = 0, updated_at = $3 where id = $1";
 
 const SET_STATUS_KEEPING_PREVIOUS: &str =
     "update volumes set previous_status = status, status = $2, updated_at = $3 where id = $1";
 
-const SET_SIZE: &str = "update volumes set size = $2, status = $3, updated_at = $4 where id = $1";
+/// The volume becomes `extending` with its growth reserved against its project's quota.
+const BEGIN_EXTEND: &str = "update volumes set previous_status = status, status = $2, \
+     reserved_growth = $3, updated_at = $4 where id = $1";
+
+/// The growth lands: the reservation becomes the size.
+const SET_SIZE: &str = "update volumes set size = $2, reserved_growth = 0, status = $3, \
+     updated_at = $4 where id = $1";
 
 const SET_BOOTABLE: &str =
     "update volumes set bootable = $2, updated_at = $3 where id = $1 and deleted = false";
@@ -132,7 +144,8 @@ const SET_READONLY: &str = "\
 const RESET: &str = "\
     update volumes \
        set status = coalesce($2, status), attach_status = coalesce($3, attach_status), \
-           migration_status = case when $4 then $5 else migration_status end, updated_at = $6 \
+           migration_status = case when $4 then $5 else migration_status end, updated_at = $6, \
+           reserved_growth = case when coalesce($2, status) = $7 then reserved_growth else 0 end \
      where id = $1";
 
 const RETYPE: &str =
@@ -155,6 +168,11 @@ const DELETE_ATTACHMENTS_OF_VOLUME: &str = "\
 
 const SNAPSHOTS_OF_VOLUME: &str =
     "select id, status from snapshots where volume_id = $1 and deleted = false order by id";
+
+/// How many live snapshots a volume has, and the gigabytes they hold.
+const SNAPSHOT_TOTALS_OF_VOLUME: &str = "select count(*), \
+     cast(coalesce(sum(volume_size), 0) as bigint) from snapshots \
+     where volume_id = $1 and deleted = false";
 
 const SNAPSHOTS_DELETING: &str = "update snapshots set status = $2, updated_at = $3 \
                                    where volume_id = $1 and deleted = false";
@@ -272,6 +290,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(now);
         tx.execute(failed).await?;
         Self::add_message(&mut tx, message).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeCreateError], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -291,11 +311,15 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
         };
-        let snapshots: Vec<(SnapshotId, SnapshotStatus)> =
-            tx.fetch_all(Sql::new(SNAPSHOTS_OF_VOLUME).bind(id)).await?;
+        // Locked, so that no volume starts being made from one of them meanwhile.
+        let lock = Sql::locking(SNAPSHOTS_OF_VOLUME, D::FOR_UPDATE).bind(id);
+        let snapshots: Vec<(SnapshotId, SnapshotStatus)> = tx.fetch_all(lock).await?;
         let statuses: Vec<SnapshotStatus> = snapshots.iter().map(|(_, s)| *s).collect();
         if let Err(refusal) = snapshot::may_delete_volume_with(&statuses, cascade) {
             return Ok(Outcome::Refused(refusal));
+        }
+        if let Some(creating) = Self::creating_from_volume(&mut tx, id).await? {
+            return Ok(Outcome::Refused(Refusal::SourceOfCreating(creating)));
         }
         if !snapshots.is_empty() {
             let deleting = Sql::new(SNAPSHOTS_DELETING)
@@ -303,6 +327,11 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
                 .bind(SnapshotStatus::Deleting)
                 .bind(now);
             tx.execute(deleting).await?;
+            for (snapshot, _) in &snapshots {
+                let events = &[EventKind::SnapshotDeleteStart];
+                self.record_snapshot_events(&mut tx, events, *snapshot, now)
+                    .await?;
+            }
         }
         let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
             .bind(id)
@@ -366,16 +395,15 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
         };
-        Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) =
-            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
+        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let growth = quota::check_extend(&limits, &usage, locked.size, new_size, &owner.type_name);
         if let Err(over) = growth {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
         }
-        let sql = Sql::new(SET_STATUS_KEEPING_PREVIOUS)
+        let sql = Sql::new(BEGIN_EXTEND)
             .bind(id)
             .bind(VolumeStatus::Extending)
+            .bind(new_size - locked.size)
             .bind(now);
         tx.execute(sql).await?;
         self.record_events(&mut tx, &[EventKind::VolumeResizeStart], id, None, now)
@@ -458,6 +486,15 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             Self::remove_attachments(&mut tx, &locked.volume, &transition.detached, now).await?;
             Self::write_volume_state(&mut tx, id, transition.volume, now).await?;
         }
+        // A status set by hand ends an offer the volume was waiting in (Cinder would keep
+        // the orphaned transfer; its volume could never be offered again).
+        if reset
+            .status
+            .is_some_and(|s| s != VolumeStatus::AwaitingTransfer)
+        {
+            tx.execute(Sql::new(CLOSE_TRANSFERS_OF_VOLUME).bind(id).bind(now))
+                .await?;
+        }
         let migration = reset
             .migration_status
             .filter(|m| *m != MigrationStatus::None);
@@ -467,7 +504,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(reset.attach_status)
             .bind(reset.migration_status.is_some())
             .bind(migration)
-            .bind(now);
+            .bind(now)
+            .bind(VolumeStatus::Extending);
         tx.execute(sql).await?;
         tx.commit().await?;
         Ok(Outcome::Done(detached))
@@ -477,15 +515,39 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
     async fn retype_volume(
         &self,
         retype: &Retype,
+        owner: &QuotaOwner,
         now: DateTime<Utc>,
     ) -> Result<Outcome<()>, StoreError> {
+        let id = retype.volume_id;
+        let rule = |v: &LockedVolume| volume_rules::retype(v, retype);
+        let (mut tx, locked) = match self.write_volume_if(id, rule).await? {
+            Ok(begun) => begun,
+            Err(answer) => return Ok(answer),
+        };
+        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
+        let (snapshots, snapshot_gb): (i64, i64) = tx
+            .fetch_optional(Sql::new(SNAPSHOT_TOTALS_OF_VOLUME).bind(id))
+            .await?
+            .unwrap_or((0, 0));
+        let fits = quota::check_retype(
+            &limits,
+            &usage,
+            locked.size,
+            snapshots,
+            snapshot_gb,
+            &owner.type_name,
+        );
+        if let Err(over) = fits {
+            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+        }
         let sql = Sql::new(RETYPE)
-            .bind(retype.volume_id)
+            .bind(id)
             .bind(retype.new_type_id)
             .bind(retype.new_multiattach)
             .bind(now);
-        let rule = |v: &LockedVolume| volume_rules::retype(v, retype);
-        self.apply_if(retype.volume_id, rule, sql).await
+        tx.execute(sql).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]

@@ -238,9 +238,13 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         owner: &QuotaOwner,
     ) -> Result<Outcome<()>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        Self::lock_project(&mut tx, &owner.project_id).await?;
-        let (limits, usage) =
-            Self::quota_state(&mut tx, &owner.project_id, &owner.defaults).await?;
+        // Only a volume a backend will make reads its source.
+        if new.status == VolumeStatus::Creating {
+            if let Err(refusal) = Self::pin_source(&mut tx, new).await? {
+                return Ok(Outcome::Refused(refusal));
+            }
+        }
+        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let fits = quota::check_volume_create(&limits, &usage, new.size, &owner.type_name);
         if let Err(over) = fits {
             return Ok(Outcome::Refused(Refusal::OverQuota(over)));
@@ -288,11 +292,13 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
-        if new.status == VolumeStatus::Creating {
-            let events = &[EventKind::VolumeCreateStart];
-            self.record_events(&mut tx, events, new.id, None, new.created_at)
-                .await?;
-        }
+        // Recorded on no backend, the volume is in `error` already.
+        let events: &[EventKind] = match new.status {
+            VolumeStatus::Creating => &[EventKind::VolumeCreateStart],
+            _ => &[EventKind::VolumeCreateError],
+        };
+        self.record_events(&mut tx, events, new.id, None, new.created_at)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -30,6 +30,7 @@ async fn findings(app: &TestApp) -> BTreeSet<(String, String)> {
             let id = value
                 .get("attachment_id")
                 .or_else(|| value.get("volume_id"))
+                .or_else(|| value.get("project_id"))
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
@@ -125,9 +126,38 @@ async fn checker_finds_every_seeded_violation(app: TestApp) {
     assert_eq!(findings(&app).await, expected);
 }
 
+/// A project whose usage (with reserved growth) passes a limit stored for it, and growth
+/// reserved for a volume that is not extending, are reported; extends that landed are not.
+async fn checker_reports_quota_overuse_and_stale_reservations(app: TestApp) {
+    let grown = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let extended = app
+        .volume_action(&grown, json!({"os-extend": {"new_size": 2}}))
+        .await;
+    assert_eq!(extended.status, 202, "{}", extended.text);
+    assert_eq!(findings(&app).await, BTreeSet::new());
+    let other = str_of(&app.create_volume(json!({"size": 3})).await, "id");
+    // Seeded as a broken writer or an older version could leave them.
+    let seed = [
+        "insert into quotas (project_id, resource, hard_limit, created_at, deleted) \
+         values ('p1', 'gigabytes', 4, '2026-01-01 00:00:00', false)"
+            .to_owned(),
+        format!("update volumes set reserved_growth = 2 where id = '{other}'"),
+    ];
+    for sql in seed {
+        app.db.execute(&sql).await.unwrap();
+    }
+    let expected: BTreeSet<(String, String)> = [
+        ("over_quota".to_owned(), "p1".to_owned()),
+        ("stale_reservation".to_owned(), other.clone()),
+    ]
+    .into();
+    assert_eq!(findings(&app).await, expected);
+}
+
 backend_tests!(
     checker_is_quiet_after_normal_use,
-    checker_finds_every_seeded_violation
+    checker_finds_every_seeded_violation,
+    checker_reports_quota_overuse_and_stale_reservations,
 );
 
 /// The binary: exit 0 and an empty JSON list when clean, 1 with findings, 2 when the

@@ -209,3 +209,77 @@ fn new_limits_may_not_go_below_usage() {
         Ok(())
     );
 }
+
+#[test]
+fn growth_in_flight_counts_as_consumed() {
+    let r = rows(&[("gigabytes", 5), ("gigabytes_gold", 4)], &[]);
+    // Three 1 GiB volumes; one is growing to 3 GiB: 2 GiB reserved.
+    let mut used = usage(3, 3, &[("gold", 3, 3)]);
+    used.reserve_growth("gold", 2);
+    assert_eq!(used.in_use("gigabytes"), 3);
+    assert_eq!(used.reserved("gigabytes"), 2);
+    assert_eq!(used.reserved("gigabytes_gold"), 2);
+    // A second growth of 2 GiB would reach 7 of 5.
+    assert_eq!(
+        check_extend(&r, &used, 1, 3, "gold"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes".into(),
+            requested: 2,
+            quota: 5,
+            consumed: 5
+        })
+    );
+    assert_eq!(
+        check_volume_create(&r, &used, 1, "silver"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes".into(),
+            requested: 1,
+            quota: 5,
+            consumed: 5
+        })
+    );
+    // A limit may not go below what is in use and reserved.
+    let limits: BTreeMap<String, i64> = [("gigabytes".to_owned(), 4)].into();
+    assert_eq!(
+        check_new_limits(&used, &limits),
+        Err(BelowUsage {
+            resource: "gigabytes".into(),
+            usage: 5,
+            limit: 4
+        })
+    );
+}
+
+#[test]
+fn retype_moves_the_volume_and_its_snapshots_into_the_new_types_quotas() {
+    let r = rows(
+        &[
+            ("volumes_gold", 2),
+            ("gigabytes_gold", 10),
+            ("snapshots_gold", 1),
+        ],
+        &[],
+    );
+    let used = usage(2, 8, &[("gold", 1, 4), ("__DEFAULT__", 1, 4)]);
+    assert_eq!(check_retype(&r, &used, 4, 0, 0, "gold"), Ok(()));
+    // With its snapshot the volume brings 4 + 4 GiB: 12 of 10.
+    assert_eq!(
+        check_retype(&r, &used, 4, 1, 4, "gold"),
+        Err(OverQuota::Gigabytes {
+            name: "gigabytes_gold".into(),
+            requested: 4,
+            quota: 10,
+            consumed: 4
+        })
+    );
+    let full = usage(3, 8, &[("gold", 2, 4), ("__DEFAULT__", 1, 4)]);
+    assert_eq!(
+        check_retype(&r, &full, 1, 0, 0, "gold"),
+        Err(OverQuota::Volumes {
+            name: "volumes_gold".into(),
+            allowed: 2
+        })
+    );
+    // A type without limits of its own takes anything.
+    assert_eq!(check_retype(&r, &full, 100, 5, 500, "silver"), Ok(()));
+}

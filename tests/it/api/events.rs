@@ -230,7 +230,139 @@ async fn only_admins_read_the_trail(app: TestApp) {
     }
 }
 
+/// A volume that changes project leaves a trace: the offer, a withdrawal and the accept
+/// are reported as Cinder's transfer API notifies them, each start showing the volume
+/// before and each end after the change (and in the project it then belongs to).
+async fn transfers_are_reported(app: TestApp) {
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let offer = || {
+        app.request(Method::POST, "/v3/p1/os-volume-transfer")
+            .json(&json!({"transfer": {"volume_id": volume}}))
+            .send()
+    };
+    let first = offer().await;
+    assert_eq!(first.status, 202, "{}", first.text);
+    let withdrawn = app
+        .request(
+            Method::DELETE,
+            &format!(
+                "/v3/p1/os-volume-transfer/{}",
+                str_of(&first.json["transfer"], "id")
+            ),
+        )
+        .send()
+        .await;
+    assert_eq!(withdrawn.status, 202, "{}", withdrawn.text);
+    let second = offer().await;
+    let transfer = &second.json["transfer"];
+    let accepted = app
+        .request(
+            Method::POST,
+            &format!(
+                "/v3/p2/os-volume-transfer/{}/accept",
+                str_of(transfer, "id")
+            ),
+        )
+        .token(MEMBER_P2)
+        .json(&json!({"accept": {"auth_key": str_of(transfer, "auth_key")}}))
+        .send()
+        .await;
+    assert_eq!(accepted.status, 202, "{}", accepted.text);
+    let trail = events(&app, &format!("?volume_id={volume}")).await;
+    assert_eq!(
+        types(&trail),
+        [
+            "volume.create.start",
+            "volume.create.end",
+            "volume.transfer.create.start",
+            "volume.transfer.create.end",
+            "volume.transfer.delete.start",
+            "volume.transfer.delete.end",
+            "volume.transfer.create.start",
+            "volume.transfer.create.end",
+            "volume.transfer.accept.start",
+            "volume.transfer.accept.end",
+        ]
+    );
+    let status = |i: usize| str_of(&trail[i]["payload"], "status");
+    assert_eq!(
+        (status(2), status(3), status(5), status(8), status(9)),
+        (
+            "available".into(),
+            "awaiting-transfer".into(),
+            "available".into(),
+            "awaiting-transfer".into(),
+            "available".into()
+        )
+    );
+    let project = |i: usize| str_of(&trail[i], "project_id");
+    assert_eq!((project(8), project(9)), ("p1".into(), "p2".into()));
+    assert_eq!(trail[9]["payload"]["tenant_id"], "p2");
+}
+
+/// Snapshots are reported with Cinder's snapshot payload; a create that ends in `error`
+/// records `volume.create.error` (priority ERROR) after its start.
+async fn snapshots_and_failed_creates_are_reported(app: TestApp) {
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let taken = app
+        .request(Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": volume, "name": "s1"}}))
+        .send()
+        .await;
+    assert_eq!(taken.status, 202, "{}", taken.text);
+    let snapshot = str_of(&taken.json["snapshot"], "id");
+    let removed = app
+        .request(Method::DELETE, &format!("/v3/p1/snapshots/{snapshot}"))
+        .send()
+        .await;
+    assert_eq!(removed.status, 202, "{}", removed.text);
+    let trail = events(&app, &format!("?volume_id={volume}")).await;
+    assert_eq!(
+        types(&trail)[2..],
+        [
+            "snapshot.create.start",
+            "snapshot.create.end",
+            "snapshot.delete.start",
+            "snapshot.delete.end",
+        ]
+    );
+    let made = &trail[3]["payload"];
+    assert_eq!(made["snapshot_id"], json!(snapshot));
+    assert_eq!(made["volume_id"], json!(volume));
+    assert_eq!(made["display_name"], "s1");
+    assert_eq!(made["status"], "available");
+    assert_eq!(made["volume_size"], 1);
+    assert_eq!(made["tenant_id"], "p1");
+    assert_eq!(made["deleted"], "False");
+    assert_eq!(trail[5]["payload"]["deleted"], "True");
+
+    // A snapshot whose data is gone cannot be made into a volume: the create fails.
+    let second = app
+        .request(Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": volume}}))
+        .send()
+        .await;
+    let lost = str_of(&second.json["snapshot"], "id");
+    std::fs::remove_file(app.volumes_dir.join(format!("snapshot-{lost}"))).unwrap();
+    let failed = app
+        .request(Method::POST, "/v3/p1/volumes")
+        .json(&json!({"volume": {"snapshot_id": lost}}))
+        .send()
+        .await;
+    assert_eq!(failed.json["volume"]["status"], "error", "{}", failed.text);
+    let broken = str_of(&failed.json["volume"], "id");
+    let trail = events(&app, &format!("?volume_id={broken}")).await;
+    assert_eq!(
+        types(&trail),
+        ["volume.create.start", "volume.create.error"]
+    );
+    assert_eq!(trail[1]["priority"], "ERROR");
+    assert_eq!(trail[1]["payload"]["status"], "error");
+}
+
 backend_tests!(
+    transfers_are_reported,
+    snapshots_and_failed_creates_are_reported,
     a_shared_volume_cycle_is_reported,
     refused_requests_record_nothing,
     parallel_attaches_each_record_one_event,

@@ -408,13 +408,50 @@ async fn force_detach_removes_one_attachment_among_three(app: TestApp) {
     .await;
     assert_eq!(app.live_attachments(&id).await, 0);
     assert_eq!(app.volume_status(&id).await, "available");
-    // An id that names nothing (any string is taken) changes nothing.
-    app.legacy_ok(
-        &id,
-        "os-force_detach",
-        json!({"attachment_id": "not-an-id"}),
-    )
-    .await;
+    // An id that names no attachment (well-formed or not) is refused as Cinder's API
+    // refuses a VolumeAttachmentNotFound, before any connection is ended.
+    let again = app
+        .attach_fully(&id, I1, conn_for("cmp-1", "/dev/vdb"))
+        .await;
+    for missing in [
+        "not-an-id",
+        "c9999999-9999-4999-8999-999999999999",
+        ids[0].as_str(),
+    ] {
+        app.legacy(
+            &id,
+            "os-force_detach",
+            json!({"attachment_id": missing, "connector": conn_for("cmp-1", "/dev/vdb")}),
+        )
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            &format!(
+                "Error force detaching volume - VolumeAttachmentNotFound: Volume attachment \
+                 could not be found with filter: attachment_id = {missing}."
+            ),
+        );
+    }
+    assert_eq!(app.live_attachments(&id).await, 1);
+    assert_eq!(
+        app.show_attachment(&again).await.json["attachment"]["status"],
+        "attached"
+    );
+    assert_eq!(app.volume_status(&id).await, "in-use");
+    // A connector that is not an object names no host.
+    for action in ["os-force_detach", "os-terminate_connection"] {
+        app.legacy(&id, action, json!({"connector": "cmp-1"}))
+            .await
+            .assert_fault(
+                400,
+                "badRequest",
+                &format!("Invalid input received: the connector of {action} must be an object"),
+            );
+    }
+    assert_eq!(app.live_attachments(&id).await, 1);
+    app.legacy_ok(&id, "os-force_detach", json!({"attachment_id": again}))
+        .await;
     assert_eq!(app.volume_status(&id).await, "available");
     app.assert_consistent(&id).await;
 }

@@ -293,7 +293,50 @@ async fn front_end_specs_reach_the_host(app: TestApp) {
     );
 }
 
+/// Cinder's `validate_dictionary_string_length`: keys of 1 to 255 characters, values of
+/// at most 255, on create and on set; nothing is written for a refused request.
+async fn spec_keys_and_values_have_cinders_length_limits(app: TestApp) {
+    let long = "v".repeat(70_000);
+    let key = "k".repeat(256);
+    for (specs, phrase) in [
+        (
+            json!({"name": "a", "read_iops_sec": long}),
+            "Invalid input received: Value for key \"read_iops_sec\" has 70000 characters, \
+             more than 255.",
+        ),
+        (
+            json!({"name": "a", key.clone(): "1"}),
+            "characters, more than 255.",
+        ),
+        (
+            json!({"name": "a", "": "1"}),
+            "Invalid input received: Key \"\" has 0 characters, less than 1.",
+        ),
+    ] {
+        qos_call(&app, Method::POST, "", Some(json!({ "qos_specs": specs })))
+            .await
+            .assert_fault(400, "badRequest", phrase);
+    }
+    assert_eq!(
+        qos_call(&app, Method::GET, "", None).await.json["qos_specs"],
+        json!([])
+    );
+    let fits = json!({"name": "a", "read_iops_sec": "9".repeat(255)});
+    let created = qos_call(&app, Method::POST, "", Some(json!({ "qos_specs": fits }))).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let id = str_of(&created.json["qos_specs"], "id");
+    let too_long = json!({"qos_specs": {"read_iops_sec": "9".repeat(256)}});
+    let set = qos_call(&app, Method::PUT, &format!("/{id}"), Some(too_long)).await;
+    assert_eq!(set.status, 400, "{}", set.text);
+    let shown = qos_call(&app, Method::GET, &format!("/{id}"), None).await;
+    assert_eq!(
+        shown.json["qos_specs"]["specs"]["read_iops_sec"],
+        "9".repeat(255)
+    );
+}
+
 backend_tests!(
+    spec_keys_and_values_have_cinders_length_limits,
     qos_lifecycle,
     associations_with_types,
     front_end_specs_reach_the_host,

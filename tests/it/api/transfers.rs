@@ -365,7 +365,74 @@ async fn accept_races_withdrawal_and_delete(app: TestApp) {
     }
 }
 
+/// An admin's reset of an offered volume ends the offer: the volume can be offered
+/// again (a 500 from the leftover row before), and the old key accepts nothing.
+async fn a_reset_volume_can_be_offered_again(app: TestApp) {
+    let (volume, transfer, key) = offered_volume(&app).await;
+    let reset = app
+        .volume_action(&volume, json!({"os-reset_status": {"status": "available"}}))
+        .await;
+    assert_eq!(reset.status, 202, "{}", reset.text);
+    app.get(&format!("/v3/p1/os-volume-transfer/{transfer}"))
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "could not be found");
+    let again = offer(&app, &volume, "3.0").await;
+    assert_eq!(again.status, 202, "{}", again.text);
+    assert_eq!(
+        owner_and_status(&app, &volume).await,
+        ["p1 awaiting-transfer"]
+    );
+    accept(&app, &transfer, &key)
+        .await
+        .assert_fault(404, "itemNotFound", "could not be found");
+    let fresh = &again.json["transfer"];
+    let taken = accept(&app, &str_of(fresh, "id"), &str_of(fresh, "auth_key")).await;
+    assert_eq!(taken.status, 202, "{}", taken.text);
+    assert_eq!(owner_and_status(&app, &volume).await, ["p2 available"]);
+    // A reset that keeps the offer's status keeps the offer.
+    let kept = member_volume(&app).await;
+    let offered = offer(&app, &kept, "3.0").await;
+    let reset = app
+        .volume_action(
+            &kept,
+            json!({"os-reset_status": {"status": "awaiting-transfer"}}),
+        )
+        .await;
+    assert_eq!(reset.status, 202, "{}", reset.text);
+    let id = str_of(&offered.json["transfer"], "id");
+    let shown = app
+        .get(&format!("/v3/p1/os-volume-transfer/{id}"))
+        .send()
+        .await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+}
+
+/// A unique constraint that a request still meets answers 409 in Cinder's fault shape,
+/// never a 500, and writes nothing.
+async fn a_constraint_violation_is_a_conflict(app: TestApp) {
+    let volume = member_volume(&app).await;
+    // A leftover offer row the API did not write (as a reset by an older version left).
+    app.db
+        .execute(&format!(
+            "insert into transfers (id, volume_id, display_name, salt, crypt_hash, \
+                                    no_snapshots, source_project_id, accepted, created_at, \
+                                    deleted) \
+             values ('{}', '{volume}', 'old', 's', 'h', false, 'p1', false, \
+                     '2026-01-01 00:00:00', false)",
+            uuid::Uuid::new_v4()
+        ))
+        .await
+        .unwrap();
+    offer(&app, &volume, "3.0")
+        .await
+        .assert_fault(409, "conflictingRequest", "Resource conflict");
+    assert_eq!(owner_and_status(&app, &volume).await, ["p1 available"]);
+}
+
 backend_tests!(
+    a_reset_volume_can_be_offered_again,
+    a_constraint_violation_is_a_conflict,
     offer_show_list_accept,
     offers_need_an_available_volume,
     withdrawing_returns_the_volume,

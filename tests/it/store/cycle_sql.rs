@@ -88,8 +88,9 @@ fn is_quoted_uuid(literal: &str) -> bool {
         .is_some_and(|inner| uuid::Uuid::parse_str(inner).is_ok())
 }
 
-/// The `[[message id, event type], …]` argument of an event group, if `literal` is one.
-fn event_list(literal: &str) -> Option<Vec<(uuid::Uuid, String)>> {
+/// The `[[message id, event type, priority], …]` argument of an event group, if
+/// `literal` is one.
+fn event_list(literal: &str) -> Option<Vec<(uuid::Uuid, String, String)>> {
     let inner = literal.strip_prefix('\'')?.strip_suffix('\'')?;
     serde_json::from_str(inner).ok()
 }
@@ -132,11 +133,13 @@ impl Values {
             // A notification event's own message id: new for every event.
             "gen_random_uuid()".to_owned()
         } else if let Some(events) = event_list(literal) {
-            // The `[message id, event type]` pairs of a group of events: a fixed stand-in
-            // for each message id (nothing looks events up by it).
+            // The `[message id, event type, priority]` of a group of events: a fixed
+            // stand-in for each message id (nothing looks events up by it).
             let pairs: Vec<_> = events
                 .iter()
-                .map(|(_, kind)| json!(["00000000-0000-4000-8000-0000000000e1", kind]))
+                .map(|(_, kind, priority)| {
+                    json!(["00000000-0000-4000-8000-0000000000e1", kind, priority])
+                })
                 .collect();
             format!("'{}'", Value::from(pairs))
         } else {
