@@ -45,10 +45,17 @@ fn time_param(query: &[(String, String)], name: &str) -> Result<Option<DateTime<
         .transpose()
 }
 
+/// A non-negative integer; one too large for 64 bits means "more than there can be"
+/// (a `limit` clamps to the page size, a `marker` finds nothing after it).
 fn number_param(query: &[(String, String)], name: &str) -> Result<Option<i64>, ApiError> {
+    let saturating = |text: &str| match text.parse::<i64>() {
+        Ok(n) => Some(n),
+        Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => Some(i64::MAX),
+        Err(_) => None,
+    };
     last(query, name)
         .map(|text| {
-            text.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+            saturating(text).filter(|n| *n >= 0).ok_or_else(|| {
                 ApiError::BadRequest(format!(
                     "Invalid {name}: '{text}' is not a non-negative integer."
                 ))

@@ -159,6 +159,12 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
             .len(),
         2
     );
+    // Integers past 64 bits are still integers: a limit clamps, a marker finds nothing.
+    let huge = "13572726786487618435522775482368";
+    let all = events(&app, &format!("?volume_id={volume}")).await.len();
+    let clamped = events(&app, &format!("?volume_id={volume}&limit={huge}")).await;
+    assert_eq!(clamped.len(), all);
+    assert!(events(&app, &format!("?marker={huge}")).await.is_empty());
 }
 
 async fn refused_requests_record_nothing(app: TestApp) {
