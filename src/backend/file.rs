@@ -190,7 +190,11 @@ impl Backend for FileBackend {
         self.copy_sparse(from, to, None).await
     }
 
-    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
+    async fn delete_snapshot(
+        &self,
+        _volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
         match tokio::fs::remove_file(self.path_of_snapshot(snapshot_id)).await {
             Ok(()) => Ok(()),
             Err(err) if matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
@@ -207,7 +211,7 @@ impl Backend for FileBackend {
         size_gib: u64,
     ) -> Result<(), BackendError> {
         let from = match source {
-            DataSource::Snapshot(id) => self.path_of_snapshot(id),
+            DataSource::Snapshot(id, _) => self.path_of_snapshot(id),
             DataSource::Volume(id) => self.path_of(id),
         };
         self.copy_sparse(from, self.path_of(volume_id), Some(size_gib * GIB))

@@ -63,8 +63,12 @@ impl Backend for IscsiSimBackend {
         self.storage.create_snapshot(volume_id, snapshot_id).await
     }
 
-    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
-        self.storage.delete_snapshot(snapshot_id).await
+    async fn delete_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.delete_snapshot(volume_id, snapshot_id).await
     }
 
     async fn create_volume_from(

@@ -4,6 +4,7 @@
 
 mod file;
 mod iscsi_sim;
+pub mod rbd;
 pub mod tgt;
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use async_trait::async_trait;
 
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
+pub use rbd::RbdBackend;
 pub use tgt::TgtBackend;
 
 /// What a backend that enforces access reads from the database (and records in it):
@@ -109,12 +111,18 @@ pub enum BackendError {
     /// The backend could not do the work; the text is safe to show a user.
     #[error("{0}")]
     Failed(String),
+    /// The object is in use on the backend (a snapshot with clones, an image still held
+    /// open): nothing was removed, the object is as it was (Cinder's `VolumeIsBusy` and
+    /// `SnapshotIsBusy`).
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// Where a new volume's data comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataSource {
-    Snapshot(SnapshotId),
+    /// A snapshot, and the volume it was taken of.
+    Snapshot(SnapshotId, VolumeId),
     Volume(VolumeId),
 }
 
@@ -143,8 +151,13 @@ pub trait Backend: Send + Sync + 'static {
         snapshot_id: SnapshotId,
     ) -> Result<(), BackendError>;
 
-    /// Removes the snapshot's data; a snapshot that is already gone is not an error.
-    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError>;
+    /// Removes the data of a snapshot of `volume_id`; a snapshot that is already gone is
+    /// not an error.
+    async fn delete_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError>;
 
     /// Creates volume `volume_id` of `size_gib` GiB holding `source`'s data (a volume made
     /// from a snapshot, or a clone). Must not leave anything behind on error.
@@ -214,6 +227,7 @@ pub enum DriverKind {
     File,
     IscsiSim,
     Tgt,
+    Rbd,
 }
 
 impl DriverKind {
@@ -222,6 +236,7 @@ impl DriverKind {
             DriverKind::File => "file",
             DriverKind::IscsiSim => "iscsi-sim",
             DriverKind::Tgt => "tgt",
+            DriverKind::Rbd => "rbd",
         }
     }
 }
@@ -257,9 +272,10 @@ impl FromStr for BackendSpec {
             "file" => DriverKind::File,
             "iscsi-sim" => DriverKind::IscsiSim,
             "tgt" => DriverKind::Tgt,
+            "rbd" => DriverKind::Rbd,
             other => {
                 return Err(format!(
-                    "unknown backend driver {other:?} (known: file, iscsi-sim, tgt)"
+                    "unknown backend driver {other:?} (known: file, iscsi-sim, tgt, rbd)"
                 ))
             }
         };
@@ -439,7 +455,76 @@ impl BackendSpec {
                 Ok((Arc::new(backend), zone))
             }
             DriverKind::Tgt => self.build_tgt(records),
+            DriverKind::Rbd => self.build_rbd(),
         }
+    }
+
+    /// `rbd`: `conf` (ceph.conf), `pool` (the RADOS pool, `rbd` by default), `user`
+    /// (`client.<user>`; none: `client.admin`, auth off for hosts), `keyring`,
+    /// `secret_uuid`, `cluster_name`, `flatten_volume_from_snapshot`, `max_clone_depth`
+    /// (5), `report_discard_supported`, `credentials` (`shared`), and the common options;
+    /// Cinder's `rbd_*` names are read from cinder.conf into these.
+    fn build_rbd(&self) -> Result<(Arc<dyn Backend>, String), String> {
+        let known = [
+            "conf",
+            "user",
+            "keyring",
+            "secret_uuid",
+            "cluster_name",
+            "flatten_volume_from_snapshot",
+            "max_clone_depth",
+            "report_discard_supported",
+            "credentials",
+            "connect_timeout",
+        ];
+        let common = self.common(Some(false), &known)?;
+        let get = |key: &str| self.options.get(key).map(String::as_str);
+        let flag = |key: &str, default: bool| get(key).map_or(Ok(default), |v| parse_bool(key, v));
+        let number = |key: &str, default: u32| -> Result<u32, String> {
+            get(key).map_or(Ok(default), |v| {
+                v.parse()
+                    .map_err(|_| format!("backend {}: {key}={v:?} is not a number", self.name))
+            })
+        };
+        let credentials = match get("credentials").unwrap_or("shared") {
+            "shared" => rbd::Credentials::Shared,
+            other => {
+                return Err(format!(
+                    "backend {}: credentials={other:?} is not built yet (known: shared)",
+                    self.name
+                ))
+            }
+        };
+        let pool = get("pool").unwrap_or("rbd").to_owned();
+        let user = get("user").filter(|u| !u.is_empty()).map(str::to_owned);
+        let timeout = number("connect_timeout", 10)?.max(1).to_string();
+        let client = rbd::ceph::ClientConfig {
+            conf_file: Some(get("conf").unwrap_or("/etc/ceph/ceph.conf").to_owned()),
+            cluster_name: get("cluster_name").unwrap_or("ceph").to_owned(),
+            user: user.clone().unwrap_or_else(|| "admin".to_owned()),
+            keyring: get("keyring").map(str::to_owned),
+            key: None,
+            options: vec![
+                ("rados_mon_op_timeout".into(), timeout.clone()),
+                ("rados_osd_op_timeout".into(), timeout.clone()),
+                ("client_mount_timeout".into(), timeout),
+            ],
+        };
+        let options = rbd::RbdOptions {
+            pool_name: pool.clone(),
+            client,
+            pool,
+            user,
+            secret_uuid: get("secret_uuid").map(str::to_owned),
+            flatten_volume_from_snapshot: flag("flatten_volume_from_snapshot", false)?,
+            max_clone_depth: number("max_clone_depth", 5)?,
+            discard: flag("report_discard_supported", false)?,
+            credentials,
+            multiattach: common.multiattach,
+            capacity_gb: common.capacity_gb,
+        };
+        let backend = RbdBackend::new(self.name.clone(), options);
+        Ok((Arc::new(backend), common.availability_zone))
     }
 
     fn build_tgt(

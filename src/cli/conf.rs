@@ -70,6 +70,27 @@ const BACKEND_OPTIONS: &[&str] = &[
     "reconcile_seconds",
 ];
 
+/// Cinder's RBD driver, read as the `rbd` backend.
+const RBD_DRIVER_CLASS: &str = "cinder.volume.drivers.rbd.RBDDriver";
+
+/// Cinder's RBD options and the `--backend` keys they become.
+const RBD_OPTIONS: &[(&str, &str)] = &[
+    ("rbd_pool", "pool"),
+    ("rbd_user", "user"),
+    ("rbd_ceph_conf", "conf"),
+    ("rbd_keyring_conf", "keyring"),
+    ("rbd_secret_uuid", "secret_uuid"),
+    ("rbd_cluster_name", "cluster_name"),
+    (
+        "rbd_flatten_volume_from_snapshot",
+        "flatten_volume_from_snapshot",
+    ),
+    ("rbd_max_clone_depth", "max_clone_depth"),
+    ("rados_connect_timeout", "connect_timeout"),
+    ("report_discard_supported", "report_discard_supported"),
+    ("credentials", "credentials"),
+];
+
 /// Reads the files in order; a later file's option wins, as with oslo.config.
 pub fn load(paths: &[PathBuf]) -> Result<FileSettings, ConfError> {
     let mut options = Options::new();
@@ -525,19 +546,29 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
         let driver = t.take(name, "volume_driver").ok_or_else(|| ConfError {
             file: written.file.display().to_string(),
             place: format!("[{name}] "),
-            reason: "volume_driver is missing (file, iscsi-sim or tgt)".to_owned(),
+            reason: "volume_driver is missing (file, iscsi-sim, tgt or rbd)".to_owned(),
         })?;
         let driver = match driver.value.as_str() {
-            "file" | "iscsi-sim" | "tgt" => driver.value.clone(),
+            "file" | "iscsi-sim" | "tgt" | "rbd" => driver.value.clone(),
+            RBD_DRIVER_CLASS => "rbd".to_owned(),
             other => {
                 return Err(t.error(
                     name,
                     "volume_driver",
-                    format!("'{other}' is not a driver cinder-attach has (file, iscsi-sim, tgt)"),
+                    format!(
+                        "'{other}' is not a driver cinder-attach has (file, iscsi-sim, tgt, \
+                         rbd or {RBD_DRIVER_CLASS})"
+                    ),
                 ))
             }
         };
         let mut spec = format!("{name}={driver}");
+        // Cinder's RBD options, under the names `--backend` gives them.
+        for (cinder_name, ours) in RBD_OPTIONS {
+            if let Some(value) = t.take(name, cinder_name) {
+                spec.push_str(&format!(",{ours}={}", value.value));
+            }
+        }
         // Cinder's name for the zone option, then ours.
         if let Some(zone) = t.take(name, "backend_availability_zone") {
             spec.push_str(&format!(",availability_zone={}", zone.value));

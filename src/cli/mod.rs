@@ -408,8 +408,8 @@ pub struct PolicyArgs {
 pub struct BackendArgs {
     /// A storage backend, `NAME=DRIVER[,key=value...]`; repeat for several. Drivers:
     /// `file` (options dir, nfs_export, capacity_gb), `iscsi-sim` (dir, portal,
-    /// iqn_prefix) and `tgt` (see the README); all take pool, availability_zone,
-    /// multiattach, shared_targets.
+    /// iqn_prefix), `tgt` and `rbd` (conf, pool, user, keyring, secret_uuid, ...: see the
+    /// README); all take pool, availability_zone, multiattach, shared_targets.
     #[arg(
         long = "backend",
         env = "CINDER_ATTACH_BACKENDS",

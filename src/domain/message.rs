@@ -29,3 +29,6 @@ pub const EVENT_SNAPSHOT_CREATE_FAILED: &str = "VOLUME_VOLUME_SNAPSHOT_009_013";
 pub const MESSAGE_SNAPSHOT_CREATE_FAILED: &str = "create snapshot: Snapshot failed to create.";
 pub const EVENT_SNAPSHOT_DELETE_FAILED: &str = "VOLUME_VOLUME_SNAPSHOT_010_016";
 pub const MESSAGE_SNAPSHOT_DELETE_FAILED: &str = "delete snapshot: Snapshot failed to delete.";
+/// A delete the backend refused because the snapshot is still needed (it has clones).
+pub const EVENT_SNAPSHOT_BUSY: &str = "VOLUME_VOLUME_SNAPSHOT_010_015";
+pub const MESSAGE_SNAPSHOT_BUSY: &str = "delete snapshot: Snapshot is busy.";

@@ -53,7 +53,9 @@ fn not_found(id: AttachmentId) -> DomainError {
 pub(super) fn connector_error(err: BackendError) -> DomainError {
     match err {
         BackendError::InvalidConnector(key) => DomainError::ConnectorMissing(key),
-        BackendError::Failed(message) => DomainError::ConnectFailed(message),
+        BackendError::Failed(message) | BackendError::Busy(message) => {
+            DomainError::ConnectFailed(message)
+        }
     }
 }
 

@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 
 use super::volume_actions::unexpected;
 use super::Service;
+use crate::backend::BackendError;
 use crate::domain::ids::{MessageId, SnapshotId, VolumeId};
 use crate::domain::message::{
-    Message, EVENT_SNAPSHOT_CREATE_FAILED, EVENT_SNAPSHOT_DELETE_FAILED,
-    MESSAGE_SNAPSHOT_CREATE_FAILED, MESSAGE_SNAPSHOT_DELETE_FAILED,
+    Message, EVENT_SNAPSHOT_BUSY, EVENT_SNAPSHOT_CREATE_FAILED, EVENT_SNAPSHOT_DELETE_FAILED,
+    MESSAGE_SNAPSHOT_BUSY, MESSAGE_SNAPSHOT_CREATE_FAILED, MESSAGE_SNAPSHOT_DELETE_FAILED,
 };
 use crate::domain::paging::Page;
 use crate::domain::quota::{QuotaDefaults, QuotaOwner};
@@ -292,21 +293,26 @@ impl Service {
     }
 
     /// Removes a `deleting` snapshot's data, then its record; whether it is gone (a
-    /// backend failure leaves it `error_deleting`).
+    /// backend failure leaves it `error_deleting`; a snapshot the backend still needs,
+    /// such as one with clones, goes back to `available`, as in Cinder).
     pub(super) async fn remove_snapshot_data(
         &self,
         volume: &Volume,
         id: SnapshotId,
     ) -> Result<bool, DomainError> {
         let result = match self.backend_of(volume) {
-            Ok(backend) => backend
-                .driver
-                .delete_snapshot(id)
-                .await
-                .map_err(|e| e.to_string()),
-            Err(err) => Err(err.to_string()),
+            Ok(backend) => backend.driver.delete_snapshot(volume.id, id).await,
+            Err(err) => Err(BackendError::Failed(err.to_string())),
         };
         let now = self.clock.now();
+        if let Err(BackendError::Busy(reason)) = &result {
+            tracing::warn!(snapshot_id = %id, error = %reason, "the snapshot is busy; not deleted");
+            let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::Available);
+            self.store.transition_snapshot(id, from, to, now).await?;
+            self.tell_owner(id, EVENT_SNAPSHOT_BUSY, MESSAGE_SNAPSHOT_BUSY)
+                .await?;
+            return Ok(false);
+        }
         if let Err(reason) = result {
             tracing::warn!(snapshot_id = %id, error = %reason, "backend could not delete the snapshot");
             let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::ErrorDeleting);

@@ -56,8 +56,12 @@ impl Backend for Recording {
     ) -> Result<(), BackendError> {
         self.files.create_snapshot(id, snapshot).await
     }
-    async fn delete_snapshot(&self, snapshot: SnapshotId) -> Result<(), BackendError> {
-        self.files.delete_snapshot(snapshot).await
+    async fn delete_snapshot(
+        &self,
+        id: VolumeId,
+        snapshot: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.files.delete_snapshot(id, snapshot).await
     }
     async fn create_volume_from(
         &self,

@@ -4,6 +4,7 @@
 
 use super::volumes::not_found;
 use super::Service;
+use crate::backend::BackendError;
 use crate::domain::ids::VolumeId;
 use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::quota::QuotaOwner;
@@ -97,11 +98,19 @@ impl Service {
             // A volume no backend took has no storage: only its record goes, as Cinder's
             // "volume has no host" delete.
             _ if volume.host.is_none() => Ok(()),
-            Ok(backend) => backend
-                .driver
-                .delete_volume(volume.id)
-                .await
-                .map_err(|e| e.to_string()),
+            Ok(backend) => match backend.driver.delete_volume(volume.id).await {
+                // Still needed on the backend (clones of it exist): nothing was removed,
+                // and the volume is `available` again, as Cinder's manager leaves it.
+                Err(BackendError::Busy(why)) => {
+                    tracing::warn!(volume_id = %volume.id, error = %why, "the volume is busy; not deleted");
+                    let (from, to) = (VolumeStatus::Deleting, VolumeStatus::Available);
+                    self.store
+                        .transition_volume(volume.id, from, to, self.clock.now())
+                        .await?;
+                    return Ok(());
+                }
+                other => other.map_err(|e| e.to_string()),
+            },
             Err(err) => Err(err.to_string()),
         };
         let failed = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);

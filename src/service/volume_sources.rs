@@ -18,7 +18,7 @@ pub(super) struct Origin {
 
 impl Origin {
     pub fn is_snapshot(&self) -> bool {
-        matches!(self.source, DataSource::Snapshot(_))
+        matches!(self.source, DataSource::Snapshot(..))
     }
 
     /// Cinder's `cloned_volume_same_az`: a zone other than the source's is refused.
@@ -63,7 +63,7 @@ impl Service {
                 .await?
                 .ok_or_else(|| DomainError::VolumeNotFound(snapshot.volume_id.to_string()))?;
             return Ok(Some(Origin {
-                source: DataSource::Snapshot(snapshot.id),
+                source: DataSource::Snapshot(snapshot.id, snapshot.volume_id),
                 volume,
                 size: snapshot.volume_size,
             }));

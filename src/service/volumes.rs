@@ -297,7 +297,7 @@ impl Service {
             description: request.description,
             volume_type_id: volume_type.id,
             snapshot_id: match origin.as_ref().map(|o| o.source) {
-                Some(DataSource::Snapshot(id)) => Some(id),
+                Some(DataSource::Snapshot(id, _)) => Some(id),
                 _ => None,
             },
             source_volid: match origin.as_ref().map(|o| o.source) {

@@ -13,6 +13,7 @@ mod failover;
 mod keystone;
 mod multiprocess;
 mod outage;
+mod rbd;
 mod recovery;
 mod shutdown;
 mod store;

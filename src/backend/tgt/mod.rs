@@ -352,8 +352,12 @@ impl Backend for TgtBackend {
         self.storage.create_snapshot(volume_id, snapshot_id).await
     }
 
-    async fn delete_snapshot(&self, snapshot_id: SnapshotId) -> Result<(), BackendError> {
-        self.storage.delete_snapshot(snapshot_id).await
+    async fn delete_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.delete_snapshot(volume_id, snapshot_id).await
     }
 
     /// Copies the data, then exports the new volume as `create_volume` does.

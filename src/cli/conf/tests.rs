@@ -189,3 +189,28 @@ fn broken_files_are_refused() {
     let missing = load(&[PathBuf::from("/nonexistent/cinder.conf")]).expect_err("missing");
     assert!(missing.to_string().contains("cannot read it"), "{missing}");
 }
+
+#[test]
+fn cinders_rbd_section_is_read_as_it_is() {
+    let path = write(
+        "[DEFAULT]\nenabled_backends = ceph\n\
+         [ceph]\nvolume_driver = cinder.volume.drivers.rbd.RBDDriver\nvolume_backend_name = ceph\n\
+         rbd_pool = volumes\nrbd_user = cinder\nrbd_ceph_conf = /etc/ceph/ceph.conf\n\
+         rbd_keyring_conf = /etc/ceph/ceph.client.cinder.keyring\n\
+         rbd_secret_uuid = 457eb676-33da-42ec-9a8c-9293d545c337\nrbd_cluster_name = ceph\n\
+         rbd_flatten_volume_from_snapshot = false\nrbd_max_clone_depth = 5\n\
+         report_discard_supported = true\n",
+    );
+    let settings = load(&[path.to_path_buf()]).expect("loads");
+    assert_eq!(
+        values(&settings, "backends"),
+        [
+            "ceph=rbd,pool=volumes,user=cinder,conf=/etc/ceph/ceph.conf,\
+          keyring=/etc/ceph/ceph.client.cinder.keyring,\
+          secret_uuid=457eb676-33da-42ec-9a8c-9293d545c337,cluster_name=ceph,\
+          flatten_volume_from_snapshot=false,max_clone_depth=5,report_discard_supported=true,\
+          volume_backend_name=ceph"
+        ]
+    );
+    assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
+}

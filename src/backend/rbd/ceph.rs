@@ -1,0 +1,792 @@
+//! librados and librbd, in the process. The libraries are loaded when the first `rbd`
+//! backend connects (Debian's `librados2` and `librbd1`), so a build and a service
+//! without an `rbd` backend need no Ceph at all. This is the only module with `unsafe`:
+//! each call passes pointers the C API documents, to buffers that outlive the call, and
+//! every handle is closed exactly once by its owner's `Drop`.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+use libloading::Library;
+
+type Handle = *mut c_void;
+
+/// An error of a librados or librbd call: the negative errno it returned, what was being
+/// done, and the cluster's own words when it gave some (a mon command's status).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what}: {} ({})", errno_text(*.errno), .status)]
+pub struct CephError {
+    pub errno: i32,
+    pub what: String,
+    pub status: String,
+}
+
+pub const ENOENT: i32 = 2;
+pub const EPERM: i32 = 1;
+pub const EBUSY: i32 = 16;
+pub const EEXIST: i32 = 17;
+pub const ENOTEMPTY: i32 = 39;
+pub const ESHUTDOWN: i32 = 108;
+pub const ERANGE: i32 = 34;
+
+fn errno_text(errno: i32) -> String {
+    std::io::Error::from_raw_os_error(errno).to_string()
+}
+
+fn check(r: c_int, what: impl Into<String>) -> Result<c_int, CephError> {
+    if r < 0 {
+        Err(CephError {
+            errno: -r,
+            what: what.into(),
+            status: String::new(),
+        })
+    } else {
+        Ok(r)
+    }
+}
+
+fn c_text(text: &str) -> Result<CString, CephError> {
+    CString::new(text).map_err(|_| CephError {
+        errno: 22,
+        what: format!("{text:?} holds a NUL byte"),
+        status: String::new(),
+    })
+}
+
+/// RBD image features (`RBD_FEATURE_*`).
+pub mod features {
+    pub const LAYERING: u64 = 1;
+    pub const EXCLUSIVE_LOCK: u64 = 4;
+    pub const OBJECT_MAP: u64 = 8;
+    pub const FAST_DIFF: u64 = 16;
+    pub const DEEP_FLATTEN: u64 = 32;
+    pub const JOURNALING: u64 = 64;
+}
+
+#[repr(C)]
+struct SnapInfo {
+    id: u64,
+    size: u64,
+    name: *const c_char,
+}
+
+#[repr(C)]
+struct ImageWatcher {
+    addr: *mut c_char,
+    id: i64,
+    cookie: u64,
+}
+
+/// The functions used, resolved once.
+struct Api {
+    rados_create2: unsafe extern "C" fn(*mut Handle, *const c_char, *const c_char, u64) -> c_int,
+    rados_conf_read_file: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rados_conf_set: unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
+    rados_connect: unsafe extern "C" fn(Handle) -> c_int,
+    rados_shutdown: unsafe extern "C" fn(Handle),
+    rados_getaddrs: unsafe extern "C" fn(Handle, *mut *mut c_char) -> c_int,
+    rados_ioctx_create: unsafe extern "C" fn(Handle, *const c_char, *mut Handle) -> c_int,
+    rados_ioctx_destroy: unsafe extern "C" fn(Handle),
+    rados_ioctx_set_namespace: unsafe extern "C" fn(Handle, *const c_char),
+    #[allow(clippy::type_complexity)]
+    rados_mon_command_target: unsafe extern "C" fn(
+        Handle,
+        *const c_char,
+        *mut *const c_char,
+        usize,
+        *const c_char,
+        usize,
+        *mut *mut c_char,
+        *mut usize,
+        *mut *mut c_char,
+        *mut usize,
+    ) -> c_int,
+    #[allow(clippy::type_complexity)]
+    rados_mon_command: unsafe extern "C" fn(
+        Handle,
+        *mut *const c_char,
+        usize,
+        *const c_char,
+        usize,
+        *mut *mut c_char,
+        *mut usize,
+        *mut *mut c_char,
+        *mut usize,
+    ) -> c_int,
+    rados_buffer_free: unsafe extern "C" fn(*mut c_char),
+    rbd_create2: unsafe extern "C" fn(Handle, *const c_char, u64, u64, *mut c_int) -> c_int,
+    rbd_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rbd_list: unsafe extern "C" fn(Handle, *mut c_char, *mut usize) -> c_int,
+    rbd_open: unsafe extern "C" fn(Handle, *const c_char, *mut Handle, *const c_char) -> c_int,
+    rbd_open_read_only:
+        unsafe extern "C" fn(Handle, *const c_char, *mut Handle, *const c_char) -> c_int,
+    rbd_close: unsafe extern "C" fn(Handle) -> c_int,
+    rbd_resize: unsafe extern "C" fn(Handle, u64) -> c_int,
+    rbd_get_size: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
+    rbd_get_id: unsafe extern "C" fn(Handle, *mut c_char, usize) -> c_int,
+    rbd_get_features: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
+    rbd_update_features: unsafe extern "C" fn(Handle, u64, u8) -> c_int,
+    rbd_snap_create: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rbd_snap_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rbd_snap_protect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rbd_snap_unprotect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    rbd_snap_list: unsafe extern "C" fn(Handle, *mut SnapInfo, *mut c_int) -> c_int,
+    rbd_snap_list_end: unsafe extern "C" fn(*mut SnapInfo),
+    #[allow(clippy::type_complexity)]
+    rbd_clone2: unsafe extern "C" fn(
+        Handle,
+        *const c_char,
+        *const c_char,
+        Handle,
+        *const c_char,
+        u64,
+        *mut c_int,
+        u64,
+        c_int,
+    ) -> c_int,
+    rbd_flatten: unsafe extern "C" fn(Handle) -> c_int,
+    #[allow(clippy::type_complexity)]
+    rbd_get_parent_info2: unsafe extern "C" fn(
+        Handle,
+        *mut c_char,
+        usize,
+        *mut c_char,
+        usize,
+        *mut c_char,
+        usize,
+        *mut c_char,
+        usize,
+    ) -> c_int,
+    rbd_watchers_list: unsafe extern "C" fn(Handle, *mut ImageWatcher, *mut usize) -> c_int,
+    rbd_watchers_list_cleanup: unsafe extern "C" fn(*mut ImageWatcher, usize),
+    rbd_read: unsafe extern "C" fn(Handle, u64, usize, *mut c_char) -> isize,
+    rbd_write: unsafe extern "C" fn(Handle, u64, usize, *const c_char) -> isize,
+    rbd_flush: unsafe extern "C" fn(Handle) -> c_int,
+    // Kept loaded for as long as the process runs: the pointers above point into them.
+    _libraries: (Library, Library),
+}
+
+macro_rules! resolve {
+    ($lib:expr, $name:ident) => {{
+        // SAFETY: the symbol is declared in librados.h/librbd.h with exactly the type
+        // of the field it is stored in.
+        let symbol = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }
+            .map_err(|e| format!("{}: {e}", stringify!($name)))?;
+        *symbol
+    }};
+}
+
+impl Api {
+    fn load() -> Result<Api, String> {
+        // SAFETY: loading Ceph's client libraries runs their initialisers, which only set
+        // up their own state.
+        let rados = unsafe { Library::new("librados.so.2") }
+            .map_err(|e| format!("cannot load librados (Debian's librados2): {e}"))?;
+        // SAFETY: as above.
+        let rbd = unsafe { Library::new("librbd.so.1") }
+            .map_err(|e| format!("cannot load librbd (Debian's librbd1): {e}"))?;
+        Ok(Api {
+            rados_create2: resolve!(rados, rados_create2),
+            rados_conf_read_file: resolve!(rados, rados_conf_read_file),
+            rados_conf_set: resolve!(rados, rados_conf_set),
+            rados_connect: resolve!(rados, rados_connect),
+            rados_shutdown: resolve!(rados, rados_shutdown),
+            rados_getaddrs: resolve!(rados, rados_getaddrs),
+            rados_ioctx_create: resolve!(rados, rados_ioctx_create),
+            rados_ioctx_destroy: resolve!(rados, rados_ioctx_destroy),
+            rados_ioctx_set_namespace: resolve!(rados, rados_ioctx_set_namespace),
+            rados_mon_command_target: resolve!(rados, rados_mon_command_target),
+            rados_mon_command: resolve!(rados, rados_mon_command),
+            rados_buffer_free: resolve!(rados, rados_buffer_free),
+            rbd_create2: resolve!(rbd, rbd_create2),
+            rbd_remove: resolve!(rbd, rbd_remove),
+            rbd_list: resolve!(rbd, rbd_list),
+            rbd_open: resolve!(rbd, rbd_open),
+            rbd_open_read_only: resolve!(rbd, rbd_open_read_only),
+            rbd_close: resolve!(rbd, rbd_close),
+            rbd_resize: resolve!(rbd, rbd_resize),
+            rbd_get_size: resolve!(rbd, rbd_get_size),
+            rbd_get_id: resolve!(rbd, rbd_get_id),
+            rbd_get_features: resolve!(rbd, rbd_get_features),
+            rbd_update_features: resolve!(rbd, rbd_update_features),
+            rbd_snap_create: resolve!(rbd, rbd_snap_create),
+            rbd_snap_remove: resolve!(rbd, rbd_snap_remove),
+            rbd_snap_protect: resolve!(rbd, rbd_snap_protect),
+            rbd_snap_unprotect: resolve!(rbd, rbd_snap_unprotect),
+            rbd_snap_list: resolve!(rbd, rbd_snap_list),
+            rbd_snap_list_end: resolve!(rbd, rbd_snap_list_end),
+            rbd_clone2: resolve!(rbd, rbd_clone2),
+            rbd_flatten: resolve!(rbd, rbd_flatten),
+            rbd_get_parent_info2: resolve!(rbd, rbd_get_parent_info2),
+            rbd_watchers_list: resolve!(rbd, rbd_watchers_list),
+            rbd_watchers_list_cleanup: resolve!(rbd, rbd_watchers_list_cleanup),
+            rbd_read: resolve!(rbd, rbd_read),
+            rbd_write: resolve!(rbd, rbd_write),
+            rbd_flush: resolve!(rbd, rbd_flush),
+            _libraries: (rados, rbd),
+        })
+    }
+}
+
+fn api() -> Result<&'static Api, CephError> {
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+    API.get_or_init(Api::load)
+        .as_ref()
+        .map_err(|why| CephError {
+            errno: 38,
+            what: why.clone(),
+            status: String::new(),
+        })
+}
+
+/// How to reach a cluster: its ceph.conf, who to be (`client.<user>`), and where that
+/// identity's key is (a keyring file, or the key itself).
+#[derive(Clone, Default)]
+pub struct ClientConfig {
+    pub conf_file: Option<String>,
+    pub cluster_name: String,
+    pub user: String,
+    pub keyring: Option<String>,
+    pub key: Option<String>,
+    /// Further settings (`rados_conf_set`), e.g. timeouts.
+    pub options: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("conf_file", &self.conf_file)
+            .field("cluster_name", &self.cluster_name)
+            .field("user", &self.user)
+            .field("keyring", &self.keyring)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connected librados client. librados handles are safe to use from many threads.
+pub struct Cluster {
+    handle: Handle,
+    api: &'static Api,
+}
+
+// SAFETY: a connected `rados_t` may be used from any thread (librados locks inside).
+unsafe impl Send for Cluster {}
+// SAFETY: as above.
+unsafe impl Sync for Cluster {}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from rados_create2 and is shut down once, here.
+        unsafe { (self.api.rados_shutdown)(self.handle) }
+    }
+}
+
+impl Cluster {
+    /// Connects (blocking: call it off the async threads).
+    pub fn connect(config: &ClientConfig) -> Result<Cluster, CephError> {
+        let api = api()?;
+        let cluster_name = c_text(if config.cluster_name.is_empty() {
+            "ceph"
+        } else {
+            &config.cluster_name
+        })?;
+        let name = c_text(&format!("client.{}", config.user))?;
+        let mut handle: Handle = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; both strings live across the call.
+        let created =
+            unsafe { (api.rados_create2)(&mut handle, cluster_name.as_ptr(), name.as_ptr(), 0) };
+        check(created, "cannot create a Ceph client")?;
+        let cluster = Cluster { handle, api };
+        if let Some(conf) = &config.conf_file {
+            let path = c_text(conf)?;
+            // SAFETY: a created handle and a string that lives across the call.
+            let read = unsafe { (api.rados_conf_read_file)(handle, path.as_ptr()) };
+            check(read, format!("cannot read {conf}"))?;
+        }
+        let mut options = config.options.clone();
+        if let Some(keyring) = &config.keyring {
+            options.push(("keyring".into(), keyring.clone()));
+        }
+        if let Some(key) = &config.key {
+            options.push(("key".into(), key.clone()));
+        }
+        for (option, value) in &options {
+            cluster.set(option, value)?;
+        }
+        // SAFETY: a created, configured handle.
+        let connected = unsafe { (api.rados_connect)(handle) };
+        check(
+            connected,
+            format!("cannot connect to Ceph as client.{}", config.user),
+        )?;
+        Ok(cluster)
+    }
+
+    fn set(&self, option: &str, value: &str) -> Result<(), CephError> {
+        let (o, v) = (c_text(option)?, c_text(value)?);
+        // SAFETY: a created handle and two strings that live across the call.
+        let r = unsafe { (self.api.rados_conf_set)(self.handle, o.as_ptr(), v.as_ptr()) };
+        check(r, format!("cannot set {option}")).map(drop)
+    }
+
+    /// This client's address as the cluster sees it (what a blocklist names).
+    pub fn address(&self) -> Result<String, CephError> {
+        let mut addrs: *mut c_char = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; librados allocates the string.
+        let r = unsafe { (self.api.rados_getaddrs)(self.handle, &mut addrs) };
+        check(r, "cannot read the client's address")?;
+        // SAFETY: librados returned a NUL-terminated string it allocated with malloc.
+        let text = unsafe { CStr::from_ptr(addrs) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: the string was malloc'd by librados and is freed once.
+        unsafe { libc_free(addrs.cast()) };
+        Ok(text)
+    }
+
+    /// A mon command (JSON), answered with its output and status text; `target` sends it
+    /// to one mon by name (the commands the mon serves itself, such as `sessions`).
+    pub fn mon_command(
+        &self,
+        command: &serde_json::Value,
+        target: Option<&str>,
+    ) -> Result<(Vec<u8>, String), CephError> {
+        let text = c_text(&command.to_string())?;
+        let mut commands = [text.as_ptr()];
+        let mut out: *mut c_char = std::ptr::null_mut();
+        let mut out_len = 0usize;
+        let mut status: *mut c_char = std::ptr::null_mut();
+        let mut status_len = 0usize;
+        let target = target.map(c_text).transpose()?;
+        // SAFETY: one command string that lives across the call, an empty input buffer,
+        // and out-pointers to locals; librados allocates the outputs.
+        let r = unsafe {
+            match &target {
+                Some(target) => (self.api.rados_mon_command_target)(
+                    self.handle,
+                    target.as_ptr(),
+                    commands.as_mut_ptr(),
+                    1,
+                    std::ptr::null(),
+                    0,
+                    &mut out,
+                    &mut out_len,
+                    &mut status,
+                    &mut status_len,
+                ),
+                None => (self.api.rados_mon_command)(
+                    self.handle,
+                    commands.as_mut_ptr(),
+                    1,
+                    std::ptr::null(),
+                    0,
+                    &mut out,
+                    &mut out_len,
+                    &mut status,
+                    &mut status_len,
+                ),
+            }
+        };
+        let take = |buffer: *mut c_char, len: usize| -> Vec<u8> {
+            if buffer.is_null() {
+                return Vec::new();
+            }
+            // SAFETY: librados gave `len` bytes at `buffer`; freed once, with its own call.
+            let bytes = unsafe { std::slice::from_raw_parts(buffer as *const u8, len) }.to_vec();
+            // SAFETY: as above.
+            unsafe { (self.api.rados_buffer_free)(buffer) };
+            bytes
+        };
+        let output = take(out, out_len);
+        let status = String::from_utf8_lossy(&take(status, status_len)).into_owned();
+        if r < 0 {
+            return Err(CephError {
+                errno: -r,
+                what: format!("mon command {}", command["prefix"]),
+                status,
+            });
+        }
+        Ok((output, status))
+    }
+
+    /// An I/O context on `pool` (and a RADOS namespace, when given).
+    pub fn io(&self, pool: &str, namespace: Option<&str>) -> Result<Io<'_>, CephError> {
+        let name = c_text(pool)?;
+        let mut handle: Handle = std::ptr::null_mut();
+        // SAFETY: a connected cluster, a string and an out-pointer to a local.
+        let r = unsafe { (self.api.rados_ioctx_create)(self.handle, name.as_ptr(), &mut handle) };
+        check(r, format!("cannot open pool {pool}"))?;
+        let io = Io {
+            handle,
+            api: self.api,
+            _cluster: std::marker::PhantomData,
+        };
+        if let Some(namespace) = namespace {
+            let namespace = c_text(namespace)?;
+            // SAFETY: a live ioctx and a string librados copies.
+            unsafe { (self.api.rados_ioctx_set_namespace)(handle, namespace.as_ptr()) };
+        }
+        Ok(io)
+    }
+}
+
+extern "C" {
+    #[link_name = "free"]
+    fn libc_free(pointer: *mut c_void);
+}
+
+/// An I/O context, valid while its cluster is.
+pub struct Io<'c> {
+    handle: Handle,
+    api: &'static Api,
+    _cluster: std::marker::PhantomData<&'c Cluster>,
+}
+
+impl Drop for Io<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from rados_ioctx_create and is destroyed once, here.
+        unsafe { (self.api.rados_ioctx_destroy)(self.handle) }
+    }
+}
+
+impl Io<'_> {
+    pub fn create_image(&self, name: &str, size: u64, features: u64) -> Result<(), CephError> {
+        let name_c = c_text(name)?;
+        let mut order: c_int = 0;
+        // SAFETY: a live ioctx, a string and an out-pointer to a local (0: default order).
+        let r = unsafe {
+            (self.api.rbd_create2)(self.handle, name_c.as_ptr(), size, features, &mut order)
+        };
+        check(r, format!("cannot create image {name}")).map(drop)
+    }
+
+    pub fn remove_image(&self, name: &str) -> Result<(), CephError> {
+        let name_c = c_text(name)?;
+        // SAFETY: a live ioctx and a string.
+        let r = unsafe { (self.api.rbd_remove)(self.handle, name_c.as_ptr()) };
+        check(r, format!("cannot remove image {name}")).map(drop)
+    }
+
+    /// Every image's name.
+    pub fn list_images(&self) -> Result<Vec<String>, CephError> {
+        let mut size = 4096usize;
+        loop {
+            let mut buffer = vec![0u8; size];
+            // SAFETY: a buffer of `size` bytes; librbd writes at most that many, or says
+            // how many it needs (ERANGE).
+            let r =
+                unsafe { (self.api.rbd_list)(self.handle, buffer.as_mut_ptr().cast(), &mut size) };
+            if r == -ERANGE {
+                continue;
+            }
+            check(r, "cannot list images")?;
+            buffer.truncate(size);
+            return Ok(buffer
+                .split(|b| *b == 0)
+                .filter(|name| !name.is_empty())
+                .map(|name| String::from_utf8_lossy(name).into_owned())
+                .collect());
+        }
+    }
+
+    /// Opens an image (read-only: what a read-only identity can do), or its snapshot.
+    pub fn open(
+        &self,
+        name: &str,
+        snapshot: Option<&str>,
+        read_only: bool,
+    ) -> Result<Image, CephError> {
+        let name_c = c_text(name)?;
+        let snap = snapshot.map(c_text).transpose()?;
+        let snap_ptr = snap.as_ref().map_or(std::ptr::null(), |s| s.as_ptr());
+        let mut handle: Handle = std::ptr::null_mut();
+        let open = if read_only {
+            self.api.rbd_open_read_only
+        } else {
+            self.api.rbd_open
+        };
+        // SAFETY: a live ioctx, strings and an out-pointer to a local.
+        let r = unsafe { open(self.handle, name_c.as_ptr(), &mut handle, snap_ptr) };
+        check(r, format!("cannot open image {name}"))?;
+        Ok(Image {
+            handle,
+            api: self.api,
+            name: name.to_owned(),
+        })
+    }
+
+    /// A copy-on-write clone `child` (in `child_io`) of `parent@snapshot` (in this io).
+    pub fn clone_image(
+        &self,
+        parent: &str,
+        snapshot: &str,
+        child_io: &Io<'_>,
+        child: &str,
+        features: u64,
+    ) -> Result<(), CephError> {
+        let (p, s, c) = (c_text(parent)?, c_text(snapshot)?, c_text(child)?);
+        let mut order: c_int = 0;
+        // SAFETY: two live ioctxs, strings and an out-pointer to a local (0/0: the
+        // parent's striping).
+        let r = unsafe {
+            (self.api.rbd_clone2)(
+                self.handle,
+                p.as_ptr(),
+                s.as_ptr(),
+                child_io.handle,
+                c.as_ptr(),
+                features,
+                &mut order,
+                0,
+                0,
+            )
+        };
+        check(r, format!("cannot clone {parent}@{snapshot} to {child}")).map(drop)
+    }
+}
+
+/// Where an image came from: the pool, image and snapshot it is a clone of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parent {
+    pub pool: String,
+    pub image: String,
+    pub snapshot: String,
+}
+
+/// A client watching an image (holding it open).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Watcher {
+    pub address: String,
+    pub client_id: i64,
+}
+
+/// An open image.
+pub struct Image {
+    handle: Handle,
+    api: &'static Api,
+    name: String,
+}
+
+// SAFETY: an open `rbd_image_t` may be used from any thread (librbd locks inside).
+unsafe impl Send for Image {}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from rbd_open and is closed once, here.
+        unsafe { (self.api.rbd_close)(self.handle) };
+    }
+}
+
+impl Image {
+    fn call(&self, r: c_int, what: &str) -> Result<(), CephError> {
+        check(r, format!("cannot {what} image {}", self.name)).map(drop)
+    }
+
+    fn with_name(&self, name: &str) -> Result<CString, CephError> {
+        c_text(name)
+    }
+
+    pub fn resize(&self, size: u64) -> Result<(), CephError> {
+        // SAFETY: an open image.
+        let r = unsafe { (self.api.rbd_resize)(self.handle, size) };
+        self.call(r, "resize")
+    }
+
+    pub fn size(&self) -> Result<u64, CephError> {
+        let mut size = 0u64;
+        // SAFETY: an open image and an out-pointer to a local.
+        let r = unsafe { (self.api.rbd_get_size)(self.handle, &mut size) };
+        self.call(r, "size").map(|()| size)
+    }
+
+    /// The image's id (the name part of its objects: `rbd_data.<id>.*`).
+    pub fn id(&self) -> Result<String, CephError> {
+        let mut buffer = [0u8; 64];
+        // SAFETY: a 64-byte buffer; ids are 12 to 16 characters.
+        let r =
+            unsafe { (self.api.rbd_get_id)(self.handle, buffer.as_mut_ptr().cast(), buffer.len()) };
+        self.call(r, "read the id of")?;
+        Ok(nul_terminated(&buffer))
+    }
+
+    pub fn features(&self) -> Result<u64, CephError> {
+        let mut features = 0u64;
+        // SAFETY: an open image and an out-pointer to a local.
+        let r = unsafe { (self.api.rbd_get_features)(self.handle, &mut features) };
+        self.call(r, "read the features of").map(|()| features)
+    }
+
+    pub fn update_features(&self, features: u64, enabled: bool) -> Result<(), CephError> {
+        // SAFETY: an open image.
+        let r = unsafe { (self.api.rbd_update_features)(self.handle, features, u8::from(enabled)) };
+        self.call(r, "change the features of")
+    }
+
+    pub fn snap_create(&self, snapshot: &str) -> Result<(), CephError> {
+        let s = self.with_name(snapshot)?;
+        // SAFETY: an open image and a string.
+        let r = unsafe { (self.api.rbd_snap_create)(self.handle, s.as_ptr()) };
+        self.call(r, "snapshot")
+    }
+
+    pub fn snap_remove(&self, snapshot: &str) -> Result<(), CephError> {
+        let s = self.with_name(snapshot)?;
+        // SAFETY: an open image and a string.
+        let r = unsafe { (self.api.rbd_snap_remove)(self.handle, s.as_ptr()) };
+        self.call(r, "remove a snapshot of")
+    }
+
+    pub fn snap_protect(&self, snapshot: &str) -> Result<(), CephError> {
+        let s = self.with_name(snapshot)?;
+        // SAFETY: an open image and a string.
+        let r = unsafe { (self.api.rbd_snap_protect)(self.handle, s.as_ptr()) };
+        self.call(r, "protect a snapshot of")
+    }
+
+    /// EBUSY while clones of the snapshot exist.
+    pub fn snap_unprotect(&self, snapshot: &str) -> Result<(), CephError> {
+        let s = self.with_name(snapshot)?;
+        // SAFETY: an open image and a string.
+        let r = unsafe { (self.api.rbd_snap_unprotect)(self.handle, s.as_ptr()) };
+        self.call(r, "unprotect a snapshot of")
+    }
+
+    /// The names of the image's snapshots.
+    pub fn snapshots(&self) -> Result<Vec<String>, CephError> {
+        let mut max: c_int = 16;
+        loop {
+            let mut infos: Vec<SnapInfo> = (0..max)
+                .map(|_| SnapInfo {
+                    id: 0,
+                    size: 0,
+                    name: std::ptr::null(),
+                })
+                .collect();
+            // SAFETY: room for `max` entries; librbd says how many it needs (ERANGE).
+            let r = unsafe { (self.api.rbd_snap_list)(self.handle, infos.as_mut_ptr(), &mut max) };
+            if r == -ERANGE {
+                continue;
+            }
+            self.call(r.min(0), "list the snapshots of")?;
+            let names = infos[..r as usize]
+                .iter()
+                // SAFETY: librbd filled `r` entries with NUL-terminated names.
+                .map(|info| {
+                    unsafe { CStr::from_ptr(info.name) }
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            // SAFETY: releases what rbd_snap_list allocated for these entries.
+            unsafe { (self.api.rbd_snap_list_end)(infos.as_mut_ptr()) };
+            return Ok(names);
+        }
+    }
+
+    pub fn flatten(&self) -> Result<(), CephError> {
+        // SAFETY: an open image.
+        let r = unsafe { (self.api.rbd_flatten)(self.handle) };
+        self.call(r, "flatten")
+    }
+
+    /// The snapshot this image is a clone of; `None` for an image that is no clone.
+    pub fn parent(&self) -> Result<Option<Parent>, CephError> {
+        let mut pool = [0u8; 256];
+        let mut image = [0u8; 256];
+        let mut id = [0u8; 64];
+        let mut snapshot = [0u8; 256];
+        // SAFETY: four buffers of the lengths given.
+        let r = unsafe {
+            (self.api.rbd_get_parent_info2)(
+                self.handle,
+                pool.as_mut_ptr().cast(),
+                pool.len(),
+                image.as_mut_ptr().cast(),
+                image.len(),
+                id.as_mut_ptr().cast(),
+                id.len(),
+                snapshot.as_mut_ptr().cast(),
+                snapshot.len(),
+            )
+        };
+        if r == -ENOENT {
+            return Ok(None);
+        }
+        self.call(r, "read the parent of")?;
+        Ok(Some(Parent {
+            pool: nul_terminated(&pool),
+            image: nul_terminated(&image),
+            snapshot: nul_terminated(&snapshot),
+        }))
+    }
+
+    /// The clients holding the image open.
+    pub fn watchers(&self) -> Result<Vec<Watcher>, CephError> {
+        let mut max = 16usize;
+        loop {
+            let mut list: Vec<ImageWatcher> = (0..max)
+                .map(|_| ImageWatcher {
+                    addr: std::ptr::null_mut(),
+                    id: 0,
+                    cookie: 0,
+                })
+                .collect();
+            // SAFETY: room for `max` entries; librbd says how many it needs (ERANGE).
+            let r =
+                unsafe { (self.api.rbd_watchers_list)(self.handle, list.as_mut_ptr(), &mut max) };
+            if r == -ERANGE {
+                continue;
+            }
+            self.call(r, "list the watchers of")?;
+            let watchers = list[..max]
+                .iter()
+                .map(|w| Watcher {
+                    // SAFETY: librbd filled `max` entries with NUL-terminated addresses.
+                    address: unsafe { CStr::from_ptr(w.addr) }
+                        .to_string_lossy()
+                        .into_owned(),
+                    client_id: w.id,
+                })
+                .collect();
+            // SAFETY: releases what rbd_watchers_list allocated for these entries.
+            unsafe { (self.api.rbd_watchers_list_cleanup)(list.as_mut_ptr(), max) };
+            return Ok(watchers);
+        }
+    }
+
+    pub fn write(&self, offset: u64, data: &[u8]) -> Result<(), CephError> {
+        // SAFETY: `data` lives across the call; librbd reads `data.len()` bytes of it.
+        let r =
+            unsafe { (self.api.rbd_write)(self.handle, offset, data.len(), data.as_ptr().cast()) };
+        check(
+            r.min(0) as c_int,
+            format!("cannot write to image {}", self.name),
+        )
+        .map(drop)
+    }
+
+    pub fn read(&self, offset: u64, len: usize) -> Result<Vec<u8>, CephError> {
+        let mut buffer = vec![0u8; len];
+        // SAFETY: a buffer of `len` bytes that lives across the call.
+        let r =
+            unsafe { (self.api.rbd_read)(self.handle, offset, len, buffer.as_mut_ptr().cast()) };
+        check(
+            r.min(0) as c_int,
+            format!("cannot read image {}", self.name),
+        )?;
+        buffer.truncate(r.max(0) as usize);
+        Ok(buffer)
+    }
+
+    pub fn flush(&self) -> Result<(), CephError> {
+        // SAFETY: an open image.
+        let r = unsafe { (self.api.rbd_flush)(self.handle) };
+        self.call(r, "flush")
+    }
+}
+
+fn nul_terminated(buffer: &[u8]) -> String {
+    let end = buffer.iter().position(|b| *b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}

@@ -1,0 +1,530 @@
+//! `rbd`: each volume is an RBD image `volume-<id>` in a Ceph pool, reached in the
+//! process through librados and librbd (`ceph.rs`), as Cinder's RBD driver keeps them:
+//! a snapshot is the RBD snapshot `snapshot-<id>` of its volume's image (protected, so
+//! clones can hang off it), a volume from a snapshot is a copy-on-write clone of it, and
+//! a clone of a volume is a clone of a snapshot `volume-<new>.clone_snap` taken for it.
+//! A clone chain longer than `max_clone_depth` is flattened. Hosts reach the images over
+//! the network with the backend's cephx identity (`credentials=shared`, Cinder's way):
+//! connection info names it and the libvirt secret that holds its key.
+
+pub mod ceph;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+use tokio::sync::OnceCell;
+
+use super::{Backend, BackendError, Capabilities, Connector, DataSource, DriverConnection};
+use crate::domain::ids::{SnapshotId, VolumeId};
+use ceph::{features, CephError, ClientConfig, Cluster, Io};
+
+const GIB: u64 = 1024 * 1024 * 1024;
+
+/// Images are made with layering (clones) and deep-flatten, without exclusive-lock and
+/// the features that need it (object-map, fast-diff, journaling): two writers of a
+/// multi-attached volume would hand the lock back and forth on every write (about ten
+/// times slower), and whether a volume is multi-attached can change by retype.
+const IMAGE_FEATURES: u64 = features::LAYERING | features::DEEP_FLATTEN;
+
+/// The snapshot a clone of a volume hangs off (Cinder's name for it).
+const CLONE_SNAP_SUFFIX: &str = ".clone_snap";
+
+/// How often the pool's capacity is read again (creates and deletes read it too).
+const CAPACITY_REFRESH: Duration = Duration::from_secs(30);
+
+/// How hosts are given access to a volume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// The backend's own identity and libvirt secret, as Cinder's RBD driver gives them.
+    Shared,
+}
+
+/// Where an `rbd` backend's cluster is and how it keeps volumes.
+#[derive(Debug, Clone)]
+pub struct RbdOptions {
+    /// The name volumes' `host` ends with and capabilities report.
+    pub pool_name: String,
+    pub client: ClientConfig,
+    /// The RADOS pool of the images (`rbd_pool`).
+    pub pool: String,
+    /// `rbd_user`: `None` connects as `client.admin` and tells hosts that auth is off.
+    pub user: Option<String>,
+    /// `rbd_secret_uuid`: the libvirt secret holding the user's key on hypervisors.
+    pub secret_uuid: Option<String>,
+    pub flatten_volume_from_snapshot: bool,
+    pub max_clone_depth: u32,
+    /// `report_discard_supported`.
+    pub discard: bool,
+    pub credentials: Credentials,
+    pub multiattach: bool,
+    /// An operator's bound on the pool's size; else the cluster's own figure.
+    pub capacity_gb: Option<f64>,
+}
+
+pub struct RbdBackend {
+    name: String,
+    options: RbdOptions,
+    cluster: OnceCell<Arc<Cluster>>,
+    /// The pool's size in GiB as last read from the cluster (f64 bits; 0: not read yet).
+    capacity: AtomicU64,
+}
+
+fn image_name(volume: VolumeId) -> String {
+    format!("volume-{volume}")
+}
+
+fn snapshot_name(snapshot: SnapshotId) -> String {
+    format!("snapshot-{snapshot}")
+}
+
+impl RbdBackend {
+    pub fn new(name: String, options: RbdOptions) -> Self {
+        RbdBackend {
+            name,
+            options,
+            cluster: OnceCell::new(),
+            capacity: AtomicU64::new(0),
+        }
+    }
+
+    fn failed(&self, what: &str, err: impl std::fmt::Display) -> BackendError {
+        BackendError::Failed(format!(
+            "The rbd backend {} could not {what}: {err}.",
+            self.name
+        ))
+    }
+
+    /// The connected cluster (connecting on first use; a failed connection is tried
+    /// again by the next call).
+    async fn cluster(&self) -> Result<Arc<Cluster>, BackendError> {
+        let client = self.options.client.clone();
+        self.cluster
+            .get_or_try_init(|| async move {
+                tokio::task::spawn_blocking(move || Cluster::connect(&client).map(Arc::new))
+                    .await
+                    .map_err(|e| CephError {
+                        errno: 5,
+                        what: format!("the connecting thread failed: {e}"),
+                        status: String::new(),
+                    })?
+            })
+            .await
+            .cloned()
+            .map_err(|e| self.failed("reach its Ceph cluster", e))
+    }
+
+    /// Runs blocking librados/librbd work on the pool, off the async threads.
+    async fn on_pool<T: Send + 'static>(
+        &self,
+        what: &'static str,
+        work: impl FnOnce(&Io<'_>) -> Result<T, CephError> + Send + 'static,
+    ) -> Result<T, BackendError> {
+        let cluster = self.cluster().await?;
+        let pool = self.options.pool.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            let io = cluster.io(&pool, None)?;
+            work(&io)
+        })
+        .await
+        .map_err(|e| self.failed(what, e))?;
+        result.map_err(|e| match e.errno {
+            ceph::EBUSY | ceph::ENOTEMPTY => BackendError::Busy(format!(
+                "The rbd backend {} could not {what}: it is in use ({e}).",
+                self.name
+            )),
+            _ => self.failed(what, e),
+        })
+    }
+
+    /// Reads the pool's size (what it stores and what it may still take) from `ceph df`.
+    async fn refresh_capacity(&self) {
+        let Ok(cluster) = self.cluster().await else {
+            return;
+        };
+        let pool = self.options.pool.clone();
+        let read = tokio::task::spawn_blocking(move || {
+            let (out, _) = cluster.mon_command(&json!({"prefix": "df", "format": "json"}), None)?;
+            Ok::<_, CephError>(pool_capacity_gb(&out, &pool))
+        })
+        .await;
+        if let Ok(Ok(Some(gb))) = read {
+            self.capacity.store(gb.to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// The monitors' addresses as hosts and ports (Cinder's `_get_mon_addrs`).
+    async fn monitors(&self) -> Result<(Vec<String>, Vec<String>), BackendError> {
+        let cluster = self.cluster().await?;
+        let dump = tokio::task::spawn_blocking(move || {
+            cluster.mon_command(&json!({"prefix": "mon dump", "format": "json"}), None)
+        })
+        .await
+        .map_err(|e| self.failed("read the monitors", e))?
+        .map_err(|e| self.failed("read the monitors", e))?;
+        monitor_addresses(&dump.0).ok_or_else(|| self.failed("read the monitors", "no monitors"))
+    }
+}
+
+/// `stored + max_avail` of `pool` in `ceph df`'s JSON, in GiB.
+fn pool_capacity_gb(df: &[u8], pool: &str) -> Option<f64> {
+    let df: Value = serde_json::from_slice(df).ok()?;
+    let stats = df["pools"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == pool)?
+        .get("stats")?;
+    let bytes = stats["stored"].as_f64()? + stats["max_avail"].as_f64()?;
+    Some(bytes / GIB as f64)
+}
+
+/// Hosts and ports of the monitors in `mon dump`'s JSON (their legacy `addr`, as Cinder
+/// reads it: `host:port/nonce`, IPv6 hosts in brackets).
+fn monitor_addresses(dump: &[u8]) -> Option<(Vec<String>, Vec<String>)> {
+    let dump: Value = serde_json::from_slice(dump).ok()?;
+    let mut hosts = Vec::new();
+    let mut ports = Vec::new();
+    for mon in dump["mons"].as_array()? {
+        let addr = mon["addr"].as_str()?;
+        let host_port = addr.rsplit_once('/').map_or(addr, |(hp, _)| hp);
+        let (host, port) = host_port.rsplit_once(':')?;
+        hosts.push(host.trim_matches(['[', ']']).to_owned());
+        ports.push(port.to_owned());
+    }
+    (!hosts.is_empty()).then_some((hosts, ports))
+}
+
+/// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
+fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
+    let mut depth = 0;
+    let mut current = image.to_owned();
+    while let Some(parent) = io.open(&current, None, true)?.parent()? {
+        depth += 1;
+        current = parent.image;
+    }
+    Ok(depth)
+}
+
+/// Creates `child` as a clone of `parent@snapshot`, grown to `size` bytes, and flattened
+/// when `flatten` or when its chain would pass `max_depth`. Whether it was flattened.
+fn clone_to(
+    io: &Io<'_>,
+    parent: &str,
+    snapshot: &str,
+    child: &str,
+    size: u64,
+    flatten: bool,
+    max_depth: u32,
+) -> Result<bool, CephError> {
+    let depth = clone_depth(io, parent)?;
+    io.clone_image(parent, snapshot, io, child, IMAGE_FEATURES)?;
+    let made = (|| {
+        let image = io.open(child, None, false)?;
+        if image.size()? < size {
+            image.resize(size)?;
+        }
+        let flattened = flatten || depth + 1 > max_depth;
+        if flattened {
+            image.flatten()?;
+        }
+        Ok(flattened)
+    })();
+    if made.is_err() {
+        // Nothing half-made is left behind.
+        let _ = io.remove_image(child);
+    }
+    made
+}
+
+/// Removes `image`'s own snapshot `snapshot`, unprotecting it first; `EBUSY` while it
+/// still has clones.
+fn remove_snapshot(io: &Io<'_>, image: &str, snapshot: &str) -> Result<(), CephError> {
+    let opened = match io.open(image, None, false) {
+        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
+        other => other?,
+    };
+    if !opened.snapshots()?.iter().any(|s| s == snapshot) {
+        return Ok(());
+    }
+    match opened.snap_unprotect(snapshot) {
+        // Never protected (EINVAL), or protected no more.
+        Err(e) if e.errno != 22 => return Err(e),
+        _ => {}
+    }
+    opened.snap_remove(snapshot)
+}
+
+/// Deletes `image` (Cinder's order): refused while it has snapshots that clones need,
+/// its own `.clone_snap` snapshots removed when nothing hangs off them, and the snapshot
+/// it was cloned from (when it was a clone of a volume) removed after it.
+fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
+    let opened = match io.open(image, None, false) {
+        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
+        other => other?,
+    };
+    let parent = opened.parent()?;
+    for snapshot in opened.snapshots()? {
+        if !snapshot.ends_with(CLONE_SNAP_SUFFIX) {
+            return Err(CephError {
+                errno: ceph::EBUSY,
+                what: format!("image {image} has snapshot {snapshot}"),
+                status: String::new(),
+            });
+        }
+        match opened.snap_unprotect(&snapshot) {
+            Err(e) if e.errno != 22 => return Err(e),
+            _ => opened.snap_remove(&snapshot)?,
+        }
+    }
+    drop(opened);
+    match io.remove_image(image) {
+        Err(e) if e.errno == ceph::ENOENT => {}
+        other => other?,
+    }
+    if let Some(parent) = parent.filter(|p| p.snapshot.ends_with(CLONE_SNAP_SUFFIX)) {
+        match remove_snapshot(io, &parent.image, &parent.snapshot) {
+            // Another clone of the same snapshot still needs it.
+            Err(e) if e.errno == ceph::EBUSY => {}
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Backend for RbdBackend {
+    fn capabilities(&self) -> Capabilities {
+        let read = f64::from_bits(self.capacity.load(Ordering::Relaxed));
+        let total_capacity_gb = self
+            .options
+            .capacity_gb
+            .or_else(|| (read > 0.0).then_some(read));
+        Capabilities {
+            driver: "rbd",
+            multiattach: self.options.multiattach,
+            shared_targets: Some(false),
+            pool_name: self.options.pool_name.clone(),
+            total_capacity_gb,
+            storage_protocol: "ceph",
+            thin_provisioning: true,
+        }
+    }
+
+    async fn create_volume(&self, volume_id: VolumeId, size_gib: u64) -> Result<(), BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("create the volume", move |io| {
+            io.create_image(&name, size_gib * GIB, IMAGE_FEATURES)
+        })
+        .await?;
+        self.refresh_capacity().await;
+        Ok(())
+    }
+
+    async fn extend_volume(
+        &self,
+        volume_id: VolumeId,
+        new_size_gib: u64,
+    ) -> Result<(), BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("extend the volume", move |io| {
+            let image = io.open(&name, None, false)?;
+            if image.size()? < new_size_gib * GIB {
+                image.resize(new_size_gib * GIB)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("delete the volume", move |io| delete_image(io, &name))
+            .await?;
+        self.refresh_capacity().await;
+        Ok(())
+    }
+
+    async fn create_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        let (image, snapshot) = (image_name(volume_id), snapshot_name(snapshot_id));
+        self.on_pool("snapshot the volume", move |io| {
+            let opened = io.open(&image, None, false)?;
+            opened.snap_create(&snapshot)?;
+            if let Err(e) = opened.snap_protect(&snapshot) {
+                let _ = opened.snap_remove(&snapshot);
+                return Err(e);
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn delete_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        let (image, snapshot) = (image_name(volume_id), snapshot_name(snapshot_id));
+        self.on_pool("delete the snapshot", move |io| {
+            remove_snapshot(io, &image, &snapshot)
+        })
+        .await
+    }
+
+    async fn create_volume_from(
+        &self,
+        volume_id: VolumeId,
+        source: DataSource,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        let child = image_name(volume_id);
+        let (flatten_snapshots, max_depth) = (
+            self.options.flatten_volume_from_snapshot,
+            self.options.max_clone_depth,
+        );
+        let size = size_gib * GIB;
+        self.on_pool("create the volume from its source", move |io| {
+            match source {
+                DataSource::Snapshot(snapshot, volume) => clone_to(
+                    io,
+                    &image_name(volume),
+                    &snapshot_name(snapshot),
+                    &child,
+                    size,
+                    flatten_snapshots,
+                    max_depth,
+                )
+                .map(drop),
+                DataSource::Volume(source) => {
+                    let parent = image_name(source);
+                    let snapshot = format!("{child}{CLONE_SNAP_SUFFIX}");
+                    let opened = io.open(&parent, None, false)?;
+                    opened.snap_create(&snapshot)?;
+                    opened.snap_protect(&snapshot)?;
+                    drop(opened);
+                    let made = clone_to(io, &parent, &snapshot, &child, size, false, max_depth);
+                    // A flattened clone (or none) needs the snapshot no more.
+                    if !matches!(made, Ok(false)) {
+                        let _ = remove_snapshot(io, &parent, &snapshot);
+                    }
+                    made.map(drop)
+                }
+            }
+        })
+        .await?;
+        self.refresh_capacity().await;
+        Ok(())
+    }
+
+    async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("look for the volume", move |io| {
+            match io.open(&name, None, true) {
+                Ok(_) => Ok(true),
+                Err(e) if e.errno == ceph::ENOENT => Ok(false),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
+        self.on_pool("list the volumes", |io| {
+            Ok(io
+                .list_images()?
+                .iter()
+                .filter_map(|name| name.strip_prefix("volume-"))
+                .filter_map(|id| uuid::Uuid::parse_str(id).ok())
+                .map(VolumeId::from)
+                .collect())
+        })
+        .await
+    }
+
+    fn validate_connector(&self, _connector: &Connector) -> Result<(), BackendError> {
+        // Hosts reach the cluster over the network: nothing of theirs is needed.
+        Ok(())
+    }
+
+    async fn initialize_connection(
+        &self,
+        volume_id: VolumeId,
+        _connector: &Connector,
+    ) -> Result<DriverConnection, BackendError> {
+        let (hosts, ports) = self.monitors().await?;
+        let options = &self.options;
+        let data = json!({
+            "name": format!("{}/{}", options.pool, image_name(volume_id)),
+            "hosts": hosts,
+            "ports": ports,
+            "cluster_name": if options.client.cluster_name.is_empty() {
+                "ceph"
+            } else {
+                options.client.cluster_name.as_str()
+            },
+            "auth_enabled": options.user.is_some(),
+            "auth_username": options.user,
+            "secret_type": "ceph",
+            "secret_uuid": options.secret_uuid,
+            "volume_id": volume_id.to_string(),
+            "discard": options.discard,
+        });
+        Ok(DriverConnection {
+            driver_volume_type: "rbd".to_owned(),
+            data: data.as_object().cloned().unwrap_or_default(),
+        })
+    }
+
+    async fn terminate_connection(
+        &self,
+        _volume_id: VolumeId,
+        _connector: &Connector,
+    ) -> Result<(), BackendError> {
+        // Shared credentials: the host keeps its key (Cinder's driver does nothing here).
+        Ok(())
+    }
+
+    fn reconcile_interval(&self) -> Option<Duration> {
+        Some(CAPACITY_REFRESH)
+    }
+
+    /// Nothing of the cluster follows the database with shared credentials; the pass
+    /// keeps the pool's capacity (for placement) fresh, connecting at start.
+    async fn reconcile(&self, _repair: bool) -> Result<Vec<String>, BackendError> {
+        self.refresh_capacity().await;
+        Ok(Vec::new())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monitors_are_read_as_cinder_reads_them() {
+        let dump = br#"{"mons": [{"name": "a", "addr": "127.0.0.1:6789/0"},
+                                  {"name": "b", "addr": "[::1]:3300/0"}]}"#;
+        assert_eq!(
+            monitor_addresses(dump),
+            Some((
+                vec!["127.0.0.1".to_owned(), "::1".to_owned()],
+                vec!["6789".to_owned(), "3300".to_owned()]
+            ))
+        );
+        assert_eq!(monitor_addresses(br#"{"mons": []}"#), None);
+    }
+
+    #[test]
+    fn capacity_is_what_the_pool_stores_and_may_still_take() {
+        let df = br#"{"pools": [{"name": "other", "stats": {"stored": 1, "max_avail": 1}},
+                                 {"name": "volumes", "stats": {"stored": 1073741824,
+                                                               "max_avail": 9663676416}}]}"#;
+        assert_eq!(pool_capacity_gb(df, "volumes"), Some(10.0));
+        assert_eq!(pool_capacity_gb(df, "missing"), None);
+    }
+}
