@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::domain::attachment::{Connector, DriverConnection};
-use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
 use async_trait::async_trait;
 
@@ -45,6 +45,9 @@ pub trait AccessRecords: Send + Sync {
     async fn forget_export(&self, volume_id: VolumeId) -> Result<(), String>;
     /// Initiators of live, connected attachments of every exported volume.
     async fn grants(&self) -> Result<Vec<AccessGrant>, String>;
+    /// Hosts of live, connected attachments of this backend's volumes (of one, when
+    /// given), with the keyring each was given.
+    async fn host_grants(&self, volume: Option<VolumeId>) -> Result<Vec<HostGrant>, String>;
 }
 
 /// Records for drivers built without a database (fuzz targets, unit tests): nothing is
@@ -72,6 +75,9 @@ impl AccessRecords for NoRecords {
         Ok(())
     }
     async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
+        Ok(Vec::new())
+    }
+    async fn host_grants(&self, _: Option<VolumeId>) -> Result<Vec<HostGrant>, String> {
         Ok(Vec::new())
     }
 }
@@ -455,7 +461,7 @@ impl BackendSpec {
                 Ok((Arc::new(backend), zone))
             }
             DriverKind::Tgt => self.build_tgt(records),
-            DriverKind::Rbd => self.build_rbd(),
+            DriverKind::Rbd => self.build_rbd(records),
         }
     }
 
@@ -464,7 +470,10 @@ impl BackendSpec {
     /// `secret_uuid`, `cluster_name`, `flatten_volume_from_snapshot`, `max_clone_depth`
     /// (5), `report_discard_supported`, `credentials` (`shared`), and the common options;
     /// Cinder's `rbd_*` names are read from cinder.conf into these.
-    fn build_rbd(&self) -> Result<(Arc<dyn Backend>, String), String> {
+    fn build_rbd(
+        &self,
+        records: Arc<dyn AccessRecords>,
+    ) -> Result<(Arc<dyn Backend>, String), String> {
         let known = [
             "conf",
             "user",
@@ -488,9 +497,10 @@ impl BackendSpec {
         };
         let credentials = match get("credentials").unwrap_or("shared") {
             "shared" => rbd::Credentials::Shared,
+            "per-attachment" => rbd::Credentials::PerAttachment,
             other => {
                 return Err(format!(
-                    "backend {}: credentials={other:?} is not built yet (known: shared)",
+                    "backend {}: credentials={other:?} is neither shared nor per-attachment",
                     self.name
                 ))
             }
@@ -523,7 +533,7 @@ impl BackendSpec {
             multiattach: common.multiattach,
             capacity_gb: common.capacity_gb,
         };
-        let backend = RbdBackend::new(self.name.clone(), options);
+        let backend = RbdBackend::new(self.name.clone(), options, records);
         Ok((Arc::new(backend), common.availability_zone))
     }
 

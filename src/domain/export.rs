@@ -44,6 +44,29 @@ pub struct AccessGrant {
     pub read_only: bool,
 }
 
+/// A host's right to reach a volume on a backend whose hosts connect with credentials of
+/// their own (rbd's per-attachment identities): held while a live, connected attachment
+/// of the volume names that host. `keyring` is what that attachment's connection info
+/// gave the host, so the same key can be put back.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct HostGrant {
+    pub volume_id: VolumeId,
+    pub host: String,
+    pub read_only: bool,
+    pub keyring: Option<String>,
+}
+
+// The key never reaches a log line.
+impl std::fmt::Debug for HostGrant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostGrant")
+            .field("volume_id", &self.volume_id)
+            .field("host", &self.host)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 
 use crate::backend::{AccessRecords, Backends};
 use crate::clock::Clock;
-use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::ids::VolumeId;
 use crate::store::{NewExport, Store};
 
@@ -82,6 +82,12 @@ impl AccessRecords for StoreRecords {
     async fn grants(&self) -> Result<Vec<AccessGrant>, String> {
         self.store
             .access_grants(&self.backend_host)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    async fn host_grants(&self, volume: Option<VolumeId>) -> Result<Vec<HostGrant>, String> {
+        self.store
+            .host_grants(&self.backend_host, volume)
             .await
             .map_err(|e| e.to_string())
     }

@@ -10,7 +10,7 @@ use super::row::{Columns, FromRow};
 use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attachment::{AttachMode, AttachStatus};
-use crate::domain::export::{AccessGrant, TargetExport};
+use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::ids::VolumeId;
 
 /// A volume's export as a backend asks for it: the number is the store's to allocate.
@@ -43,7 +43,23 @@ pub trait ExportStore: Send + Sync {
     /// Who may log in now: the initiators of the live, connected attachments of the
     /// backend's exported volumes.
     async fn access_grants(&self, backend_host: &str) -> Result<Vec<AccessGrant>, StoreError>;
+    /// The hosts of the live, connected attachments of the backend's volumes (of one
+    /// volume, when given), with the keyring each connection was given.
+    async fn host_grants(
+        &self,
+        backend_host: &str,
+        volume: Option<VolumeId>,
+    ) -> Result<Vec<HostGrant>, StoreError>;
 }
+
+/// `$1` what the backend's volume hosts start with (`<backend host>#`), `$2`/`$3` the
+/// connected statuses.
+const HOST_GRANTS: &str = "\
+    select a.volume_id, a.attached_host, a.attach_mode, a.connection_info \
+      from volume_attachment a join volumes v on v.id = a.volume_id \
+     where substr(v.host, 1, length(cast($1 as text))) = cast($1 as text) \
+       and v.deleted = false and a.deleted = false \
+       and a.attach_status in ($2, $3) and a.attached_host is not null";
 
 const EXPORT_COLUMNS: &str =
     "select volume_id, number, auth_username, auth_password from target_exports";
@@ -217,6 +233,39 @@ impl<D: Database> ExportStore for SqlStore<D> {
             .bind(AttachStatus::Attached);
         let rows: Vec<GrantRow> = self.db.fetch_all(sql).await?;
         Ok(grants(rows))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn host_grants(
+        &self,
+        backend_host: &str,
+        volume: Option<VolumeId>,
+    ) -> Result<Vec<HostGrant>, StoreError> {
+        let mut sql = Sql::new(HOST_GRANTS)
+            .bind(format!("{backend_host}#"))
+            .bind(AttachStatus::Attaching)
+            .bind(AttachStatus::Attached);
+        if let Some(volume) = volume {
+            sql.push(" and a.volume_id = ").push_bind(volume);
+        }
+        let rows: Vec<(VolumeId, String, Option<AttachMode>, Option<String>)> =
+            self.db.fetch_all(sql).await?;
+        let mut grants: Vec<HostGrant> = rows
+            .into_iter()
+            .map(|(volume_id, host, mode, info)| HostGrant {
+                volume_id,
+                host,
+                read_only: mode == Some(AttachMode::ReadOnly),
+                keyring: info
+                    .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                    .and_then(|info| info.get("keyring")?.as_str().map(str::to_owned)),
+            })
+            .collect();
+        grants.sort();
+        grants.dedup_by(|a, b| {
+            (&a.volume_id, &a.host, a.read_only) == (&b.volume_id, &b.host, b.read_only)
+        });
+        Ok(grants)
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -296,17 +296,307 @@ async fn an_unreachable_cluster_is_an_error_not_a_hang(app: TestApp) {
 
 backend_tests!(an_unreachable_cluster_is_an_error_not_a_hang);
 
-#[test]
-fn per_attachment_credentials_are_refused_until_built() {
-    let spec: cinder_attach::backend::BackendSpec = "c=rbd,pool=volumes,credentials=per-attachment"
-        .parse()
+/// The app with one `rbd` backend that gives each attachment's host an identity of its
+/// own. Each test's backend has a name of its own: tests share the pool, and a backend
+/// reconciles the identities of its name.
+async fn per_attachment_app(app: TestApp) -> Option<(TestApp, String)> {
+    let conf = ceph_conf()?;
+    let name = format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let spec = format!(
+        "{name}=rbd,conf={conf},pool={},capacity_gb=1000,credentials=per-attachment",
+        pool()
+    );
+    Some((app.with_backends(&[spec.as_str()]).await, conf))
+}
+
+/// A host as os-brick would be one: only what the connection info says (the monitors,
+/// the user and the keyring), no ceph.conf.
+fn host_of(info: &Value) -> Result<Cluster, cinder_attach::backend::rbd::ceph::CephError> {
+    let hosts = info["hosts"].as_array().unwrap();
+    let ports = info["ports"].as_array().unwrap();
+    let mon_host = format!(
+        "{}:{}",
+        hosts[0].as_str().unwrap(),
+        ports[0].as_str().unwrap()
+    );
+    let keyring = info["keyring"]
+        .as_str()
+        .expect("a keyring in the connection info");
+    let key = keyring
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("key = "))
+        .expect("a key in the keyring");
+    Cluster::connect(&ClientConfig {
+        conf_file: None,
+        user: info["auth_username"].as_str().unwrap().to_owned(),
+        key: Some(key.to_owned()),
+        options: vec![
+            ("mon_host".into(), mon_host),
+            ("rados_osd_op_timeout".into(), "10".into()),
+            ("rados_mon_op_timeout".into(), "10".into()),
+        ],
+        ..ClientConfig::default()
+    })
+}
+
+/// Attaches `volume` for `host` in `mode`; the attachment's id and connection info.
+async fn attach_as(app: &TestApp, volume: &str, host: &str, mode: &str) -> (String, Value) {
+    let attached = app
+        .post_attachment(
+            json!({"volume_uuid": volume, "instance_uuid": uuid::Uuid::new_v4().to_string(),
+                   "connector": conn_for(host, "/dev/vdb"), "mode": mode}),
+            "3.54",
+        )
+        .await;
+    assert_eq!(attached.status, 200, "{}", attached.text);
+    let attachment = &attached.json["attachment"];
+    (
+        str_of(attachment, "id"),
+        attachment["connection_info"].clone(),
+    )
+}
+
+fn image(info: &Value) -> String {
+    info["name"]
+        .as_str()
+        .unwrap()
+        .split_once('/')
+        .unwrap()
+        .1
+        .to_owned()
+}
+
+/// Whether the cluster holds `client.<identity>`.
+fn identity_exists(conf: &str, identity: &str) -> bool {
+    let entity = format!("client.{identity}");
+    admin(conf)
+        .mon_command(&json!({"prefix": "auth get", "entity": entity}), None)
+        .is_ok()
+}
+
+async fn per_attachment_keys_reach_their_volume_and_nothing_else(app: TestApp) {
+    let Some((app, _conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    app.create_multiattach_type("ma").await;
+    let volume = create(&app, json!({"size": 1, "volume_type": "ma"})).await;
+    let other = create(&app, json!({"size": 1})).await;
+    let (_, rw) = attach_as(&app, &volume, "node-1", "rw").await;
+    assert_eq!(rw["auth_enabled"], true);
+    let user = rw["auth_username"].as_str().unwrap().to_owned();
+    assert!(user.starts_with("ca.c") && user.contains(&volume), "{user}");
+    assert!(user.ends_with(".rw"));
+    assert_eq!(rw["name"], format!("{}/volume-{volume}", pool()));
+    assert!(rw["secret_uuid"].as_str().is_some_and(|u| u.len() == 36));
+
+    let writer = host_of(&rw).expect("the host connects with its own key");
+    let io = writer.io(&pool(), None).unwrap();
+    let opened = io.open(&image(&rw), None, false).unwrap();
+    opened.write(0, b"the writer's block").unwrap();
+    opened.flush().unwrap();
+    // Another volume is out of its reach.
+    let refused = io
+        .open(&format!("volume-{other}"), None, true)
+        .err()
         .unwrap();
+    assert_eq!(refused.errno, 1, "{refused}");
+
+    // A read-only attachment: its own identity reads, and cannot open for writing.
+    let (_, ro) = attach_as(&app, &volume, "node-2", "ro").await;
+    assert!(ro["auth_username"].as_str().unwrap().ends_with(".ro"));
+    let reader = host_of(&ro).unwrap();
+    let io = reader.io(&pool(), None).unwrap();
+    let read = io.open(&image(&ro), None, true).unwrap();
+    assert_eq!(read.read(0, 18).unwrap(), b"the writer's block");
+    let no_write = io.open(&image(&ro), None, false).err().unwrap();
+    assert_eq!(no_write.errno, 1, "{no_write}");
+    // The same key does not reach the writer's identity's rights.
+    let other_io = reader.io(&pool(), None).unwrap();
+    assert!(other_io
+        .open(&format!("volume-{other}"), None, true)
+        .is_err());
+}
+
+async fn detach_fences_an_open_writer(app: TestApp) {
+    let Some((app, conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    let volume = create(&app, json!({"size": 1})).await;
+    let (attachment, info) = attach_as(&app, &volume, "node-1", "rw").await;
+    let identity = info["auth_username"].as_str().unwrap().to_owned();
+    let host = host_of(&info).unwrap();
+    let io = host.io(&pool(), None).unwrap();
+    let opened = io.open(&image(&info), None, false).unwrap();
+    opened.write(0, b"before").unwrap();
+    opened.flush().unwrap();
+
+    let started = Instant::now();
+    assert_eq!(app.delete_attachment(&attachment).await.status, 200);
+    let detach_took = started.elapsed();
+    assert!(!identity_exists(&conf, &identity), "the identity is gone");
+    // The host still holds the image open: its next write fails within seconds.
+    let mut failed_after = None;
+    for _ in 0..100 {
+        let wrote = opened.write(0, b"after").and_then(|()| opened.flush());
+        if wrote.is_err() {
+            failed_after = Some(started.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let failed_after = failed_after.expect("a fenced host cannot write");
+    assert!(
+        detach_took < Duration::from_secs(2),
+        "detach took {detach_took:?}"
+    );
+    assert!(failed_after < Duration::from_secs(10), "{failed_after:?}");
+    println!("detach {detach_took:?}, writes refused after {failed_after:?}");
+    // What it wrote before stays; what it tried after did not land.
+    let check = admin(&conf);
+    let io = check.io(&pool(), None).unwrap();
+    let data = io
+        .open(&image(&info), None, true)
+        .unwrap()
+        .read(0, 6)
+        .unwrap();
+    assert_eq!(data, b"before");
+}
+
+/// A multiattach volume takes two writers at once (no exclusive lock to pass around);
+/// each host's identity is its own.
+async fn two_writers_share_a_multiattach_volume(app: TestApp) {
+    let Some((app, _conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    app.create_multiattach_type("ma").await;
+    let volume = create(&app, json!({"size": 1, "volume_type": "ma"})).await;
+    let (_, first) = attach_as(&app, &volume, "node-1", "rw").await;
+    let (_, second) = attach_as(&app, &volume, "node-2", "rw").await;
+    assert_ne!(first["auth_username"], second["auth_username"]);
+    let hosts = [host_of(&first).unwrap(), host_of(&second).unwrap()];
+    std::thread::scope(|scope| {
+        for (n, host) in hosts.iter().enumerate() {
+            let name = image(&first);
+            scope.spawn(move || {
+                let io = host.io(&pool(), None).unwrap();
+                let opened = io.open(&name, None, false).unwrap();
+                for round in 0..20u64 {
+                    let offset = (n as u64 * 1_048_576) + round * 4096;
+                    opened.write(offset, &[n as u8 + 1; 4096]).unwrap();
+                }
+                opened.flush().unwrap();
+            });
+        }
+    });
+    let io = hosts[0].io(&pool(), None).unwrap();
+    let opened = io.open(&image(&first), None, true).unwrap();
+    assert_eq!(opened.read(0, 1).unwrap(), [1]);
+    assert_eq!(opened.read(1_048_576, 1).unwrap(), [2]);
+}
+
+/// A host of a volume made from a snapshot reads through to the data of the image it
+/// is a clone of (read-only caps on it), and writes only its own.
+async fn a_clone_reads_through_to_its_parent(app: TestApp) {
+    let Some((app, conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    let source = create(&app, json!({"size": 1})).await;
+    {
+        let cluster = admin(&conf);
+        let io = cluster.io(&pool(), None).unwrap();
+        let opened = io.open(&format!("volume-{source}"), None, false).unwrap();
+        opened.write(8192, b"from the parent").unwrap();
+        opened.flush().unwrap();
+    }
+    let taken = app
+        .request(Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": source}}))
+        .send()
+        .await;
+    let snapshot = str_of(&taken.json["snapshot"], "id");
+    let clone = create(&app, json!({"snapshot_id": snapshot})).await;
+    let (_, info) = attach_as(&app, &clone, "node-1", "rw").await;
+    let host = host_of(&info).unwrap();
+    let io = host.io(&pool(), None).unwrap();
+    let opened = io.open(&image(&info), None, false).unwrap();
+    assert_eq!(opened.read(8192, 15).unwrap(), b"from the parent");
+    opened.write(8192, b"from the child!").unwrap();
+    opened.flush().unwrap();
+    let parent = io
+        .open(&format!("volume-{source}"), None, false)
+        .err()
+        .unwrap();
+    assert_eq!(parent.errno, 1, "{parent}");
+}
+
+/// The cluster's identities follow the database: one removed by hand comes back with
+/// the key its host holds, one nobody backs is fenced and removed; `check` reports both
+/// before the repair.
+async fn reconciliation_puts_identities_back_and_removes_strays(app: TestApp) {
+    let Some((app, conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    let volume = create(&app, json!({"size": 1})).await;
+    let (_, info) = attach_as(&app, &volume, "node-1", "rw").await;
+    let identity = info["auth_username"].as_str().unwrap().to_owned();
+    let cluster = admin(&conf);
+    cluster
+        .mon_command(
+            &json!({"prefix": "auth rm", "entity": format!("client.{identity}")}),
+            None,
+        )
+        .unwrap();
+    let backend = identity.split('.').nth(1).unwrap();
+    let stray = format!("ca.{backend}.{volume}.000000000000.rw");
+    cluster
+        .mon_command(
+            &json!({"prefix": "auth get-or-create", "entity": format!("client.{stray}"),
+                    "caps": ["mon", "allow r"]}),
+            None,
+        )
+        .unwrap();
+    let backends = app.backends();
+    let driver = &backends.iter().next().unwrap().driver;
+    let drift = driver.reconcile(false).await.unwrap();
+    assert!(
+        drift
+            .iter()
+            .any(|d| d.contains(&identity) && d.contains("missing")),
+        "{drift:?}"
+    );
+    assert!(drift.iter().any(|d| d.contains(&stray)), "{drift:?}");
+    let repaired = driver.reconcile(true).await.unwrap();
+    assert_eq!(repaired.len(), 2, "{repaired:?}");
+    assert!(identity_exists(&conf, &identity));
+    assert!(!identity_exists(&conf, &stray));
+    // The host's key works again.
+    let host = host_of(&info).unwrap();
+    let io = host.io(&pool(), None).unwrap();
+    io.open(&image(&info), None, false)
+        .unwrap()
+        .write(0, b"x")
+        .unwrap();
+    assert_eq!(driver.reconcile(false).await.unwrap(), Vec::<String>::new());
+}
+
+backend_tests!(
+    per_attachment_keys_reach_their_volume_and_nothing_else,
+    detach_fences_an_open_writer,
+    two_writers_share_a_multiattach_volume,
+    a_clone_reads_through_to_its_parent,
+    reconciliation_puts_identities_back_and_removes_strays,
+);
+
+#[test]
+fn unknown_credentials_are_refused() {
+    let spec: cinder_attach::backend::BackendSpec =
+        "c=rbd,pool=volumes,credentials=everyone".parse().unwrap();
     let refused = spec
         .build(std::sync::Arc::new(cinder_attach::backend::NoRecords))
         .err()
         .unwrap();
     assert!(
-        refused.contains("credentials=\"per-attachment\" is not built yet"),
+        refused.contains("neither shared nor per-attachment"),
         "{refused}"
     );
 }

@@ -4,9 +4,13 @@
 //! clones can hang off it), a volume from a snapshot is a copy-on-write clone of it, and
 //! a clone of a volume is a clone of a snapshot `volume-<new>.clone_snap` taken for it.
 //! A clone chain longer than `max_clone_depth` is flattened. Hosts reach the images over
-//! the network with the backend's cephx identity (`credentials=shared`, Cinder's way):
-//! connection info names it and the libvirt secret that holds its key.
+//! the network either with the backend's cephx identity (`credentials=shared`, Cinder's
+//! way: connection info names it and the libvirt secret that holds its key) or with an
+//! identity of their own per volume and mode (`credentials=per-attachment`, `access.rs`),
+//! which follows the database: decided there first, applied to the cluster after, under
+//! a cluster-wide turn per volume, and reconciled every few seconds.
 
+mod access;
 pub mod ceph;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +21,12 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
-use super::{Backend, BackendError, Capabilities, Connector, DataSource, DriverConnection};
+use super::{
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataSource,
+    DriverConnection,
+};
+use crate::domain::attachment::AttachMode;
+use crate::domain::export::HostGrant;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use ceph::{features, CephError, ClientConfig, Cluster, Io};
 
@@ -35,12 +44,20 @@ const CLONE_SNAP_SUFFIX: &str = ".clone_snap";
 /// How often the pool's capacity is read again (creates and deletes read it too).
 const CAPACITY_REFRESH: Duration = Duration::from_secs(30);
 
+/// How often per-attachment identities are compared with the database.
+const IDENTITY_REFRESH: Duration = Duration::from_secs(5);
+
 /// How hosts are given access to a volume.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Credentials {
     /// The backend's own identity and libvirt secret, as Cinder's RBD driver gives them.
     Shared,
+    /// An identity per host, volume and mode, its key in the connection info.
+    PerAttachment,
 }
+
+/// How long a volume's turn may be held before it lapses (a process that died with it).
+const TURN_SECONDS: i64 = 30;
 
 /// Where an `rbd` backend's cluster is and how it keeps volumes.
 #[derive(Debug, Clone)]
@@ -67,6 +84,7 @@ pub struct RbdOptions {
 pub struct RbdBackend {
     name: String,
     options: RbdOptions,
+    records: Arc<dyn AccessRecords>,
     cluster: OnceCell<Arc<Cluster>>,
     /// The pool's size in GiB as last read from the cluster (f64 bits; 0: not read yet).
     capacity: AtomicU64,
@@ -81,10 +99,11 @@ fn snapshot_name(snapshot: SnapshotId) -> String {
 }
 
 impl RbdBackend {
-    pub fn new(name: String, options: RbdOptions) -> Self {
+    pub fn new(name: String, options: RbdOptions, records: Arc<dyn AccessRecords>) -> Self {
         RbdBackend {
             name,
             options,
+            records,
             cluster: OnceCell::new(),
             capacity: AtomicU64::new(0),
         }
@@ -155,6 +174,151 @@ impl RbdBackend {
         }
     }
 
+    /// The identity a grant of `volume_id` to the connector's host (in its mode) gets.
+    fn identity_for(
+        &self,
+        volume_id: VolumeId,
+        connector: &Connector,
+    ) -> Result<String, BackendError> {
+        let host = connector
+            .host()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| BackendError::InvalidConnector("host".to_owned()))?;
+        let read_only = connector.mode() == Some(AttachMode::ReadOnly);
+        Ok(access::identity(
+            &self.name,
+            &volume_id.to_string(),
+            host,
+            read_only,
+        ))
+    }
+
+    /// The identities the database backs for `volume` (every volume of the backend when
+    /// `None`), with the keyring each host was given.
+    async fn wanted(
+        &self,
+        volume: Option<VolumeId>,
+    ) -> Result<Vec<(String, HostGrant)>, BackendError> {
+        let grants = self
+            .records
+            .host_grants(volume)
+            .await
+            .map_err(|e| self.failed("read who may reach its volumes", e))?;
+        let backend = &self.name;
+        Ok(grants
+            .into_iter()
+            .map(|g| {
+                let id = access::identity(backend, &g.volume_id.to_string(), &g.host, g.read_only);
+                (id, g)
+            })
+            .collect())
+    }
+
+    /// Makes the cluster's identities for `volume` exactly `wanted` plus `adding`:
+    /// identities no attachment backs are fenced first, then `adding` is given its caps
+    /// (its keyring returned); wanted ones that are missing are put back with the key
+    /// their hosts hold. What changed, described.
+    async fn sync_volume(
+        &self,
+        volume: VolumeId,
+        wanted: Vec<(String, HostGrant)>,
+        adding: Option<String>,
+    ) -> Result<(Vec<String>, Option<String>), BackendError> {
+        let cluster = self.cluster().await?;
+        let pool = self.options.pool.clone();
+        let image = image_name(volume);
+        let name = self.name.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let present: std::collections::BTreeMap<String, String> =
+                access::identities(&cluster, &name)?
+                    .into_iter()
+                    .filter(|(id, _)| {
+                        access::volume_of(&name, id).as_deref() == Some(&volume.to_string())
+                    })
+                    .collect();
+            let mut changes = Vec::new();
+            for id in present.keys() {
+                let backed = wanted.iter().any(|(w, _)| w == id) || adding.as_deref() == Some(id);
+                if !backed {
+                    let fenced = access::fence(&cluster, id)?;
+                    changes.push(format!(
+                        "volume {volume}: removed identity client.{id}, blocklisted {fenced:?}"
+                    ));
+                }
+            }
+            let io = cluster.io(&pool, None)?;
+            let chain = match access::image_chain(&io, &image) {
+                // A volume whose image is gone needs no identity.
+                Err(e) if e.errno == ceph::ENOENT => return Ok((changes, None)),
+                other => other?,
+            };
+            for (id, grant) in &wanted {
+                if present.contains_key(id) || adding.as_deref() == Some(id) {
+                    continue;
+                }
+                let caps = access::osd_caps(&pool, &chain.0, &chain.1, grant.read_only);
+                match &grant.keyring {
+                    Some(keyring) => access::restore(&cluster, id, keyring, &caps)?,
+                    None => drop(access::ensure(&cluster, id, &caps)?),
+                }
+                changes.push(format!("volume {volume}: put back identity client.{id}"));
+            }
+            let keyring = match &adding {
+                Some(id) => {
+                    let read_only = id.ends_with(".ro");
+                    let caps = access::osd_caps(&pool, &chain.0, &chain.1, read_only);
+                    Some(access::ensure(&cluster, id, &caps)?)
+                }
+                None => None,
+            };
+            Ok::<_, CephError>((changes, keyring))
+        });
+        work.await
+            .map_err(|e| self.failed("change who may reach the volume", e))?
+            .map_err(|e| self.failed(&format!("change who may reach volume {volume}"), e))
+    }
+
+    /// The cluster-wide turn at changing who may reach `volume`: an advisory lock on a
+    /// RADOS object of the pool, so processes on any machine take turns; it lapses after
+    /// `TURN_SECONDS` if its holder dies.
+    async fn turn(&self, volume: VolumeId) -> Result<VolumeTurn, BackendError> {
+        let cluster = self.cluster().await?;
+        let pool = self.options.pool.clone();
+        let object = format!("cinder-attach.turn.{}", image_name(volume));
+        let cookie = uuid::Uuid::new_v4().to_string();
+        let deadline = std::time::Instant::now() + Duration::from_secs(TURN_SECONDS as u64);
+        loop {
+            let (c, p, o, k) = (
+                cluster.clone(),
+                pool.clone(),
+                object.clone(),
+                cookie.clone(),
+            );
+            let taken = tokio::task::spawn_blocking(move || {
+                c.io(&p, None)?.lock_exclusive(&o, "turn", &k, TURN_SECONDS)
+            })
+            .await
+            .map_err(|e| self.failed("take the volume's turn", e))?;
+            match taken {
+                Ok(()) => {
+                    return Ok(VolumeTurn {
+                        cluster,
+                        pool,
+                        object,
+                        cookie,
+                    })
+                }
+                Err(e) if e.errno == ceph::EBUSY || e.errno == ceph::EEXIST => {
+                    if std::time::Instant::now() > deadline {
+                        return Err(self.failed("take the volume's turn", "another holds it"));
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => return Err(self.failed("take the volume's turn", e)),
+            }
+        }
+    }
+
     /// The monitors' addresses as hosts and ports (Cinder's `_get_mon_addrs`).
     async fn monitors(&self) -> Result<(Vec<String>, Vec<String>), BackendError> {
         let cluster = self.cluster().await?;
@@ -166,6 +330,46 @@ impl RbdBackend {
         .map_err(|e| self.failed("read the monitors", e))?;
         monitor_addresses(&dump.0).ok_or_else(|| self.failed("read the monitors", "no monitors"))
     }
+}
+
+/// A held turn; released when dropped.
+struct VolumeTurn {
+    cluster: Arc<Cluster>,
+    pool: String,
+    object: String,
+    cookie: String,
+}
+
+impl Drop for VolumeTurn {
+    fn drop(&mut self) {
+        let (cluster, pool, object, cookie) = (
+            self.cluster.clone(),
+            std::mem::take(&mut self.pool),
+            std::mem::take(&mut self.object),
+            std::mem::take(&mut self.cookie),
+        );
+        let release = move || {
+            if let Ok(io) = cluster.io(&pool, None) {
+                let _ = io.unlock(&object, "turn", &cookie);
+            }
+        };
+        // Off the async threads when there are some; the lock lapses anyway.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(release)),
+            Err(_) => release(),
+        }
+    }
+}
+
+/// A deterministic libvirt secret uuid for an identity (a hypervisor agent defines the
+/// secret under it from the keyring).
+fn secret_uuid_of(identity: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, identity.as_bytes());
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest.as_ref()[..16]);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
 }
 
 /// `stored + max_avail` of `pool` in `ceph df`'s JSON, in GiB.
@@ -446,19 +650,50 @@ impl Backend for RbdBackend {
         .await
     }
 
-    fn validate_connector(&self, _connector: &Connector) -> Result<(), BackendError> {
-        // Hosts reach the cluster over the network: nothing of theirs is needed.
+    fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
+        // Hosts reach the cluster over the network; their own identity is named after
+        // the host.
+        if self.options.credentials == Credentials::PerAttachment {
+            self.identity_for(VolumeId::from(uuid::Uuid::nil()), connector)?;
+        }
         Ok(())
     }
 
+    async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
+        match self.options.credentials {
+            Credentials::Shared => Ok(None),
+            Credentials::PerAttachment => Ok(Some(AccessTurn::new(self.turn(volume_id).await?))),
+        }
+    }
+
+    /// Shared: Cinder's connection info. Per attachment: the host's own identity is made
+    /// (after every identity of the volume that no attachment backs is fenced, so a new
+    /// writer never writes beside an old one) and its keyring goes in the connection
+    /// info. The caller holds the volume's turn and records the attachment before
+    /// releasing it.
     async fn initialize_connection(
         &self,
         volume_id: VolumeId,
-        _connector: &Connector,
+        connector: &Connector,
     ) -> Result<DriverConnection, BackendError> {
         let (hosts, ports) = self.monitors().await?;
         let options = &self.options;
-        let data = json!({
+        let (user, secret_uuid, keyring) = match options.credentials {
+            Credentials::Shared => (options.user.clone(), options.secret_uuid.clone(), None),
+            Credentials::PerAttachment => {
+                let identity = self.identity_for(volume_id, connector)?;
+                let wanted = self.wanted(Some(volume_id)).await?;
+                let (changes, keyring) = self
+                    .sync_volume(volume_id, wanted, Some(identity.clone()))
+                    .await?;
+                for change in changes {
+                    tracing::info!(backend = %self.name, "{change}");
+                }
+                let secret = secret_uuid_of(&identity);
+                (Some(identity), Some(secret), keyring)
+            }
+        };
+        let mut data = json!({
             "name": format!("{}/{}", options.pool, image_name(volume_id)),
             "hosts": hosts,
             "ports": ports,
@@ -467,37 +702,97 @@ impl Backend for RbdBackend {
             } else {
                 options.client.cluster_name.as_str()
             },
-            "auth_enabled": options.user.is_some(),
-            "auth_username": options.user,
+            "auth_enabled": user.is_some(),
+            "auth_username": user,
             "secret_type": "ceph",
-            "secret_uuid": options.secret_uuid,
+            "secret_uuid": secret_uuid,
             "volume_id": volume_id.to_string(),
             "discard": options.discard,
         });
+        if let Some(keyring) = keyring {
+            data["keyring"] = Value::String(keyring);
+        }
         Ok(DriverConnection {
             driver_volume_type: "rbd".to_owned(),
             data: data.as_object().cloned().unwrap_or_default(),
         })
     }
 
+    /// Shared: nothing (Cinder's driver does nothing). Per attachment: once no live,
+    /// connected attachment of the volume backs the host's identity, it is fenced.
     async fn terminate_connection(
         &self,
-        _volume_id: VolumeId,
+        volume_id: VolumeId,
         _connector: &Connector,
     ) -> Result<(), BackendError> {
-        // Shared credentials: the host keeps its key (Cinder's driver does nothing here).
+        if self.options.credentials == Credentials::Shared {
+            return Ok(());
+        }
+        let wanted = self.wanted(Some(volume_id)).await?;
+        let (changes, _) = self.sync_volume(volume_id, wanted, None).await?;
+        for change in changes {
+            tracing::info!(backend = %self.name, "{change}");
+        }
         Ok(())
     }
 
     fn reconcile_interval(&self) -> Option<Duration> {
-        Some(CAPACITY_REFRESH)
+        Some(match self.options.credentials {
+            Credentials::Shared => CAPACITY_REFRESH,
+            Credentials::PerAttachment => IDENTITY_REFRESH,
+        })
     }
 
-    /// Nothing of the cluster follows the database with shared credentials; the pass
-    /// keeps the pool's capacity (for placement) fresh, connecting at start.
-    async fn reconcile(&self, _repair: bool) -> Result<Vec<String>, BackendError> {
+    /// Keeps the pool's capacity fresh (connecting at start) and, per attachment, makes
+    /// the cluster's identities what the database holds: missing ones put back with the
+    /// keys their hosts hold, others fenced and removed. A volume that differs is
+    /// repaired inside its turn, with the database read again there (an attach or detach
+    /// in flight holds the turn until it is recorded).
+    async fn reconcile(&self, repair: bool) -> Result<Vec<String>, BackendError> {
         self.refresh_capacity().await;
-        Ok(Vec::new())
+        if self.options.credentials == Credentials::Shared {
+            return Ok(Vec::new());
+        }
+        let wanted = self.wanted(None).await?;
+        let cluster = self.cluster().await?;
+        let backend = self.name.clone();
+        let present = tokio::task::spawn_blocking(move || access::identities(&cluster, &backend))
+            .await
+            .map_err(|e| self.failed("list its identities", e))?
+            .map_err(|e| self.failed("list its identities", e))?;
+        let mut drifting = std::collections::BTreeSet::new();
+        let mut drift = Vec::new();
+        for (id, grant) in &wanted {
+            if !present.contains_key(id) {
+                drifting.insert(grant.volume_id);
+                drift.push(format!(
+                    "volume {}: identity client.{id} is missing",
+                    grant.volume_id
+                ));
+            }
+        }
+        for id in present.keys() {
+            if !wanted.iter().any(|(w, _)| w == id) {
+                let volume = access::volume_of(&self.name, id)
+                    .and_then(|v| uuid::Uuid::parse_str(&v).ok())
+                    .map(VolumeId::from);
+                if let Some(volume) = volume {
+                    drifting.insert(volume);
+                }
+                drift.push(format!("identity client.{id} is backed by no attachment"));
+            }
+        }
+        if !repair {
+            return Ok(drift);
+        }
+        let mut repaired = Vec::new();
+        for volume in drifting {
+            let _turn = self.turn(volume).await?;
+            let wanted = self.wanted(Some(volume)).await?;
+            let (changes, _) = self.sync_volume(volume, wanted, None).await?;
+            repaired.extend(changes);
+        }
+        Ok(repaired)
     }
 }
 
