@@ -334,6 +334,8 @@ fn host_of(info: &Value) -> Result<Cluster, cinder_attach::backend::rbd::ceph::C
             ("mon_host".into(), mon_host),
             ("rados_osd_op_timeout".into(), "10".into()),
             ("rados_mon_op_timeout".into(), "10".into()),
+            // A removed identity is refused at once; wait no longer than that for it.
+            ("client_mount_timeout".into(), "5".into()),
         ],
         ..ClientConfig::default()
     })
@@ -600,3 +602,103 @@ fn unknown_credentials_are_refused() {
         "{refused}"
     );
 }
+
+/// Two processes serve one per-attachment backend on one database: a detach through one
+/// fences the host an attach through the other let in. A process killed between the
+/// database's decision and the cluster's change leaves the cluster behind; the next
+/// process to start puts it right before it serves (here: an attachment whose row is
+/// gone while its identity still lets the host write).
+async fn processes_share_the_backend_and_a_restart_reconciles(backend: crate::support::Backend) {
+    use crate::support::process::ServerProcess;
+    let Some(conf) = ceph_conf() else {
+        return;
+    };
+    let Some(db) = crate::support::TestDb::create(backend).await else {
+        return;
+    };
+    db.store().await.close().await;
+    let name = format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
+    let spec = format!(
+        "{name}=rbd,conf={conf},pool={},capacity_gb=1000,credentials=per-attachment",
+        pool()
+    );
+    let start = || ServerProcess::start_with_backend("127.0.0.1:0", &db.url, &spec, &[]);
+    let (a, b) = (start(), start());
+    let (status, created) = a.send(
+        "POST",
+        "/v3/p1/volumes",
+        Some(&json!({"volume": {"size": 1}})),
+    );
+    assert_eq!(status, 202, "{created}");
+    let volume = str_of(&created["volume"], "id");
+    let attach = |server: &ServerProcess, host: &str| {
+        let body = json!({"attachment": {"volume_uuid": volume,
+                          "instance_uuid": uuid::Uuid::new_v4().to_string(),
+                          "connector": conn_for(host, "/dev/vdb")}});
+        let (status, attached) = server.send("POST", "/v3/p1/attachments", Some(&body));
+        assert_eq!(status, 200, "{attached}");
+        (
+            str_of(&attached["attachment"], "id"),
+            attached["attachment"]["connection_info"].clone(),
+        )
+    };
+    let writes = |info: &Value| -> bool {
+        let Ok(host) = host_of(info) else {
+            return false;
+        };
+        let Ok(io) = host.io(&pool(), None) else {
+            return false;
+        };
+        io.open(&image(info), None, false)
+            .and_then(|image| {
+                image.write(0, b"x")?;
+                image.flush()
+            })
+            .is_ok()
+    };
+
+    // Attached through a, detached through b: the host is cut off.
+    let (first, info) = attach(&a, "node-1");
+    let host = host_of(&info).unwrap();
+    let io = host.io(&pool(), None).unwrap();
+    let opened = io.open(&image(&info), None, false).unwrap();
+    opened.write(0, b"a").unwrap();
+    opened.flush().unwrap();
+    let (status, _) = b.send("DELETE", &format!("/v3/p1/attachments/{first}"), None);
+    assert_eq!(status, 200);
+    let mut refused = false;
+    for _ in 0..50 {
+        if opened.write(0, b"b").and_then(|()| opened.flush()).is_err() {
+            refused = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        refused,
+        "the host detached through the other process still writes"
+    );
+
+    // Attached through b, then b is killed; the row goes as a detach decided but not
+    // applied would leave it.
+    let (second, info) = attach(&b, "node-2");
+    assert!(writes(&info));
+    drop(b);
+    drop(a);
+    db.execute(&format!(
+        "update volume_attachment set deleted = true, attach_status = 'detached' \
+          where id = '{second}'"
+    ))
+    .await
+    .unwrap();
+    assert!(writes(&info), "nothing has told the cluster yet");
+    let c = start();
+    assert!(
+        !identity_exists(&conf, info["auth_username"].as_str().unwrap()),
+        "the restarted process removed the identity before serving"
+    );
+    assert!(!writes(&info));
+    drop(c);
+}
+
+process_tests!(processes_share_the_backend_and_a_restart_reconciles);
