@@ -225,9 +225,13 @@ pub fn identities(cluster: &Cluster, backend: &str) -> Result<BTreeMap<String, S
 /// Cuts `identity` off: removes it (so its clients cannot authenticate again), then
 /// blocklists the address of every client session it has on any monitor (so what is
 /// open stops working within a map update). The addresses blocklisted.
-pub fn fence(cluster: &Cluster, identity: &str) -> Result<Vec<String>, CephError> {
+pub fn fence(
+    cluster: &Cluster,
+    monitors: &[String],
+    identity: &str,
+) -> Result<Vec<String>, CephError> {
     let entity = format!("client.{identity}");
-    let addresses = session_addresses(cluster, &entity)?;
+    let addresses = session_addresses(cluster, monitors, &entity)?;
     match cluster.mon_command(&json!({"prefix": "auth rm", "entity": entity}), None) {
         Err(e) if e.errno != super::ceph::ENOENT => return Err(e),
         _ => {}
@@ -242,17 +246,19 @@ pub fn fence(cluster: &Cluster, identity: &str) -> Result<Vec<String>, CephError
     Ok(addresses)
 }
 
-/// The addresses (`ip:port/nonce`) of the sessions `entity` has with the monitors.
-fn session_addresses(cluster: &Cluster, entity: &str) -> Result<Vec<String>, CephError> {
-    let (dump, _) = cluster.mon_command(&json!({"prefix": "mon dump", "format": "json"}), None)?;
-    let dump: Value = serde_json::from_slice(&dump).unwrap_or(Value::Null);
+/// The addresses (`ip:port/nonce`) of the sessions `entity` has with the monitors
+/// named `monitors`.
+fn session_addresses(
+    cluster: &Cluster,
+    monitors: &[String],
+    entity: &str,
+) -> Result<Vec<String>, CephError> {
     let mut addresses = Vec::new();
-    for mon in dump["mons"].as_array().into_iter().flatten() {
-        let Some(name) = mon["name"].as_str() else {
-            continue;
-        };
-        let sessions =
-            cluster.mon_command(&json!({"prefix": "sessions", "format": "json"}), Some(name));
+    for name in monitors {
+        let sessions = cluster.mon_command(
+            &json!({"prefix": "sessions", "format": "json"}),
+            Some(name.as_str()),
+        );
         // A monitor that is down holds no sessions.
         let Ok((out, _)) = sessions else {
             continue;

@@ -81,10 +81,41 @@ pub struct RbdOptions {
     pub capacity_gb: Option<f64>,
 }
 
+/// An image's objects and those of the images it is a clone of, nearest first.
+type Chain = (access::ImageObjects, Vec<access::ImageObjects>);
+
+type ChainCache = Arc<std::sync::Mutex<std::collections::HashMap<VolumeId, Arc<Chain>>>>;
+
+/// The monitors as connection info gives them to hosts, and their names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Monitors {
+    hosts: Vec<String>,
+    ports: Vec<String>,
+    names: Vec<String>,
+}
+
+/// Which identities of a volume a change looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    /// Every identity the cluster holds for the volume, listed now (`auth ls`: what a
+    /// repair needs).
+    Listed,
+    /// Those this process knows of: as the last reconciliation listed them, with its own
+    /// changes since (an attach; another process's stray is its own detach's to fence,
+    /// or the next pass's).
+    Known,
+    /// Only this one (a detach: its host's identity).
+    Identity(String),
+}
+
 pub struct RbdBackend {
     name: String,
     options: RbdOptions,
     records: Arc<dyn AccessRecords>,
+    monitors: std::sync::Mutex<Option<Arc<Monitors>>>,
+    chains: ChainCache,
+    /// This backend's identities as last listed, with this process's changes since.
+    known: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     cluster: OnceCell<Arc<Cluster>>,
     /// The pool's size in GiB as last read from the cluster (f64 bits; 0: not read yet).
     capacity: AtomicU64,
@@ -104,6 +135,9 @@ impl RbdBackend {
             name,
             options,
             records,
+            monitors: std::sync::Mutex::new(None),
+            chains: ChainCache::default(),
+            known: Arc::default(),
             cluster: OnceCell::new(),
             capacity: AtomicU64::new(0),
         }
@@ -214,60 +248,85 @@ impl RbdBackend {
             .collect())
     }
 
-    /// Makes the cluster's identities for `volume` exactly `wanted` plus `adding`:
-    /// identities no attachment backs are fenced first, then `adding` is given its caps
-    /// (its keyring returned); wanted ones that are missing are put back with the key
-    /// their hosts hold. What changed, described.
+    /// Makes the cluster's identities for `volume` (all of them, or the one `scope`
+    /// names) exactly `wanted` plus `adding`: identities no attachment backs are fenced
+    /// first, then `adding` is given its caps (its keyring returned); wanted ones that are
+    /// missing are put back with the key their hosts hold. What changed, described.
     async fn sync_volume(
         &self,
         volume: VolumeId,
+        scope: Scope,
         wanted: Vec<(String, HostGrant)>,
         adding: Option<String>,
     ) -> Result<(Vec<String>, Option<String>), BackendError> {
         let cluster = self.cluster().await?;
+        let monitors = self.monitors().await?;
         let pool = self.options.pool.clone();
-        let image = image_name(volume);
         let name = self.name.clone();
+        let chains = self.chains.clone();
+        let known = self.known.clone();
         let work = tokio::task::spawn_blocking(move || {
-            let present: std::collections::BTreeMap<String, String> =
-                access::identities(&cluster, &name)?
-                    .into_iter()
-                    .filter(|(id, _)| {
-                        access::volume_of(&name, id).as_deref() == Some(&volume.to_string())
-                    })
-                    .collect();
+            let of_volume =
+                |id: &String| access::volume_of(&name, id).as_deref() == Some(&volume.to_string());
+            let present: Vec<String> = match &scope {
+                Scope::Listed => access::identities(&cluster, &name)?
+                    .into_keys()
+                    .filter(of_volume)
+                    .collect(),
+                Scope::Known => known
+                    .lock()
+                    .map(|k| k.iter().filter(|id| of_volume(id)).cloned().collect())
+                    .unwrap_or_default(),
+                // Only its own host's identity: a detach need not list every identity.
+                Scope::Identity(id) => vec![id.clone()],
+            };
+            let remember = |id: &str, present: bool| {
+                if let Ok(mut known) = known.lock() {
+                    if present {
+                        known.insert(id.to_owned());
+                    } else {
+                        known.remove(id);
+                    }
+                }
+            };
             let mut changes = Vec::new();
-            for id in present.keys() {
+            for id in &present {
                 let backed = wanted.iter().any(|(w, _)| w == id) || adding.as_deref() == Some(id);
                 if !backed {
-                    let fenced = access::fence(&cluster, id)?;
+                    let fenced = access::fence(&cluster, &monitors.names, id)?;
+                    remember(id, false);
                     changes.push(format!(
                         "volume {volume}: removed identity client.{id}, blocklisted {fenced:?}"
                     ));
                 }
             }
             let io = cluster.io(&pool, None)?;
-            let chain = match access::image_chain(&io, &image) {
+            let chain = match chain_of(&chains, &io, volume) {
                 // A volume whose image is gone needs no identity.
                 Err(e) if e.errno == ceph::ENOENT => return Ok((changes, None)),
                 other => other?,
             };
-            for (id, grant) in &wanted {
-                if present.contains_key(id) || adding.as_deref() == Some(id) {
-                    continue;
+            if scope == Scope::Listed {
+                for (id, grant) in &wanted {
+                    if present.contains(id) || adding.as_deref() == Some(id) {
+                        continue;
+                    }
+                    let caps = access::osd_caps(&pool, &chain.0, &chain.1, grant.read_only);
+                    match &grant.keyring {
+                        Some(keyring) => access::restore(&cluster, id, keyring, &caps)?,
+                        None => drop(access::ensure(&cluster, id, &caps)?),
+                    }
+                    remember(id, true);
+                    changes.push(format!("volume {volume}: put back identity client.{id}"));
                 }
-                let caps = access::osd_caps(&pool, &chain.0, &chain.1, grant.read_only);
-                match &grant.keyring {
-                    Some(keyring) => access::restore(&cluster, id, keyring, &caps)?,
-                    None => drop(access::ensure(&cluster, id, &caps)?),
-                }
-                changes.push(format!("volume {volume}: put back identity client.{id}"));
             }
             let keyring = match &adding {
                 Some(id) => {
                     let read_only = id.ends_with(".ro");
                     let caps = access::osd_caps(&pool, &chain.0, &chain.1, read_only);
-                    Some(access::ensure(&cluster, id, &caps)?)
+                    let keyring = access::ensure(&cluster, id, &caps)?;
+                    remember(id, true);
+                    Some(keyring)
                 }
                 None => None,
             };
@@ -319,8 +378,16 @@ impl RbdBackend {
         }
     }
 
-    /// The monitors' addresses as hosts and ports (Cinder's `_get_mon_addrs`).
-    async fn monitors(&self) -> Result<(Vec<String>, Vec<String>), BackendError> {
+    /// The monitors (Cinder's `_get_mon_addrs`), as last read: read on first use and
+    /// again by every reconciliation pass (they change rarely, and every attach asks).
+    async fn monitors(&self) -> Result<Arc<Monitors>, BackendError> {
+        if let Some(known) = self.monitors.lock().ok().and_then(|m| m.clone()) {
+            return Ok(known);
+        }
+        self.refresh_monitors().await
+    }
+
+    async fn refresh_monitors(&self) -> Result<Arc<Monitors>, BackendError> {
         let cluster = self.cluster().await?;
         let dump = tokio::task::spawn_blocking(move || {
             cluster.mon_command(&json!({"prefix": "mon dump", "format": "json"}), None)
@@ -328,7 +395,13 @@ impl RbdBackend {
         .await
         .map_err(|e| self.failed("read the monitors", e))?
         .map_err(|e| self.failed("read the monitors", e))?;
-        monitor_addresses(&dump.0).ok_or_else(|| self.failed("read the monitors", "no monitors"))
+        let read = monitor_addresses(&dump.0)
+            .ok_or_else(|| self.failed("read the monitors", "no monitors"))?;
+        let read = Arc::new(read);
+        if let Ok(mut known) = self.monitors.lock() {
+            *known = Some(read.clone());
+        }
+        Ok(read)
     }
 }
 
@@ -384,20 +457,38 @@ fn pool_capacity_gb(df: &[u8], pool: &str) -> Option<f64> {
     Some(bytes / GIB as f64)
 }
 
-/// Hosts and ports of the monitors in `mon dump`'s JSON (their legacy `addr`, as Cinder
-/// reads it: `host:port/nonce`, IPv6 hosts in brackets).
-fn monitor_addresses(dump: &[u8]) -> Option<(Vec<String>, Vec<String>)> {
+/// The monitors in `mon dump`'s JSON: their names, and their legacy `addr` as Cinder
+/// reads it (`host:port/nonce`, IPv6 hosts in brackets) split into hosts and ports.
+fn monitor_addresses(dump: &[u8]) -> Option<Monitors> {
     let dump: Value = serde_json::from_slice(dump).ok()?;
-    let mut hosts = Vec::new();
-    let mut ports = Vec::new();
+    let mut read = Monitors {
+        hosts: Vec::new(),
+        ports: Vec::new(),
+        names: Vec::new(),
+    };
     for mon in dump["mons"].as_array()? {
         let addr = mon["addr"].as_str()?;
         let host_port = addr.rsplit_once('/').map_or(addr, |(hp, _)| hp);
         let (host, port) = host_port.rsplit_once(':')?;
-        hosts.push(host.trim_matches(['[', ']']).to_owned());
-        ports.push(port.to_owned());
+        read.hosts.push(host.trim_matches(['[', ']']).to_owned());
+        read.ports.push(port.to_owned());
+        read.names
+            .push(mon["name"].as_str().unwrap_or_default().to_owned());
     }
-    (!hosts.is_empty()).then_some((hosts, ports))
+    (!read.hosts.is_empty()).then_some(read)
+}
+
+/// The objects of `volume`'s image and of the images it is a clone of: read once (an
+/// image's id never changes, nor, after it is made, what it is a clone of).
+fn chain_of(chains: &ChainCache, io: &Io<'_>, volume: VolumeId) -> Result<Arc<Chain>, CephError> {
+    if let Some(known) = chains.lock().ok().and_then(|c| c.get(&volume).cloned()) {
+        return Ok(known);
+    }
+    let chain = Arc::new(access::image_chain(io, &image_name(volume))?);
+    if let Ok(mut known) = chains.lock() {
+        known.insert(volume, chain.clone());
+    }
+    Ok(chain)
 }
 
 /// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
@@ -546,6 +637,9 @@ impl Backend for RbdBackend {
         let name = image_name(volume_id);
         self.on_pool("delete the volume", move |io| delete_image(io, &name))
             .await?;
+        if let Ok(mut chains) = self.chains.lock() {
+            chains.remove(&volume_id);
+        }
         self.refresh_capacity().await;
         Ok(())
     }
@@ -676,7 +770,8 @@ impl Backend for RbdBackend {
         volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<DriverConnection, BackendError> {
-        let (hosts, ports) = self.monitors().await?;
+        let monitors = self.monitors().await?;
+        let (hosts, ports) = (&monitors.hosts, &monitors.ports);
         let options = &self.options;
         let (user, secret_uuid, keyring) = match options.credentials {
             Credentials::Shared => (options.user.clone(), options.secret_uuid.clone(), None),
@@ -684,7 +779,7 @@ impl Backend for RbdBackend {
                 let identity = self.identity_for(volume_id, connector)?;
                 let wanted = self.wanted(Some(volume_id)).await?;
                 let (changes, keyring) = self
-                    .sync_volume(volume_id, wanted, Some(identity.clone()))
+                    .sync_volume(volume_id, Scope::Known, wanted, Some(identity.clone()))
                     .await?;
                 for change in changes {
                     tracing::info!(backend = %self.name, "{change}");
@@ -723,13 +818,15 @@ impl Backend for RbdBackend {
     async fn terminate_connection(
         &self,
         volume_id: VolumeId,
-        _connector: &Connector,
+        connector: &Connector,
     ) -> Result<(), BackendError> {
         if self.options.credentials == Credentials::Shared {
             return Ok(());
         }
+        let identity = self.identity_for(volume_id, connector)?;
         let wanted = self.wanted(Some(volume_id)).await?;
-        let (changes, _) = self.sync_volume(volume_id, wanted, None).await?;
+        let scope = Scope::Identity(identity);
+        let (changes, _) = self.sync_volume(volume_id, scope, wanted, None).await?;
         for change in changes {
             tracing::info!(backend = %self.name, "{change}");
         }
@@ -750,6 +847,8 @@ impl Backend for RbdBackend {
     /// in flight holds the turn until it is recorded).
     async fn reconcile(&self, repair: bool) -> Result<Vec<String>, BackendError> {
         self.refresh_capacity().await;
+        // Best effort: connection info keeps the monitors last read until they answer.
+        let _ = self.refresh_monitors().await;
         if self.options.credentials == Credentials::Shared {
             return Ok(Vec::new());
         }
@@ -760,6 +859,9 @@ impl Backend for RbdBackend {
             .await
             .map_err(|e| self.failed("list its identities", e))?
             .map_err(|e| self.failed("list its identities", e))?;
+        if let Ok(mut known) = self.known.lock() {
+            *known = present.keys().cloned().collect();
+        }
         let mut drifting = std::collections::BTreeSet::new();
         let mut drift = Vec::new();
         for (id, grant) in &wanted {
@@ -789,7 +891,9 @@ impl Backend for RbdBackend {
         for volume in drifting {
             let _turn = self.turn(volume).await?;
             let wanted = self.wanted(Some(volume)).await?;
-            let (changes, _) = self.sync_volume(volume, wanted, None).await?;
+            let (changes, _) = self
+                .sync_volume(volume, Scope::Listed, wanted, None)
+                .await?;
             repaired.extend(changes);
         }
         Ok(repaired)
@@ -806,10 +910,11 @@ mod tests {
                                   {"name": "b", "addr": "[::1]:3300/0"}]}"#;
         assert_eq!(
             monitor_addresses(dump),
-            Some((
-                vec!["127.0.0.1".to_owned(), "::1".to_owned()],
-                vec!["6789".to_owned(), "3300".to_owned()]
-            ))
+            Some(Monitors {
+                hosts: vec!["127.0.0.1".to_owned(), "::1".to_owned()],
+                ports: vec!["6789".to_owned(), "3300".to_owned()],
+                names: vec!["a".to_owned(), "b".to_owned()],
+            })
         );
         assert_eq!(monitor_addresses(br#"{"mons": []}"#), None);
     }
