@@ -78,13 +78,6 @@ struct SnapInfo {
     name: *const c_char,
 }
 
-#[repr(C)]
-struct ImageWatcher {
-    addr: *mut c_char,
-    id: i64,
-    cookie: u64,
-}
-
 /// The functions used, resolved once.
 struct Api {
     rados_create2: unsafe extern "C" fn(*mut Handle, *const c_char, *const c_char, u64) -> c_int,
@@ -144,8 +137,6 @@ struct Api {
     rbd_resize: unsafe extern "C" fn(Handle, u64) -> c_int,
     rbd_get_size: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
     rbd_get_id: unsafe extern "C" fn(Handle, *mut c_char, usize) -> c_int,
-    rbd_get_features: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
-    rbd_update_features: unsafe extern "C" fn(Handle, u64, u8) -> c_int,
     rbd_snap_create: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     rbd_snap_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     rbd_snap_protect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
@@ -177,8 +168,6 @@ struct Api {
         *mut c_char,
         usize,
     ) -> c_int,
-    rbd_watchers_list: unsafe extern "C" fn(Handle, *mut ImageWatcher, *mut usize) -> c_int,
-    rbd_watchers_list_cleanup: unsafe extern "C" fn(*mut ImageWatcher, usize),
     rbd_read: unsafe extern "C" fn(Handle, u64, usize, *mut c_char) -> isize,
     rbd_write: unsafe extern "C" fn(Handle, u64, usize, *const c_char) -> isize,
     rbd_flush: unsafe extern "C" fn(Handle) -> c_int,
@@ -229,8 +218,6 @@ impl Api {
             rbd_resize: resolve!(rbd, rbd_resize),
             rbd_get_size: resolve!(rbd, rbd_get_size),
             rbd_get_id: resolve!(rbd, rbd_get_id),
-            rbd_get_features: resolve!(rbd, rbd_get_features),
-            rbd_update_features: resolve!(rbd, rbd_update_features),
             rbd_snap_create: resolve!(rbd, rbd_snap_create),
             rbd_snap_remove: resolve!(rbd, rbd_snap_remove),
             rbd_snap_protect: resolve!(rbd, rbd_snap_protect),
@@ -240,8 +227,6 @@ impl Api {
             rbd_clone2: resolve!(rbd, rbd_clone2),
             rbd_flatten: resolve!(rbd, rbd_flatten),
             rbd_get_parent_info2: resolve!(rbd, rbd_get_parent_info2),
-            rbd_watchers_list: resolve!(rbd, rbd_watchers_list),
-            rbd_watchers_list_cleanup: resolve!(rbd, rbd_watchers_list_cleanup),
             rbd_read: resolve!(rbd, rbd_read),
             rbd_write: resolve!(rbd, rbd_write),
             rbd_flush: resolve!(rbd, rbd_flush),
@@ -623,13 +608,6 @@ pub struct Parent {
     pub snapshot: String,
 }
 
-/// A client watching an image (holding it open).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Watcher {
-    pub address: String,
-    pub client_id: i64,
-}
-
 /// An open image.
 pub struct Image {
     handle: Handle,
@@ -650,10 +628,6 @@ impl Drop for Image {
 impl Image {
     fn call(&self, r: c_int, what: &str) -> Result<(), CephError> {
         check(r, format!("cannot {what} image {}", self.name)).map(drop)
-    }
-
-    fn with_name(&self, name: &str) -> Result<CString, CephError> {
-        c_text(name)
     }
 
     pub fn resize(&self, size: u64) -> Result<(), CephError> {
@@ -679,46 +653,39 @@ impl Image {
         Ok(nul_terminated(&buffer))
     }
 
-    pub fn features(&self) -> Result<u64, CephError> {
-        let mut features = 0u64;
-        // SAFETY: an open image and an out-pointer to a local.
-        let r = unsafe { (self.api.rbd_get_features)(self.handle, &mut features) };
-        self.call(r, "read the features of").map(|()| features)
-    }
-
-    pub fn update_features(&self, features: u64, enabled: bool) -> Result<(), CephError> {
-        // SAFETY: an open image.
-        let r = unsafe { (self.api.rbd_update_features)(self.handle, features, u8::from(enabled)) };
-        self.call(r, "change the features of")
+    /// One of librbd's calls on a snapshot of this image, by name.
+    fn on_snapshot(
+        &self,
+        call: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+        snapshot: &str,
+        what: &str,
+    ) -> Result<(), CephError> {
+        let name = c_text(snapshot)?;
+        // SAFETY: an open image and a string that lives across the call; `call` is one
+        // of librbd's (image, snapshot name) functions.
+        let r = unsafe { call(self.handle, name.as_ptr()) };
+        self.call(r, what)
     }
 
     pub fn snap_create(&self, snapshot: &str) -> Result<(), CephError> {
-        let s = self.with_name(snapshot)?;
-        // SAFETY: an open image and a string.
-        let r = unsafe { (self.api.rbd_snap_create)(self.handle, s.as_ptr()) };
-        self.call(r, "snapshot")
+        self.on_snapshot(self.api.rbd_snap_create, snapshot, "snapshot")
     }
 
     pub fn snap_remove(&self, snapshot: &str) -> Result<(), CephError> {
-        let s = self.with_name(snapshot)?;
-        // SAFETY: an open image and a string.
-        let r = unsafe { (self.api.rbd_snap_remove)(self.handle, s.as_ptr()) };
-        self.call(r, "remove a snapshot of")
+        self.on_snapshot(self.api.rbd_snap_remove, snapshot, "remove a snapshot of")
     }
 
     pub fn snap_protect(&self, snapshot: &str) -> Result<(), CephError> {
-        let s = self.with_name(snapshot)?;
-        // SAFETY: an open image and a string.
-        let r = unsafe { (self.api.rbd_snap_protect)(self.handle, s.as_ptr()) };
-        self.call(r, "protect a snapshot of")
+        self.on_snapshot(self.api.rbd_snap_protect, snapshot, "protect a snapshot of")
     }
 
-    /// EBUSY while clones of the snapshot exist.
+    /// EBUSY while clones of the snapshot exist (clone v1).
     pub fn snap_unprotect(&self, snapshot: &str) -> Result<(), CephError> {
-        let s = self.with_name(snapshot)?;
-        // SAFETY: an open image and a string.
-        let r = unsafe { (self.api.rbd_snap_unprotect)(self.handle, s.as_ptr()) };
-        self.call(r, "unprotect a snapshot of")
+        self.on_snapshot(
+            self.api.rbd_snap_unprotect,
+            snapshot,
+            "unprotect a snapshot of",
+        )
     }
 
     /// The names of the image's snapshots.
@@ -788,40 +755,6 @@ impl Image {
             image: nul_terminated(&image),
             snapshot: nul_terminated(&snapshot),
         }))
-    }
-
-    /// The clients holding the image open.
-    pub fn watchers(&self) -> Result<Vec<Watcher>, CephError> {
-        let mut max = 16usize;
-        loop {
-            let mut list: Vec<ImageWatcher> = (0..max)
-                .map(|_| ImageWatcher {
-                    addr: std::ptr::null_mut(),
-                    id: 0,
-                    cookie: 0,
-                })
-                .collect();
-            // SAFETY: room for `max` entries; librbd says how many it needs (ERANGE).
-            let r =
-                unsafe { (self.api.rbd_watchers_list)(self.handle, list.as_mut_ptr(), &mut max) };
-            if r == -ERANGE {
-                continue;
-            }
-            self.call(r, "list the watchers of")?;
-            let watchers = list[..max]
-                .iter()
-                .map(|w| Watcher {
-                    // SAFETY: librbd filled `max` entries with NUL-terminated addresses.
-                    address: unsafe { CStr::from_ptr(w.addr) }
-                        .to_string_lossy()
-                        .into_owned(),
-                    client_id: w.id,
-                })
-                .collect();
-            // SAFETY: releases what rbd_watchers_list allocated for these entries.
-            unsafe { (self.api.rbd_watchers_list_cleanup)(list.as_mut_ptr(), max) };
-            return Ok(watchers);
-        }
     }
 
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<(), CephError> {
