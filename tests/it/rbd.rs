@@ -581,7 +581,54 @@ async fn reconciliation_puts_identities_back_and_removes_strays(app: TestApp) {
     assert_eq!(driver.reconcile(false).await.unwrap(), Vec::<String>::new());
 }
 
+/// `attach:single_writer`: readers beside one writer; the writer's role passes to
+/// another host only through the first one's detach, which fences it first.
+async fn single_writer_hands_over_after_the_fence(app: TestApp) {
+    let Some((app, _conf)) = per_attachment_app(app).await else {
+        return;
+    };
+    app.create_type(
+        "sw",
+        json!({"multiattach": "<is> True", "attach:single_writer": "<is> True"}),
+    )
+    .await;
+    let volume = create(&app, json!({"size": 1, "volume_type": "sw"})).await;
+    let (first, old) = attach_as(&app, &volume, "node-1", "rw").await;
+    let (_, reader) = attach_as(&app, &volume, "node-2", "ro").await;
+    let refused = app
+        .post_attachment(
+            json!({"volume_uuid": volume, "instance_uuid": uuid::Uuid::new_v4().to_string(),
+                   "connector": conn_for("node-3", "/dev/vdb"), "mode": "rw"}),
+            "3.54",
+        )
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    let old_host = host_of(&old).unwrap();
+    let io = old_host.io(&pool(), None).unwrap();
+    let writer = io.open(&image(&old), None, false).unwrap();
+    writer.write(0, b"old").unwrap();
+    writer.flush().unwrap();
+
+    assert_eq!(app.delete_attachment(&first).await.status, 200);
+    let (_, new) = attach_as(&app, &volume, "node-3", "rw").await;
+    let new_host = host_of(&new).unwrap();
+    let io = new_host.io(&pool(), None).unwrap();
+    let taken = io.open(&image(&new), None, false).unwrap();
+    taken.write(0, b"new").unwrap();
+    taken.flush().unwrap();
+    // The old writer is cut off; the reader reads the new writer's data.
+    assert!(writer
+        .write(0, b"old")
+        .and_then(|()| writer.flush())
+        .is_err());
+    let reading = host_of(&reader).unwrap();
+    let io = reading.io(&pool(), None).unwrap();
+    let read = io.open(&image(&reader), None, true).unwrap();
+    assert_eq!(read.read(0, 3).unwrap(), b"new");
+}
+
 backend_tests!(
+    single_writer_hands_over_after_the_fence,
     per_attachment_keys_reach_their_volume_and_nothing_else,
     detach_fences_an_open_writer,
     two_writers_share_a_multiattach_volume,
