@@ -616,11 +616,19 @@ async fn single_writer_hands_over_after_the_fence(app: TestApp) {
     let taken = io.open(&image(&new), None, false).unwrap();
     taken.write(0, b"new").unwrap();
     taken.flush().unwrap();
-    // The old writer is cut off; the reader reads the new writer's data.
-    assert!(writer
-        .write(0, b"old")
-        .and_then(|()| writer.flush())
-        .is_err());
+    // The old writer is cut off (once the OSD has the map with its blocklist entry);
+    // the reader reads the new writer's data.
+    let cut_off = (0..50).any(|_| {
+        let failed = writer
+            .write(0, b"old")
+            .and_then(|()| writer.flush())
+            .is_err();
+        if !failed {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        failed
+    });
+    assert!(cut_off, "the old writer still writes");
     let reading = host_of(&reader).unwrap();
     let io = reading.io(&pool(), None).unwrap();
     let read = io.open(&image(&reader), None, true).unwrap();
