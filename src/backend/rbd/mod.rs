@@ -41,7 +41,7 @@ const IMAGE_FEATURES: u64 = features::LAYERING | features::DEEP_FLATTEN;
 /// The snapshot a clone of a volume hangs off (Cinder's name for it).
 const CLONE_SNAP_SUFFIX: &str = ".clone_snap";
 
-/// How often the pool's capacity is read again (creates and deletes read it too).
+/// How often the pool's capacity is read again (it moves little: images are thin).
 const CAPACITY_REFRESH: Duration = Duration::from_secs(30);
 
 /// How often per-attachment identities are compared with the database.
@@ -214,10 +214,7 @@ impl RbdBackend {
         volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<String, BackendError> {
-        let host = connector
-            .host()
-            .filter(|h| !h.is_empty())
-            .ok_or_else(|| BackendError::InvalidConnector("host".to_owned()))?;
+        let host = host_of(connector)?;
         let read_only = connector.mode() == Some(AttachMode::ReadOnly);
         Ok(access::identity(
             &self.name,
@@ -491,15 +488,18 @@ fn chain_of(chains: &ChainCache, io: &Io<'_>, volume: VolumeId) -> Result<Arc<Ch
     Ok(chain)
 }
 
+/// The connector's host, which per-attachment identities are named after.
+fn host_of(connector: &Connector) -> Result<&str, BackendError> {
+    connector
+        .host()
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| BackendError::InvalidConnector("host".to_owned()))
+}
+
 /// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
 fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
-    let mut depth = 0;
-    let mut current = image.to_owned();
-    while let Some(parent) = io.open(&current, None, true)?.parent()? {
-        depth += 1;
-        current = parent.image;
-    }
-    Ok(depth)
+    let (_, ancestors) = access::image_chain(io, image)?;
+    Ok(ancestors.len() as u32)
 }
 
 /// Creates `child` as a clone of `parent@snapshot`, grown to `size` bytes, and flattened
@@ -612,9 +612,7 @@ impl Backend for RbdBackend {
         self.on_pool("create the volume", move |io| {
             io.create_image(&name, size_gib * GIB, IMAGE_FEATURES)
         })
-        .await?;
-        self.refresh_capacity().await;
-        Ok(())
+        .await
     }
 
     async fn extend_volume(
@@ -640,7 +638,6 @@ impl Backend for RbdBackend {
         if let Ok(mut chains) = self.chains.lock() {
             chains.remove(&volume_id);
         }
-        self.refresh_capacity().await;
         Ok(())
     }
 
@@ -714,9 +711,7 @@ impl Backend for RbdBackend {
                 }
             }
         })
-        .await?;
-        self.refresh_capacity().await;
-        Ok(())
+        .await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
@@ -748,7 +743,7 @@ impl Backend for RbdBackend {
         // Hosts reach the cluster over the network; their own identity is named after
         // the host.
         if self.options.credentials == Credentials::PerAttachment {
-            self.identity_for(VolumeId::from(uuid::Uuid::nil()), connector)?;
+            host_of(connector)?;
         }
         Ok(())
     }
