@@ -48,6 +48,9 @@ pub trait AccessRecords: Send + Sync {
     /// Hosts of live, connected attachments of this backend's volumes (of one, when
     /// given), with the keyring each was given.
     async fn host_grants(&self, volume: Option<VolumeId>) -> Result<Vec<HostGrant>, String>;
+    /// The volume's turn at changing who may reach it, taken in the database so that
+    /// every process serving the backend, on any machine, takes turns with the others.
+    async fn access_turn(&self, volume: VolumeId) -> Result<AccessTurn, String>;
 }
 
 /// Records for drivers built without a database (fuzz targets, unit tests): nothing is
@@ -79,6 +82,10 @@ impl AccessRecords for NoRecords {
     }
     async fn host_grants(&self, _: Option<VolumeId>) -> Result<Vec<HostGrant>, String> {
         Ok(Vec::new())
+    }
+    /// Without a database there is nothing to take turns at.
+    async fn access_turn(&self, _: VolumeId) -> Result<AccessTurn, String> {
+        Ok(AccessTurn::new(()))
     }
 }
 

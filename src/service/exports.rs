@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::backend::{AccessRecords, Backends};
+use crate::backend::{AccessRecords, AccessTurn, Backends};
 use crate::clock::Clock;
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::ids::VolumeId;
@@ -15,7 +15,12 @@ pub struct StoreRecords {
     store: Arc<dyn Store>,
     backend_host: String,
     clock: Arc<dyn Clock>,
+    /// Turns taken in this process where the database has none to share (SQLite).
+    local_turns: Vec<Arc<tokio::sync::Mutex<()>>>,
 }
+
+/// Volumes share local turns by hash; two volumes sharing one only wait for each other.
+const LOCAL_TURN_STRIPES: usize = 64;
 
 impl StoreRecords {
     pub fn new(store: Arc<dyn Store>, backend_host: String, clock: Arc<dyn Clock>) -> Self {
@@ -23,6 +28,7 @@ impl StoreRecords {
             store,
             backend_host,
             clock,
+            local_turns: (0..LOCAL_TURN_STRIPES).map(|_| Arc::default()).collect(),
         }
     }
 }
@@ -90,6 +96,20 @@ impl AccessRecords for StoreRecords {
             .host_grants(&self.backend_host, volume)
             .await
             .map_err(|e| e.to_string())
+    }
+
+    async fn access_turn(&self, volume: VolumeId) -> Result<AccessTurn, String> {
+        if let Some(held) = self
+            .store
+            .access_turn(volume)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            return Ok(AccessTurn::new(held));
+        }
+        let stripe = (volume.uuid().as_u128() % LOCAL_TURN_STRIPES as u128) as usize;
+        let held = Arc::clone(&self.local_turns[stripe]).lock_owned().await;
+        Ok(AccessTurn::new(held))
     }
 }
 

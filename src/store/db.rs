@@ -9,6 +9,9 @@ use super::row::FromRow;
 use super::sql::Sql;
 use super::{PoolUse, StoreKind};
 
+/// A lock held for as long as this value lives (see `Database::hold_lock`).
+pub type HeldLock = Box<dyn std::any::Any + Send + Sync>;
+
 /// Runs statements on one connection (inside a transaction, or a group of reads).
 pub trait Executor: Send {
     fn fetch_all<T: FromRow + Send>(
@@ -70,6 +73,16 @@ pub trait Database: Send + Sync + 'static {
 
     /// One write statement on its own (its own transaction); the rows it changed.
     fn execute(&self, sql: Sql) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Holds the lock named `key`, shared by every process on the database, until the
+    /// value returned is dropped. `None` where the database has none to give: SQLite is
+    /// one process's, whose callers take turns in the process instead.
+    fn hold_lock(
+        &self,
+        _key: String,
+    ) -> impl Future<Output = Result<Option<HeldLock>, StoreError>> + Send {
+        async { Ok(None) }
+    }
 
     /// How busy each connection pool is.
     fn pool_use(&self) -> Vec<PoolUse>;

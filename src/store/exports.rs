@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::db::Database;
+use super::db::{Database, HeldLock};
 use super::error::StoreError;
 use super::row::{Columns, FromRow};
 use super::sql::Sql;
@@ -50,6 +50,10 @@ pub trait ExportStore: Send + Sync {
         backend_host: &str,
         volume: Option<VolumeId>,
     ) -> Result<Vec<HostGrant>, StoreError>;
+    /// The volume's turn at changing who may reach it, shared by every process on the
+    /// database, held until the value is dropped; `None` where the database is one
+    /// process's (SQLite), whose turns are taken in the process.
+    async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<HeldLock>, StoreError>;
 }
 
 /// `$1` what the backend's volume hosts start with (`<backend host>#`), `$2`/`$3` the
@@ -233,6 +237,12 @@ impl<D: Database> ExportStore for SqlStore<D> {
             .bind(AttachStatus::Attached);
         let rows: Vec<GrantRow> = self.db.fetch_all(sql).await?;
         Ok(grants(rows))
+    }
+
+    async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<HeldLock>, StoreError> {
+        self.db
+            .hold_lock(format!("cinder-attach access {volume_id}"))
+            .await
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -58,6 +58,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use attachments::AttachmentStore;
+pub use db::HeldLock;
 pub use error::{BoxError, StoreError};
 pub use exports::{ExportStore, NewExport};
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};

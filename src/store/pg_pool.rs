@@ -144,7 +144,7 @@ impl PgPool {
     }
 
     /// A connection in a transaction begun by `begin` (`BEGIN` or a variant of it).
-    pub async fn begin(&self, begin: &'static str) -> Result<Pooled, sqlx::Error> {
+    pub async fn begin(&self, begin: &str) -> Result<Pooled, sqlx::Error> {
         let mut pooled = self.acquire().await?;
         pooled.in_transaction = true;
         pooled.start().execute(begin).await?;

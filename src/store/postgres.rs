@@ -3,16 +3,17 @@
 //! (`FOR UPDATE`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow};
 use sqlx::{Arguments, Row as _};
+use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::db::{Database, Executor, Transaction};
+use super::db::{Database, Executor, HeldLock, Transaction};
 use super::error::StoreError;
 use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
 use super::row::{Columns, FromRow, Row};
@@ -23,6 +24,9 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
 pub struct Postgres {
     pool: PgPool,
+    /// Bounds the connections that hold a lock for `hold_lock` to half the pool: each
+    /// holder still needs one more for the write it holds the lock around.
+    lock_holders: Arc<Semaphore>,
 }
 
 impl Postgres {
@@ -53,7 +57,11 @@ impl Postgres {
             MIGRATOR.run(conn.start()).await?;
             conn.finish();
         }
-        Ok(Self { pool })
+        let holders = (options.max_connections / 2).max(1) as usize;
+        Ok(Self {
+            pool,
+            lock_holders: Arc::new(Semaphore::new(holders)),
+        })
     }
 }
 
@@ -205,6 +213,21 @@ impl Database for Postgres {
 
     async fn fetch_optional<T: FromRow + Send>(&self, sql: Sql) -> Result<Option<T>, StoreError> {
         fetch_optional(&mut self.pool.acquire().await?, &sql).await
+    }
+
+    /// A transaction holding `pg_advisory_xact_lock` on the key: dropping it rolls back,
+    /// which releases the lock (and a process that dies releases it with its connection).
+    /// The begin and the lock go in one round trip (a simple query of two statements).
+    async fn hold_lock(&self, key: String) -> Result<Option<HeldLock>, StoreError> {
+        let permit = Arc::clone(&self.lock_holders)
+            .acquire_owned()
+            .await
+            .map_err(|err| StoreError::Unavailable(Box::new(err)))?;
+        let key = key.replace('\'', "''");
+        let begin = format!("BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('{key}', 0))");
+        trace_control(&begin);
+        let tx = PgConn(self.pool.begin(&begin).await?);
+        Ok(Some(Box::new((permit, Mutex::new(tx)))))
     }
 
     async fn execute(&self, sql: Sql) -> Result<u64, StoreError> {

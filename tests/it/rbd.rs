@@ -16,7 +16,7 @@ const GIB: u64 = 1024 * 1024 * 1024;
 
 /// The cluster's ceph.conf, or `None` (with a note) when no cluster was started outside
 /// CI; in CI the tests must run.
-fn ceph_conf() -> Option<String> {
+pub(super) fn ceph_conf() -> Option<String> {
     match std::env::var("CEPH_CONF") {
         Ok(conf) if !conf.is_empty() => Some(conf),
         _ if std::env::var_os("CI").is_some() => {
@@ -29,7 +29,7 @@ fn ceph_conf() -> Option<String> {
     }
 }
 
-fn pool() -> String {
+pub(super) fn pool() -> String {
     std::env::var("CEPH_POOL").unwrap_or_else(|_| "volumes".to_owned())
 }
 
@@ -45,7 +45,7 @@ async fn rbd_app(app: TestApp) -> Option<(TestApp, String)> {
 }
 
 /// The cluster as its admin sees it, to look at what the backend made.
-fn admin(conf: &str) -> Cluster {
+pub(super) fn admin(conf: &str) -> Cluster {
     Cluster::connect(&ClientConfig {
         conf_file: Some(conf.to_owned()),
         user: "admin".into(),
@@ -311,7 +311,9 @@ async fn per_attachment_app(app: TestApp) -> Option<(TestApp, String)> {
 
 /// A host as os-brick would be one: only what the connection info says (the monitors,
 /// the user and the keyring), no ceph.conf.
-fn host_of(info: &Value) -> Result<Cluster, cinder_attach::backend::rbd::ceph::CephError> {
+pub(super) fn host_of(
+    info: &Value,
+) -> Result<Cluster, cinder_attach::backend::rbd::ceph::CephError> {
     let hosts = info["hosts"].as_array().unwrap();
     let ports = info["ports"].as_array().unwrap();
     let mon_host = format!(
@@ -358,7 +360,7 @@ async fn attach_as(app: &TestApp, volume: &str, host: &str, mode: &str) -> (Stri
     )
 }
 
-fn image(info: &Value) -> String {
+pub(super) fn image(info: &Value) -> String {
     info["name"]
         .as_str()
         .unwrap()

@@ -25,7 +25,6 @@ pub struct CephError {
 pub const ENOENT: i32 = 2;
 pub const EPERM: i32 = 1;
 pub const EBUSY: i32 = 16;
-pub const EEXIST: i32 = 17;
 pub const ENOTEMPTY: i32 = 39;
 pub const ESHUTDOWN: i32 = 108;
 pub const ERANGE: i32 = 34;
@@ -63,12 +62,6 @@ pub mod features {
     pub const FAST_DIFF: u64 = 16;
     pub const DEEP_FLATTEN: u64 = 32;
     pub const JOURNALING: u64 = 64;
-}
-
-#[repr(C)]
-struct TimeVal {
-    seconds: i64,
-    microseconds: i64,
 }
 
 #[repr(C)]
@@ -115,18 +108,6 @@ struct Api {
         *mut usize,
     ) -> c_int,
     rados_buffer_free: unsafe extern "C" fn(*mut c_char),
-    #[allow(clippy::type_complexity)]
-    rados_lock_exclusive: unsafe extern "C" fn(
-        Handle,
-        *const c_char,
-        *const c_char,
-        *const c_char,
-        *const c_char,
-        *mut TimeVal,
-        u8,
-    ) -> c_int,
-    rados_unlock:
-        unsafe extern "C" fn(Handle, *const c_char, *const c_char, *const c_char) -> c_int,
     rbd_create2: unsafe extern "C" fn(Handle, *const c_char, u64, u64, *mut c_int) -> c_int,
     rbd_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     rbd_list: unsafe extern "C" fn(Handle, *mut c_char, *mut usize) -> c_int,
@@ -207,8 +188,6 @@ impl Api {
             rados_mon_command_target: resolve!(rados, rados_mon_command_target),
             rados_mon_command: resolve!(rados, rados_mon_command),
             rados_buffer_free: resolve!(rados, rados_buffer_free),
-            rados_lock_exclusive: resolve!(rados, rados_lock_exclusive),
-            rados_unlock: resolve!(rados, rados_unlock),
             rbd_create2: resolve!(rbd, rbd_create2),
             rbd_remove: resolve!(rbd, rbd_remove),
             rbd_list: resolve!(rbd, rbd_list),
@@ -468,43 +447,6 @@ impl Drop for Io<'_> {
 }
 
 impl Io<'_> {
-    /// Takes the exclusive advisory lock `name` on object `object` (made if missing) for
-    /// `cookie`, for at most `seconds` (it lapses if its holder dies); EBUSY while
-    /// another cookie holds it.
-    pub fn lock_exclusive(
-        &self,
-        object: &str,
-        name: &str,
-        cookie: &str,
-        seconds: i64,
-    ) -> Result<(), CephError> {
-        let (o, n, c, d) = (c_text(object)?, c_text(name)?, c_text(cookie)?, c_text("")?);
-        let mut duration = TimeVal {
-            seconds,
-            microseconds: 0,
-        };
-        // SAFETY: a live ioctx, strings and a timeval that live across the call.
-        let r = unsafe {
-            (self.api.rados_lock_exclusive)(
-                self.handle,
-                o.as_ptr(),
-                n.as_ptr(),
-                c.as_ptr(),
-                d.as_ptr(),
-                &mut duration,
-                0,
-            )
-        };
-        check(r, format!("cannot lock {object}")).map(drop)
-    }
-
-    pub fn unlock(&self, object: &str, name: &str, cookie: &str) -> Result<(), CephError> {
-        let (o, n, c) = (c_text(object)?, c_text(name)?, c_text(cookie)?);
-        // SAFETY: a live ioctx and strings that live across the call.
-        let r = unsafe { (self.api.rados_unlock)(self.handle, o.as_ptr(), n.as_ptr(), c.as_ptr()) };
-        check(r, format!("cannot unlock {object}")).map(drop)
-    }
-
     pub fn create_image(&self, name: &str, size: u64, features: u64) -> Result<(), CephError> {
         let name_c = c_text(name)?;
         let mut order: c_int = 0;

@@ -8,7 +8,8 @@
 //! way: connection info names it and the libvirt secret that holds its key) or with an
 //! identity of their own per volume and mode (`credentials=per-attachment`, `access.rs`),
 //! which follows the database: decided there first, applied to the cluster after, under
-//! a cluster-wide turn per volume, and reconciled every few seconds.
+//! a turn per volume that every process takes in the database, and reconciled every few
+//! seconds.
 
 mod access;
 pub mod ceph;
@@ -55,9 +56,6 @@ pub enum Credentials {
     /// An identity per host, volume and mode, its key in the connection info.
     PerAttachment,
 }
-
-/// How long a volume's turn may be held before it lapses (a process that died with it).
-const TURN_SECONDS: i64 = 30;
 
 /// Where an `rbd` backend's cluster is and how it keeps volumes.
 #[derive(Debug, Clone)]
@@ -334,45 +332,14 @@ impl RbdBackend {
             .map_err(|e| self.failed(&format!("change who may reach volume {volume}"), e))
     }
 
-    /// The cluster-wide turn at changing who may reach `volume`: an advisory lock on a
-    /// RADOS object of the pool, so processes on any machine take turns; it lapses after
-    /// `TURN_SECONDS` if its holder dies.
-    async fn turn(&self, volume: VolumeId) -> Result<VolumeTurn, BackendError> {
-        let cluster = self.cluster().await?;
-        let pool = self.options.pool.clone();
-        let object = format!("cinder-attach.turn.{}", image_name(volume));
-        let cookie = uuid::Uuid::new_v4().to_string();
-        let deadline = std::time::Instant::now() + Duration::from_secs(TURN_SECONDS as u64);
-        loop {
-            let (c, p, o, k) = (
-                cluster.clone(),
-                pool.clone(),
-                object.clone(),
-                cookie.clone(),
-            );
-            let taken = tokio::task::spawn_blocking(move || {
-                c.io(&p, None)?.lock_exclusive(&o, "turn", &k, TURN_SECONDS)
-            })
+    /// The volume's turn at changing who may reach it, taken in the database (an
+    /// advisory lock on PostgreSQL), so that processes on any machine take turns without
+    /// writing to the cluster for it.
+    async fn turn(&self, volume: VolumeId) -> Result<AccessTurn, BackendError> {
+        self.records
+            .access_turn(volume)
             .await
-            .map_err(|e| self.failed("take the volume's turn", e))?;
-            match taken {
-                Ok(()) => {
-                    return Ok(VolumeTurn {
-                        cluster,
-                        pool,
-                        object,
-                        cookie,
-                    })
-                }
-                Err(e) if e.errno == ceph::EBUSY || e.errno == ceph::EEXIST => {
-                    if std::time::Instant::now() > deadline {
-                        return Err(self.failed("take the volume's turn", "another holds it"));
-                    }
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(e) => return Err(self.failed("take the volume's turn", e)),
-            }
-        }
+            .map_err(|e| self.failed("take the volume's turn", e))
     }
 
     /// The monitors (Cinder's `_get_mon_addrs`), as last read: read on first use and
@@ -399,35 +366,6 @@ impl RbdBackend {
             *known = Some(read.clone());
         }
         Ok(read)
-    }
-}
-
-/// A held turn; released when dropped.
-struct VolumeTurn {
-    cluster: Arc<Cluster>,
-    pool: String,
-    object: String,
-    cookie: String,
-}
-
-impl Drop for VolumeTurn {
-    fn drop(&mut self) {
-        let (cluster, pool, object, cookie) = (
-            self.cluster.clone(),
-            std::mem::take(&mut self.pool),
-            std::mem::take(&mut self.object),
-            std::mem::take(&mut self.cookie),
-        );
-        let release = move || {
-            if let Ok(io) = cluster.io(&pool, None) {
-                let _ = io.unlock(&object, "turn", &cookie);
-            }
-        };
-        // Off the async threads when there are some; the lock lapses anyway.
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(release)),
-            Err(_) => release(),
-        }
     }
 }
 
@@ -751,7 +689,7 @@ impl Backend for RbdBackend {
     async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
         match self.options.credentials {
             Credentials::Shared => Ok(None),
-            Credentials::PerAttachment => Ok(Some(AccessTurn::new(self.turn(volume_id).await?))),
+            Credentials::PerAttachment => Ok(Some(self.turn(volume_id).await?)),
         }
     }
 
