@@ -33,6 +33,20 @@ pub fn identity(backend: &str, volume: &str, host: &str, read_only: bool) -> Str
     format!("{IDENTITY_PREFIX}{backend}.{volume}.{tag}.{mode}")
 }
 
+/// What every identity of backend `backend` on `volume` starts with.
+pub fn volume_prefix(backend: &str, volume: &str) -> String {
+    format!("{IDENTITY_PREFIX}{backend}.{volume}.")
+}
+
+/// The identities in `set` that start with `prefix` (a sorted set: a range, not a scan).
+pub fn with_prefix<'a>(
+    set: &'a std::collections::BTreeSet<String>,
+    prefix: &'a str,
+) -> impl Iterator<Item = &'a String> + 'a {
+    set.range(prefix.to_owned()..)
+        .take_while(move |id| id.starts_with(prefix))
+}
+
 /// The volume an identity of backend `backend` is for, from its name.
 pub fn volume_of(backend: &str, identity: &str) -> Option<String> {
     let rest = identity.strip_prefix(&format!("{IDENTITY_PREFIX}{backend}."))?;

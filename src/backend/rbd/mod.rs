@@ -222,6 +222,14 @@ impl RbdBackend {
         ))
     }
 
+    /// Whether this process knows of an identity of `volume` other than `identity`.
+    fn knows_others_of(&self, volume: VolumeId, identity: &str) -> bool {
+        let prefix = access::volume_prefix(&self.name, &volume.to_string());
+        self.known.lock().map_or(true, |known| {
+            access::with_prefix(&known, &prefix).any(|id| id != identity)
+        })
+    }
+
     /// The identities the database backs for `volume` (every volume of the backend when
     /// `None`), with the keyring each host was given.
     async fn wanted(
@@ -268,10 +276,13 @@ impl RbdBackend {
                     .into_keys()
                     .filter(of_volume)
                     .collect(),
-                Scope::Known => known
-                    .lock()
-                    .map(|k| k.iter().filter(|id| of_volume(id)).cloned().collect())
-                    .unwrap_or_default(),
+                Scope::Known => {
+                    let prefix = access::volume_prefix(&name, &volume.to_string());
+                    known
+                        .lock()
+                        .map(|k| access::with_prefix(&k, &prefix).cloned().collect())
+                        .unwrap_or_default()
+                }
                 // Only its own host's identity: a detach need not list every identity.
                 Scope::Identity(id) => vec![id.clone()],
             };
@@ -710,7 +721,13 @@ impl Backend for RbdBackend {
             Credentials::Shared => (options.user.clone(), options.secret_uuid.clone(), None),
             Credentials::PerAttachment => {
                 let identity = self.identity_for(volume_id, connector)?;
-                let wanted = self.wanted(Some(volume_id)).await?;
+                // Who else the database backs matters only when there is someone else to
+                // fence (usually not: a volume's first attach, or its host's again).
+                let wanted = if self.knows_others_of(volume_id, &identity) {
+                    self.wanted(Some(volume_id)).await?
+                } else {
+                    Vec::new()
+                };
                 let (changes, keyring) = self
                     .sync_volume(volume_id, Scope::Known, wanted, Some(identity.clone()))
                     .await?;
