@@ -36,7 +36,7 @@ pub struct Cli {
 
     /// A Cinder configuration file (oslo.config INI, e.g. /etc/cinder/cinder.conf) to
     /// take settings from; repeat for several (a later file wins). Flags and
-    /// CINDER_ATTACH_* variables override it. See the README for the options read.
+    /// CINDER_ATTACH_* variables override it. docs/operations.md lists the options read.
     #[arg(
         long,
         env = "CINDER_ATTACH_CONFIG_FILE",
@@ -408,8 +408,8 @@ pub struct PolicyArgs {
 pub struct BackendArgs {
     /// A storage backend, `NAME=DRIVER[,key=value...]`; repeat for several. Drivers:
     /// `file` (options dir, nfs_export, capacity_gb), `iscsi-sim` (dir, portal,
-    /// iqn_prefix), `tgt` and `rbd` (conf, pool, user, keyring, secret_uuid, ...: see the
-    /// README); all take pool, availability_zone, multiattach, shared_targets.
+    /// iqn_prefix), `tgt` and `rbd` (conf, pool, user, keyring, secret_uuid, ...: see
+    /// docs/backends.md); all take pool, availability_zone, multiattach, shared_targets.
     #[arg(
         long = "backend",
         env = "CINDER_ATTACH_BACKENDS",

@@ -4,7 +4,7 @@ dialogs, status changes appearing without a reload, a volume named like an XSS p
 shown as text, a phone-sized screen, and a member of another project seeing nothing.
 
 CONSOLE_SCREENSHOT=path saves the Volumes screen with the shared volume attached twice
-(the README's picture)."""
+(the picture in docs/operations.md)."""
 
 import os
 import shutil

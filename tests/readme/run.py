@@ -1,6 +1,7 @@
 """Runs the README's walk-through as a reader would: every ```sh block from "A walk through
-with curl" up to "Configuration", in order, in one bash (so variables and functions carry
-over), against a fresh service (SQLite, noauth) started in an empty directory. Port 8776
+with curl" up to "Where to read on", then every block of docs/walkthrough.md (which goes
+on from it), in order, in one bash (so variables and functions carry over), against a
+fresh service (SQLite, noauth) started in an empty directory. Port 8776
 in the text is replaced by the service's own port. Fails when a command fails or an id
 cannot be read from an answer, so the README cannot drift from the service.
 
@@ -19,12 +20,18 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE.parents[1] / "README.md"
+CONTINUED = HERE.parents[1] / "docs" / "walkthrough.md"
 
 
-def walkthrough_blocks(text):
+def sh_blocks(text):
+    return re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+
+
+def walkthrough_blocks():
+    text = README.read_text()
     start = text.index("## A walk through with curl")
-    end = text.index("## Configuration", start)
-    return re.findall(r"```sh\n(.*?)```", text[start:end], flags=re.S)
+    end = text.index("## Where to read on", start)
+    return sh_blocks(text[start:end]) + sh_blocks(CONTINUED.read_text())
 
 
 def free_port():
@@ -35,9 +42,9 @@ def free_port():
 
 def main():
     binary = pathlib.Path(sys.argv[1]).resolve()
-    blocks = walkthrough_blocks(README.read_text())
+    blocks = walkthrough_blocks()
     if len(blocks) < 3:
-        sys.exit(f"expected the walk-through's blocks in {README}, found {len(blocks)}")
+        sys.exit(f"expected the walk-through's blocks in {README} and {CONTINUED}, found {len(blocks)}")
     port = free_port()
     work = pathlib.Path(tempfile.mkdtemp(prefix="cinder-attach-readme-"))
     log = open(work / "server.log", "w")
