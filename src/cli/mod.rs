@@ -202,7 +202,7 @@ impl Parsed {
             } else {
                 values
                     .iter()
-                    .map(|v| mask_url_password(v))
+                    .map(|v| crate::store::redact_password(v))
                     .collect::<Vec<_>>()
                     .join(";")
             };
@@ -221,20 +221,6 @@ impl Parsed {
             out.push_str(&format!("--{name} = {shown}    ({source})\n"));
         }
         out
-    }
-}
-
-/// `scheme://user:secret@host/...` with the secret masked.
-fn mask_url_password(value: &str) -> String {
-    let Some((scheme, rest)) = value.split_once("://") else {
-        return value.to_owned();
-    };
-    let Some((credentials, host)) = rest.split_once('@') else {
-        return value.to_owned();
-    };
-    match credentials.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => value.to_owned(),
     }
 }
 
@@ -849,18 +835,6 @@ mod tests {
             "{described}"
         );
         std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn secrets_are_masked() {
-        assert_eq!(
-            mask_url_password("postgres://cinder:s3cret@db:5432/cinder"),
-            "postgres://cinder:***@db:5432/cinder"
-        );
-        assert_eq!(
-            mask_url_password("sqlite://data/x.db"),
-            "sqlite://data/x.db"
-        );
     }
 
     #[test]
