@@ -21,7 +21,7 @@ pub const ROW_LOCK_TURNS: usize = 2;
 
 /// The same on SQLite, where every write already waits in process for the one write
 /// connection, woken one at a time, and the transactions waiting there when one commits
-/// share its commit (`store::sqlite::writer`): two at a time would cut every such group
+/// share its commit (`store::db::sqlite::writer`): two at a time would cut every such group
 /// to two members and drain it before the next two start. Enough for the writes a
 /// group takes.
 pub const SINGLE_WRITER_TURNS: usize = 32;

@@ -8,12 +8,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::connector_specs;
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::paging::push_page;
-use super::row::{Columns, FromRow};
 use super::side_tables::{self, left_joined, SideTable};
-use super::sql::Sql;
 use super::writes::Writes;
 use super::{locks, SqlStore};
 use crate::domain::attach::{self, LiveAttachment, Reservation};
@@ -576,8 +576,8 @@ mod tests {
     use chrono::TimeZone;
     use sqlx::Connection as _;
 
-    use super::super::postgres::Postgres;
-    use super::super::sqlite::Sqlite;
+    use super::super::db::postgres::Postgres;
+    use super::super::db::sqlite::Sqlite;
     use super::super::ConnectOptions;
     use super::*;
 

@@ -1,7 +1,7 @@
 //! How a host connector is kept: one `attachment_specs` row per key, each value as JSON
 //! text, so that any connector os-brick sends comes back exactly as it was.
 
-use super::error::StoreError;
+use super::db::error::StoreError;
 use crate::domain::attachment::Connector;
 
 /// The rows for a connector: `(key, JSON text of the value)`.

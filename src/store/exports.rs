@@ -4,10 +4,10 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, HeldLock};
-use super::error::StoreError;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};

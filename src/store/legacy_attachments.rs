@@ -7,10 +7,10 @@ use chrono::{DateTime, Utc};
 
 use super::attachments::INSERT_CONNECTED;
 use super::connector_specs;
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::side_tables::SideTable;
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attachment::{
     AttachMode, AttachStatus, Attachment, Connector, Detached, DriverConnection,

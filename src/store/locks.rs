@@ -10,10 +10,10 @@ use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor};
-use super::error::StoreError;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attach::{is_connected, LiveAttachment};
 use crate::domain::ids::{AttachmentId, VolumeId};

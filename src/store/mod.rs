@@ -1,7 +1,8 @@
 //! Persistence. The `Store` trait is the only way the service touches the database. Its
 //! methods are whole use cases and atomic (transactions never cross the trait boundary),
-//! written once in `SqlStore`, generic over the database (`db::Database`): PostgreSQL
-//! through sqlx (`postgres.rs`) and SQLite through rusqlite (`sqlite/`). Every SQL
+//! written once in `SqlStore`, generic over the database (`db::Database`). `db/` is the
+//! floor under them: connections and pools, SQL text and its arguments, rows, errors,
+//! PostgreSQL through sqlx (`db/postgres.rs`) and SQLite through rusqlite (`db/sqlite/`). Every SQL
 //! statement is a constant (or a small builder) next to the method that runs it, in the
 //! file of its concern:
 //!
@@ -27,7 +28,6 @@
 mod attachments;
 pub mod connector_specs;
 mod db;
-mod error;
 mod exports;
 mod legacy_attachments;
 mod locks;
@@ -35,17 +35,12 @@ mod messages;
 mod operations;
 mod outbox;
 mod paging;
-mod pg_pool;
-mod postgres;
 mod purge;
 mod qos_specs;
 mod quotas;
-mod row;
 mod services;
 mod side_tables;
 mod snapshots;
-mod sql;
-mod sqlite;
 mod transfers;
 mod volume_metadata;
 mod volume_sources;
@@ -55,23 +50,23 @@ mod volumes;
 mod writes;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use attachments::AttachmentStore;
+pub use db::connect::{redact_password, ConnectError, ConnectOptions, PoolUse, StoreKind};
+pub use db::error::{BoxError, StoreError};
+pub use db::postgres::Postgres;
+pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
-pub use error::{BoxError, StoreError};
 pub use exports::{ExportStore, NewExport};
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
 pub use outbox::EventStore;
-pub use postgres::Postgres;
 pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;
 pub use services::ServiceStore;
 pub use snapshots::{SnapshotFilters, SnapshotStore};
-pub use sqlite::Sqlite;
 pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;
@@ -128,91 +123,6 @@ pub struct SqlStore<D> {
 
 pub type PgStore = SqlStore<Postgres>;
 pub type SqliteStore = SqlStore<Sqlite>;
-
-/// One connection pool's use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolUse {
-    /// `main`, or `read` / `write` for SQLite's two pools.
-    pub pool: &'static str,
-    pub open: u32,
-    pub idle: u32,
-    pub max: u32,
-}
-
-/// Which database sits behind a store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoreKind {
-    Sqlite,
-    Postgres,
-}
-
-/// How to reach the database.
-#[derive(Clone)]
-pub struct ConnectOptions {
-    pub url: String,
-    pub max_connections: u32,
-    pub acquire_timeout: Duration,
-    pub migrate: bool,
-    /// Do the store's own upkeep in this process (SQLite: WAL checkpoints). Serving
-    /// processes do; short-lived commands (`migrate`, `check`) do not, so they never take
-    /// a running server's write lock.
-    pub upkeep: bool,
-    /// Record notification events in the outbox (`false`: none, for comparison benches).
-    pub record_events: bool,
-}
-
-impl std::fmt::Debug for ConnectOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ConnectOptions")
-            .field("url", &redact_password(&self.url))
-            .field("max_connections", &self.max_connections)
-            .field("acquire_timeout", &self.acquire_timeout)
-            .field("migrate", &self.migrate)
-            .field("upkeep", &self.upkeep)
-            .field("record_events", &self.record_events)
-            .finish()
-    }
-}
-
-/// Hides the password of a `scheme://user:password@host` URL for logs.
-pub fn redact_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let Some((credentials, host)) = rest.split_once('@') else {
-        return url.to_owned();
-    };
-    match credentials.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
-        None => url.to_owned(),
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    #[error("unsupported database URL {0:?}: use sqlite://path or postgres://user@host/db")]
-    UnsupportedScheme(String),
-    #[error("cannot create the directory for the SQLite database {path}: {source}")]
-    Directory {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("cannot connect to {url}: {source}")]
-    Connect {
-        url: String,
-        #[source]
-        source: sqlx::Error,
-    },
-    #[error("cannot open {url}: {source}")]
-    Open {
-        url: String,
-        #[source]
-        source: StoreError,
-    },
-    #[error("cannot apply migrations: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
-}
 
 /// Opens the store named by the URL scheme, applying migrations when asked.
 pub async fn connect(options: &ConnectOptions) -> Result<Arc<dyn Store>, ConnectError> {
@@ -283,7 +193,11 @@ mod tests {
         use crate::domain::volume::{VolumeStatus, SOFT_DELETED_STATUS};
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src/store");
         let mut sources = Vec::new();
-        for dir in [root.to_owned(), format!("{root}/sqlite")] {
+        for dir in [
+            root.to_owned(),
+            format!("{root}/db"),
+            format!("{root}/db/sqlite"),
+        ] {
             for entry in std::fs::read_dir(&dir).expect("store sources") {
                 let path = entry.expect("readable").path();
                 if path.extension().is_some_and(|e| e == "rs") {

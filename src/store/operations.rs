@@ -4,9 +4,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
-use super::sql::Sql;
 use super::{PoolUse, SqlStore, StoreKind};
 use crate::domain::attachment::AttachStatus;
 use crate::domain::consistency::{AttachmentFacts, ProjectQuota, Snapshot, VolumeFacts};

@@ -14,10 +14,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::{SqlStore, StoreKind};
 use crate::domain::event::{EventFilters, EventKind, RecordedEvent};
 use crate::domain::ids::{AttachmentId, SnapshotId, VolumeId};

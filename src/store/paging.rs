@@ -1,6 +1,6 @@
 //! Listing pages: sort keys as SQL expressions and the keyset condition for a marker.
 
-use super::sql::Sql;
+use super::db::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
 use crate::domain::paging::{Page, SortDir};
 use crate::domain::snapshot::SnapshotSortKey;

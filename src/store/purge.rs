@@ -7,9 +7,9 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::Database;
-use super::error::StoreError;
-use super::sql::Sql;
 use super::SqlStore;
 
 /// Rows removed per statement.

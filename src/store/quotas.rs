@@ -10,9 +10,9 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::quota::{self, QuotaDefaults, QuotaOwner, QuotaRows, Usage, DEFAULT_CLASS};
 use crate::domain::{Outcome, Refusal};

@@ -5,10 +5,10 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::ids::ServiceId;
 use crate::domain::service_record::{host_matches, ProjectUsage, ServiceRecord};

@@ -4,10 +4,10 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor};
-use super::error::StoreError;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::volume::MetadataChange;
 

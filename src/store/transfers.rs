@@ -5,11 +5,11 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::paging::push_page;
-use super::row::{Columns, FromRow};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, TransferId, VolumeId};

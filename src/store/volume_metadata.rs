@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::side_tables::SideTable;
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::ids::VolumeId;
 use crate::domain::volume::{check_metadata_count, MetadataChange, VolumeUpdate};

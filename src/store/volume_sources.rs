@@ -4,9 +4,9 @@
 //! is refused while any volume is still `creating` from it. Of a create and a delete of
 //! its source, whichever locks first wins; the other is refused and changes nothing.
 
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor};
-use super::error::StoreError;
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::snapshot::SnapshotStatus;

@@ -6,11 +6,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::connector_specs;
+use super::db::error::StoreError;
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::locks::Locked;
 use super::side_tables::{KeyValue, SideTable};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};

@@ -7,12 +7,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::attachments::ATTACHMENT_COLUMNS;
+use super::db::error::StoreError;
+use super::db::row::{Columns, FromRow};
+use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::error::StoreError;
 use super::paging::push_page;
-use super::row::{Columns, FromRow};
 use super::side_tables::{left_joined, KeyValue, SideTable};
-use super::sql::Sql;
 use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
 use crate::domain::event::EventKind;

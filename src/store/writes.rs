@@ -5,10 +5,10 @@
 //! given. A write that must see the others' rows (the events recorded after a change)
 //! runs on its own afterwards.
 
+use super::db::error::StoreError;
+use super::db::row::FromRow;
+use super::db::sql::Sql;
 use super::db::{Database, Executor};
-use super::error::StoreError;
-use super::row::FromRow;
-use super::sql::Sql;
 use super::{SqlStore, StoreKind};
 
 #[derive(Default)]

@@ -127,7 +127,7 @@ async fn a_dropped_transaction_rolls_back_and_frees_the_writer() {
     tx.execute(Sql::new("insert into t (id) values ('y')"))
         .await
         .unwrap();
-    super::super::db::Transaction::commit(tx).await.unwrap();
+    super::super::Transaction::commit(tx).await.unwrap();
     let ids: Vec<(String,)> = db.fetch_all(Sql::new("select id from t")).await.unwrap();
     assert_eq!(ids, vec![("y".to_owned(),)]);
 }

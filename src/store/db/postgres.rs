@@ -13,12 +13,12 @@ use sqlx::{Arguments, Row as _};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::db::{Database, Executor, HeldLock, Transaction};
+use super::connect::{redact_password, ConnectError, ConnectOptions, PoolUse, StoreKind};
 use super::error::StoreError;
 use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
 use super::row::{Columns, FromRow, Row};
 use super::sql::{trace_control, Arg, Sql};
-use super::{ConnectError, ConnectOptions, PoolUse, StoreKind};
+use super::{Database, Executor, HeldLock, Transaction};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
@@ -32,7 +32,7 @@ pub struct Postgres {
 impl Postgres {
     pub async fn connect(options: &ConnectOptions) -> Result<Self, ConnectError> {
         LazyLock::force(&EPOCH);
-        let url = super::redact_password(&options.url);
+        let url = redact_password(&options.url);
         let connect_error = |source| ConnectError::Connect {
             url: url.clone(),
             source,

@@ -37,11 +37,11 @@ use self::checkpoint::Checkpointer;
 use self::pool::{Opener, ReadPool};
 pub use self::writer::Transaction;
 use self::writer::Writer;
-use super::db::{Database, Executor};
+use super::connect::{ConnectError, ConnectOptions, PoolUse, StoreKind};
 use super::error::StoreError;
 use super::row::FromRow;
 use super::sql::Sql;
-use super::{ConnectError, ConnectOptions, PoolUse, StoreKind};
+use super::{Database, Executor};
 
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
 
@@ -146,7 +146,7 @@ impl Executor for Transaction {
     }
 }
 
-impl super::db::Transaction for Transaction {
+impl super::Transaction for Transaction {
     async fn commit(self) -> Result<(), StoreError> {
         Transaction::commit(self).await
     }

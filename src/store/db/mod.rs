@@ -4,10 +4,18 @@
 
 use std::future::Future;
 
-use super::error::StoreError;
-use super::row::FromRow;
-use super::sql::Sql;
-use super::{PoolUse, StoreKind};
+pub mod connect;
+pub mod error;
+mod pg_pool;
+pub mod postgres;
+pub mod row;
+pub mod sql;
+pub mod sqlite;
+
+use connect::{PoolUse, StoreKind};
+use error::StoreError;
+use row::FromRow;
+use sql::Sql;
 
 /// A lock held for as long as this value lives (see `Database::hold_lock`).
 pub type HeldLock = Box<dyn std::any::Any + Send + Sync>;

@@ -1,0 +1,91 @@
+//! How a database is named and reached: the options, the errors of connecting, and what
+//! the pools report.
+
+use std::time::Duration;
+
+use super::error::StoreError;
+
+/// One connection pool's use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolUse {
+    /// `main`, or `read` / `write` for SQLite's two pools.
+    pub pool: &'static str,
+    pub open: u32,
+    pub idle: u32,
+    pub max: u32,
+}
+
+/// Which database sits behind a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+/// How to reach the database.
+#[derive(Clone)]
+pub struct ConnectOptions {
+    pub url: String,
+    pub max_connections: u32,
+    pub acquire_timeout: Duration,
+    pub migrate: bool,
+    /// Do the store's own upkeep in this process (SQLite: WAL checkpoints). Serving
+    /// processes do; short-lived commands (`migrate`, `check`) do not, so they never take
+    /// a running server's write lock.
+    pub upkeep: bool,
+    /// Record notification events in the outbox (`false`: none, for comparison benches).
+    pub record_events: bool,
+}
+
+impl std::fmt::Debug for ConnectOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectOptions")
+            .field("url", &redact_password(&self.url))
+            .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
+            .field("migrate", &self.migrate)
+            .field("upkeep", &self.upkeep)
+            .field("record_events", &self.record_events)
+            .finish()
+    }
+}
+
+/// Hides the password of a `scheme://user:password@host` URL for logs.
+pub fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let Some((credentials, host)) = rest.split_once('@') else {
+        return url.to_owned();
+    };
+    match credentials.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("unsupported database URL {0:?}: use sqlite://path or postgres://user@host/db")]
+    UnsupportedScheme(String),
+    #[error("cannot create the directory for the SQLite database {path}: {source}")]
+    Directory {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("cannot open {url}: {source}")]
+    Open {
+        url: String,
+        #[source]
+        source: StoreError,
+    },
+    #[error("cannot apply migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
