@@ -193,18 +193,6 @@ impl Endpoint {
     }
 }
 
-/// A handler for an operation that is routed (so its microversion gate and name are
-/// right) but not built yet: `501 notImplemented`.
-pub fn not_built(
-    endpoint: Endpoint,
-) -> impl Fn(super::context::Ctx) -> std::future::Ready<Result<(), ApiError>>
-       + Clone
-       + Send
-       + Sync
-       + 'static {
-    move |ctx| std::future::ready(ctx.require(endpoint).and(Err(endpoint.not_implemented())))
-}
-
 /// Cinder v3 collections (core and extensions) that are not served here; any request
 /// under them gets `501 notImplemented` instead of a bare 404.
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[

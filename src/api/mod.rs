@@ -31,6 +31,7 @@ pub mod versions;
 pub mod views;
 pub mod volume_actions;
 pub mod volume_metadata;
+pub mod volume_path;
 pub mod volumes;
 
 use axum::http::{Method, Uri};

@@ -19,12 +19,12 @@ use super::query::CinderQuery;
 use super::volume_metadata::{metadata_schema, MetaItemBody, MetadataBody, METADATA, META_ITEM};
 use crate::api::AppState;
 use crate::domain::ids::VolumeId;
+use crate::domain::snapshot::SnapshotFilters;
 use crate::domain::snapshot::{Snapshot, SnapshotSortKey, SnapshotStatus};
 use crate::domain::time::format_timestamp;
 use crate::domain::volume::MetadataChange;
 use crate::domain::DomainError;
 use crate::service::snapshots::CreateSnapshot;
-use crate::store::SnapshotFilters;
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -11,10 +11,11 @@ use serde_json::{json, Value};
 
 use super::body::JsonBody;
 use super::context::Ctx;
-use super::endpoint::{not_built, Endpoint};
+use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::paging::parse_bool;
 use super::query::CinderQuery;
+use super::unimplemented::not_built;
 use super::views::{managed_volume_type, specs_json, volume_type, TypeViewRights};
 use crate::api::AppState;
 use crate::domain::volume_type::{ExtraSpecs, VolumeType, VolumeTypeUpdate};

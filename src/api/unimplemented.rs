@@ -22,3 +22,11 @@ pub fn router() -> Router<AppState> {
                 .route(&format!("/{collection}/{{*rest}}"), any(handler))
         })
 }
+
+/// A handler for an operation that is routed (so its microversion gate and name are
+/// right) but not built yet: `501 notImplemented`.
+pub fn not_built(
+    endpoint: Endpoint,
+) -> impl Fn(Ctx) -> std::future::Ready<Result<(), ApiError>> + Clone + Send + Sync + 'static {
+    move |ctx| std::future::ready(ctx.require(endpoint).and(Err(endpoint.not_implemented())))
+}

@@ -13,7 +13,7 @@ use super::body::JsonBody;
 use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
-use super::volumes::{volume_id, VolumePath};
+use super::volume_path::{volume_id, VolumePath};
 use crate::api::AppState;
 use crate::domain::attachment::{AttachMode, AttachStatus, Connector};
 use crate::domain::ids::AttachmentId;

@@ -16,7 +16,7 @@ use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::base_url;
 use super::views::volume_detail;
-use super::volumes::{volume_id, VolumePath};
+use super::volume_path::{volume_id, VolumePath};
 use crate::api::AppState;
 use crate::domain::volume::{MetadataChange, VolumeUpdate};
 

@@ -19,8 +19,8 @@ use super::paging::{parse_bool, parse_listing};
 use super::query::CinderQuery;
 use super::views::{volume_detail, volume_summary};
 use super::volume_metadata;
+use super::volume_path::{volume_id, VolumePath};
 use crate::api::AppState;
-use crate::domain::ids::VolumeId;
 use crate::domain::volume::{Volume, VolumeFilters, VolumeSortKey};
 use crate::domain::DomainError;
 use crate::service::volumes::CreateVolume;
@@ -50,20 +50,6 @@ pub fn router() -> Router<AppState> {
                 .put(volume_metadata::update_item)
                 .delete(volume_metadata::delete),
         )
-}
-
-#[derive(Debug, Deserialize)]
-pub struct VolumePath {
-    pub volume_id: String,
-}
-
-/// A volume id from the URL: anything that is not a uuid cannot name a volume.
-pub fn volume_id(path: &VolumePath) -> Result<VolumeId, ApiError> {
-    VolumeId::parse(&path.volume_id).ok_or_else(|| volume_not_found(&path.volume_id))
-}
-
-pub fn volume_not_found(id: &str) -> ApiError {
-    DomainError::VolumeNotFound(id.to_owned()).into()
 }
 
 /// Cinder's create schema (cinder/api/schemas/volumes.py); from 3.53 unknown keys inside

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::ids::{AttachmentId, VolumeId};
-use super::volume::string_enum;
+use super::string_enum::string_enum;
 
 string_enum! {
     /// `volume_attachment.attach_status` (also `volumes.attach_status`).

@@ -20,6 +20,7 @@ use super::attach::{
 };
 use super::attachment::{AttachMode, AttachStatus, DriverConnection};
 use super::ids::AttachmentId;
+pub use super::outcome::LegacyWhy;
 use super::outcome::Refusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
 
@@ -29,24 +30,6 @@ pub enum LegacyStep {
     Initialize,
     Attach,
     Detach,
-}
-
-/// Why a legacy action is refused (besides the sharing limits every new attachment meets).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LegacyWhy {
-    /// The volume is in `maintenance`.
-    Maintenance,
-    /// A new attachment on a volume whose status the attach flow does not own
-    /// (`creating`, `error`, `deleting`, ...).
-    Status(VolumeStatus),
-    /// A volume without multiattach already has another consumer.
-    AttachedElsewhere,
-    /// `os-attach` of a connection made for the other mode.
-    DifferentMode,
-    /// `os-detach` without an attachment id on a volume with several attachments.
-    SeveralAttachments,
-    /// `os-terminate_connection` without a host while several hosts are connected.
-    HostNeeded,
 }
 
 /// Statuses in which a legacy action may add an attachment.

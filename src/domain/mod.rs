@@ -18,6 +18,7 @@ pub mod qos;
 pub mod quota;
 pub mod service_record;
 pub mod snapshot;
+mod string_enum;
 pub mod time;
 pub mod transfer;
 pub mod volume;

@@ -43,7 +43,7 @@ pub enum Refusal {
     /// `os-begin_detaching`: the volume is not `in-use` and attached.
     NotAttached,
     /// `os-initialize_connection`, `os-attach`, `os-terminate_connection`, `os-detach`.
-    Legacy(super::legacy_connect::LegacyWhy),
+    Legacy(LegacyWhy),
     /// The volume's status forbids this change.
     VolumeStatus(VolumeStatus),
     /// An extend to a size that is not larger than `current`.
@@ -96,4 +96,22 @@ pub enum Refusal {
     SourceUnavailable,
     /// Volume `0` is being created from what the change would remove.
     SourceOfCreating(super::ids::VolumeId),
+}
+
+/// Why a legacy action is refused (besides the sharing limits every new attachment meets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LegacyWhy {
+    /// The volume is in `maintenance`.
+    Maintenance,
+    /// A new attachment on a volume whose status the attach flow does not own
+    /// (`creating`, `error`, `deleting`, ...).
+    Status(VolumeStatus),
+    /// A volume without multiattach already has another consumer.
+    AttachedElsewhere,
+    /// `os-attach` of a connection made for the other mode.
+    DifferentMode,
+    /// `os-detach` without an attachment id on a volume with several attachments.
+    SeveralAttachments,
+    /// `os-terminate_connection` without a host while several hosts are connected.
+    HostNeeded,
 }

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::ids::{SnapshotId, VolumeId};
-use super::volume::{string_enum, VolumeStatus};
+use super::string_enum::string_enum;
+use super::volume::VolumeStatus;
 use super::Refusal;
 
 string_enum! {
@@ -191,4 +192,13 @@ mod tests {
             Err(Refusal::Undeletable)
         );
     }
+}
+
+/// Which snapshots a listing returns.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotFilters {
+    pub project_id: Option<String>,
+    pub volume_id: Option<VolumeId>,
+    pub status: Option<SnapshotStatus>,
+    pub name: Option<String>,
 }

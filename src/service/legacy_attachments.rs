@@ -10,7 +10,7 @@ use std::future::Future;
 use serde_json::{json, Map, Value};
 
 use super::attachments::{connector_error, export_in_turn, refused, withdraw_unused_export};
-use super::volumes::not_found;
+use super::volume_not_found;
 use super::Service;
 use crate::domain::attachment::{AttachMode, AttachStatus, Connector, Detached};
 use crate::domain::ids::{AttachmentId, VolumeId};
@@ -140,7 +140,7 @@ impl Service {
         drop(access);
         match outcome? {
             Outcome::Done(connected) => Ok(nested_connection_info(connected.info)),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(refusal) => Err(legacy_refused(LegacyStep::Initialize, id, refusal)),
         }
     }
@@ -181,7 +181,7 @@ impl Service {
         drop(turn);
         match outcome? {
             Outcome::Done(_) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(refusal) => Err(legacy_refused(LegacyStep::Attach, id, refusal)),
         }
     }
@@ -294,7 +294,7 @@ impl Service {
         drop(turn);
         let ended = match outcome? {
             Outcome::Done(ended) => ended,
-            Outcome::Gone => return Err(not_found(volume.id)),
+            Outcome::Gone => return Err(volume_not_found(volume.id)),
             Outcome::Refused(refusal) => {
                 return Err(legacy_refused(LegacyStep::Detach, volume.id, refusal))
             }

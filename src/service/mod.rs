@@ -74,3 +74,8 @@ impl Default for Settings {
 
 #[cfg(test)]
 mod tests;
+
+/// Cinder's 404 for a volume that is not there (or not visible to the caller).
+pub(super) fn volume_not_found(id: crate::domain::ids::VolumeId) -> crate::domain::DomainError {
+    crate::domain::DomainError::VolumeNotFound(id.to_string())
+}

@@ -13,11 +13,11 @@ use crate::domain::message::{
 };
 use crate::domain::paging::Page;
 use crate::domain::quota::{QuotaDefaults, QuotaOwner};
+use crate::domain::snapshot::SnapshotFilters;
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
 use crate::domain::volume::{MetadataChange, Volume};
 use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
 use crate::policy::{rules, Target};
-use crate::store::SnapshotFilters;
 
 /// A snapshot create as the API received it.
 #[derive(Debug, Clone, Default)]

@@ -56,7 +56,7 @@ impl Service {
         })?;
         match self.store.insert_transfer(&offer).await? {
             Outcome::Done(()) => Ok(offer),
-            Outcome::Gone => Err(super::volumes::not_found(volume_id)),
+            Outcome::Gone => Err(super::volume_not_found(volume_id)),
             Outcome::Refused(refusal) => Err(refused(refusal, None, volume_id)),
         }
     }
@@ -160,7 +160,7 @@ impl Service {
             .store
             .get_volume_brief(volume_id)
             .await?
-            .ok_or_else(|| super::volumes::not_found(volume_id))?;
+            .ok_or_else(|| super::volume_not_found(volume_id))?;
         let recipient = Recipient {
             user_id: caller.user_id.clone(),
             owner: QuotaOwner {

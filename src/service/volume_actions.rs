@@ -2,7 +2,7 @@
 //! `os-reset_status` and retype. The rules are decided in the store's transaction, under
 //! the volume's lock; backend work happens outside it.
 
-use super::volumes::not_found;
+use super::volume_not_found;
 use super::Service;
 use crate::backend::BackendError;
 use crate::domain::ids::VolumeId;
@@ -63,7 +63,7 @@ impl Service {
             .await?
         {
             Outcome::Done(snapshots) => snapshots,
-            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Gone => return Err(volume_not_found(id)),
             Outcome::Refused(Refusal::SourceOfCreating(creating)) => {
                 return Err(DomainError::SourceOfCreatingVolume {
                     snapshot: None,
@@ -175,7 +175,7 @@ impl Service {
         {
             Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
             Outcome::Done(()) => {}
-            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Gone => return Err(volume_not_found(id)),
             Outcome::Refused(Refusal::NotLarger { current }) => {
                 return Err(DomainError::ExtendNotLarger {
                     current,
@@ -238,7 +238,7 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(Refusal::LegacyReserve {
                 status,
                 multiattach,
@@ -265,7 +265,7 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(other) => Err(unexpected(other)),
         }
     }
@@ -284,7 +284,7 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(Refusal::VolumeStatus(status)) => {
                 Err(DomainError::ReadonlyRefused { volume: id, status })
             }
@@ -318,7 +318,7 @@ impl Service {
             .await?
         {
             Outcome::Done(detached) => detached,
-            Outcome::Gone => return Err(not_found(id)),
+            Outcome::Gone => return Err(volume_not_found(id)),
             Outcome::Refused(other) => return Err(unexpected(other)),
         };
         self.withdraw_all(id, volume.host.as_deref(), &detached)
@@ -368,7 +368,7 @@ impl Service {
         let now = self.clock.now();
         match self.store.retype_volume(&retype, &owner, now).await? {
             Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
             Outcome::Refused(Refusal::MultiattachRetype(status)) => {
                 Err(DomainError::MultiattachRetypeRefused(status))

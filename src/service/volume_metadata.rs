@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::volume_actions::unexpected;
-use super::volumes::not_found;
+use super::volume_not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
 use crate::domain::volume::{check_metadata_count, MetadataChange, Volume, VolumeUpdate};
@@ -38,7 +38,7 @@ impl Service {
             Outcome::Done(()) => self.get_volume(caller, id).await,
             Outcome::Refused(Refusal::VolumeStatus(_)) => Err(DomainError::UpdateDuringMaintenance),
             Outcome::Refused(other) => Err(unexpected(other)),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
         }
     }
 
@@ -52,7 +52,7 @@ impl Service {
         self.store
             .volume_metadata(id)
             .await?
-            .ok_or_else(|| not_found(id))
+            .ok_or_else(|| volume_not_found(id))
     }
 
     /// One key of the user metadata; a missing key is 404.
@@ -93,7 +93,7 @@ impl Service {
             .await?
         {
             Outcome::Done(metadata) => Ok(metadata),
-            Outcome::Gone => Err(not_found(id)),
+            Outcome::Gone => Err(volume_not_found(id)),
             Outcome::Refused(Refusal::VolumeStatus(status)) => {
                 Err(DomainError::MetadataChangeRefused {
                     removing: matches!(change, MetadataChange::Remove(_)),
@@ -107,7 +107,7 @@ impl Service {
                 MetadataChange::Remove(key) => {
                     Err(DomainError::MetadataKeyNotFound { volume: id, key })
                 }
-                _ => Err(not_found(id)),
+                _ => Err(volume_not_found(id)),
             },
             Outcome::Refused(other) => Err(unexpected(other)),
         }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::placement::Placement;
+use super::volume_not_found;
 use super::Service;
 use crate::backend::{ConfiguredBackend, DataSource};
 use crate::domain::ids::{MessageId, VolumeId};
@@ -54,10 +55,6 @@ impl VolumeViewRights {
             ..self
         }
     }
-}
-
-pub(super) fn not_found(id: VolumeId) -> DomainError {
-    DomainError::VolumeNotFound(id.to_string())
 }
 
 /// A user message saying why creating volume `id` failed.
@@ -160,9 +157,9 @@ impl Service {
         id: VolumeId,
         volume: Option<Volume>,
     ) -> Result<Volume, DomainError> {
-        let volume = volume.ok_or_else(|| not_found(id))?;
+        let volume = volume.ok_or_else(|| volume_not_found(id))?;
         if caller.is_project_scoped() && volume.project_id != caller.project_id {
-            return Err(not_found(id));
+            return Err(volume_not_found(id));
         }
         // Cinder turns a refused `volume:get` into "not found" as well.
         self.policy
@@ -171,7 +168,7 @@ impl Service {
                 caller,
                 &Target::project(&volume.project_id),
             )
-            .map_err(|_| not_found(id))?;
+            .map_err(|_| volume_not_found(id))?;
         Ok(volume)
     }
 
@@ -358,7 +355,7 @@ impl Service {
                 .store
                 .get_volume(new.id)
                 .await?
-                .ok_or_else(|| not_found(new.id));
+                .ok_or_else(|| volume_not_found(new.id));
         }
         // The backend work runs to its end even if the client goes away, so the volume
         // never stays `creating`.
@@ -378,7 +375,7 @@ impl Service {
         self.store
             .get_volume(id)
             .await?
-            .ok_or_else(|| not_found(id))
+            .ok_or_else(|| volume_not_found(id))
     }
 
     /// Records the volume on the best backend that can take it, trying the next one when
@@ -440,7 +437,7 @@ impl Service {
                 Err(DomainError::SourceVolumeUnavailable)
             }
             Outcome::Refused(other) => Err(super::volume_actions::unexpected(other)),
-            Outcome::Gone => Err(not_found(new.id)),
+            Outcome::Gone => Err(volume_not_found(new.id)),
         }
     }
 
@@ -456,7 +453,7 @@ impl Service {
             .store
             .get_volume(id)
             .await?
-            .ok_or_else(|| not_found(id))?;
+            .ok_or_else(|| volume_not_found(id))?;
         let backend = self.backend_of(&volume)?;
         let result = match source {
             Some(source) => {

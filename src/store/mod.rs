@@ -66,7 +66,7 @@ pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;
 pub use services::ServiceStore;
-pub use snapshots::{SnapshotFilters, SnapshotStore};
+pub use snapshots::SnapshotStore;
 pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_types::VolumeTypeStore;

@@ -16,21 +16,14 @@ use super::paging::push_page;
 use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::event::EventKind;
-use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::ids::SnapshotId;
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
-use crate::domain::snapshot::{self, NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
+use crate::domain::snapshot::{
+    self, NewSnapshot, Snapshot, SnapshotFilters, SnapshotSortKey, SnapshotStatus,
+};
 use crate::domain::volume::{check_metadata_count, MetadataChange, SOFT_DELETED_STATUS};
 use crate::domain::{Outcome, Refusal};
-
-/// Which snapshots a listing returns.
-#[derive(Debug, Clone, Default)]
-pub struct SnapshotFilters {
-    pub project_id: Option<String>,
-    pub volume_id: Option<VolumeId>,
-    pub status: Option<SnapshotStatus>,
-    pub name: Option<String>,
-}
 
 #[async_trait]
 pub trait SnapshotStore: Send + Sync {
