@@ -13,6 +13,8 @@
 
 mod access;
 pub mod ceph;
+mod cluster_info;
+mod images;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -29,18 +31,14 @@ use super::{
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::HostGrant;
 use crate::domain::ids::{SnapshotId, VolumeId};
-use ceph::{features, CephError, ClientConfig, Cluster, Io};
+use ceph::{CephError, ClientConfig, Cluster, Io};
+use cluster_info::{monitor_addresses, pool_capacity_gb, secret_uuid_of, Monitors};
+use images::{
+    clone_to, delete_image, image_name, remove_snapshot, snapshot_name, CLONE_SNAP_SUFFIX,
+    IMAGE_FEATURES,
+};
 
 const GIB: u64 = 1024 * 1024 * 1024;
-
-/// Images are made with layering (clones) and deep-flatten, without exclusive-lock and
-/// the features that need it (object-map, fast-diff, journaling): two writers of a
-/// multi-attached volume would hand the lock back and forth on every write (about ten
-/// times slower), and whether a volume is multi-attached can change by retype.
-const IMAGE_FEATURES: u64 = features::LAYERING | features::DEEP_FLATTEN;
-
-/// The snapshot a clone of a volume hangs off (Cinder's name for it).
-const CLONE_SNAP_SUFFIX: &str = ".clone_snap";
 
 /// How often the pool's capacity is read again (it moves little: images are thin).
 const CAPACITY_REFRESH: Duration = Duration::from_secs(30);
@@ -84,14 +82,6 @@ type Chain = (access::ImageObjects, Vec<access::ImageObjects>);
 
 type ChainCache = Arc<std::sync::Mutex<std::collections::HashMap<VolumeId, Arc<Chain>>>>;
 
-/// The monitors as connection info gives them to hosts, and their names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Monitors {
-    hosts: Vec<String>,
-    ports: Vec<String>,
-    names: Vec<String>,
-}
-
 /// Which identities of a volume a change looks at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Scope {
@@ -117,14 +107,6 @@ pub struct RbdBackend {
     cluster: OnceCell<Arc<Cluster>>,
     /// The pool's size in GiB as last read from the cluster (f64 bits; 0: not read yet).
     capacity: AtomicU64,
-}
-
-fn image_name(volume: VolumeId) -> String {
-    format!("volume-{volume}")
-}
-
-fn snapshot_name(snapshot: SnapshotId) -> String {
-    format!("snapshot-{snapshot}")
 }
 
 impl RbdBackend {
@@ -380,50 +362,6 @@ impl RbdBackend {
     }
 }
 
-/// A deterministic libvirt secret uuid for an identity (a hypervisor agent defines the
-/// secret under it from the keyring).
-fn secret_uuid_of(identity: &str) -> String {
-    let digest = ring::digest::digest(&ring::digest::SHA256, identity.as_bytes());
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&digest.as_ref()[..16]);
-    uuid::Builder::from_random_bytes(bytes)
-        .into_uuid()
-        .to_string()
-}
-
-/// `stored + max_avail` of `pool` in `ceph df`'s JSON, in GiB.
-fn pool_capacity_gb(df: &[u8], pool: &str) -> Option<f64> {
-    let df: Value = serde_json::from_slice(df).ok()?;
-    let stats = df["pools"]
-        .as_array()?
-        .iter()
-        .find(|p| p["name"] == pool)?
-        .get("stats")?;
-    let bytes = stats["stored"].as_f64()? + stats["max_avail"].as_f64()?;
-    Some(bytes / GIB as f64)
-}
-
-/// The monitors in `mon dump`'s JSON: their names, and their legacy `addr` as Cinder
-/// reads it (`host:port/nonce`, IPv6 hosts in brackets) split into hosts and ports.
-fn monitor_addresses(dump: &[u8]) -> Option<Monitors> {
-    let dump: Value = serde_json::from_slice(dump).ok()?;
-    let mut read = Monitors {
-        hosts: Vec::new(),
-        ports: Vec::new(),
-        names: Vec::new(),
-    };
-    for mon in dump["mons"].as_array()? {
-        let addr = mon["addr"].as_str()?;
-        let host_port = addr.rsplit_once('/').map_or(addr, |(hp, _)| hp);
-        let (host, port) = host_port.rsplit_once(':')?;
-        read.hosts.push(host.trim_matches(['[', ']']).to_owned());
-        read.ports.push(port.to_owned());
-        read.names
-            .push(mon["name"].as_str().unwrap_or_default().to_owned());
-    }
-    (!read.hosts.is_empty()).then_some(read)
-}
-
 /// The objects of `volume`'s image and of the images it is a clone of: read once (an
 /// image's id never changes, nor, after it is made, what it is a clone of).
 fn chain_of(chains: &ChainCache, io: &Io<'_>, volume: VolumeId) -> Result<Arc<Chain>, CephError> {
@@ -443,98 +381,6 @@ fn host_of(connector: &Connector) -> Result<&str, BackendError> {
         .host()
         .filter(|h| !h.is_empty())
         .ok_or_else(|| BackendError::InvalidConnector("host".to_owned()))
-}
-
-/// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
-fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
-    let (_, ancestors) = access::image_chain(io, image)?;
-    Ok(ancestors.len() as u32)
-}
-
-/// Creates `child` as a clone of `parent@snapshot`, grown to `size` bytes, and flattened
-/// when `flatten` or when its chain would pass `max_depth`. Whether it was flattened.
-fn clone_to(
-    io: &Io<'_>,
-    parent: &str,
-    snapshot: &str,
-    child: &str,
-    size: u64,
-    flatten: bool,
-    max_depth: u32,
-) -> Result<bool, CephError> {
-    let depth = clone_depth(io, parent)?;
-    io.clone_image(parent, snapshot, io, child, IMAGE_FEATURES)?;
-    let made = (|| {
-        let image = io.open(child, None, false)?;
-        if image.size()? < size {
-            image.resize(size)?;
-        }
-        let flattened = flatten || depth + 1 > max_depth;
-        if flattened {
-            image.flatten()?;
-        }
-        Ok(flattened)
-    })();
-    if made.is_err() {
-        // Nothing half-made is left behind.
-        let _ = io.remove_image(child);
-    }
-    made
-}
-
-/// Removes `image`'s own snapshot `snapshot`, unprotecting it first; `EBUSY` while it
-/// still has clones.
-fn remove_snapshot(io: &Io<'_>, image: &str, snapshot: &str) -> Result<(), CephError> {
-    let opened = match io.open(image, None, false) {
-        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
-        other => other?,
-    };
-    if !opened.snapshots()?.iter().any(|s| s == snapshot) {
-        return Ok(());
-    }
-    match opened.snap_unprotect(snapshot) {
-        // Never protected (EINVAL), or protected no more.
-        Err(e) if e.errno != 22 => return Err(e),
-        _ => {}
-    }
-    opened.snap_remove(snapshot)
-}
-
-/// Deletes `image` (Cinder's order): refused while it has snapshots that clones need,
-/// its own `.clone_snap` snapshots removed when nothing hangs off them, and the snapshot
-/// it was cloned from (when it was a clone of a volume) removed after it.
-fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
-    let opened = match io.open(image, None, false) {
-        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
-        other => other?,
-    };
-    let parent = opened.parent()?;
-    for snapshot in opened.snapshots()? {
-        if !snapshot.ends_with(CLONE_SNAP_SUFFIX) {
-            return Err(CephError {
-                errno: ceph::EBUSY,
-                what: format!("image {image} has snapshot {snapshot}"),
-                status: String::new(),
-            });
-        }
-        match opened.snap_unprotect(&snapshot) {
-            Err(e) if e.errno != 22 => return Err(e),
-            _ => opened.snap_remove(&snapshot)?,
-        }
-    }
-    drop(opened);
-    match io.remove_image(image) {
-        Err(e) if e.errno == ceph::ENOENT => {}
-        other => other?,
-    }
-    if let Some(parent) = parent.filter(|p| p.snapshot.ends_with(CLONE_SNAP_SUFFIX)) {
-        match remove_snapshot(io, &parent.image, &parent.snapshot) {
-            // Another clone of the same snapshot still needs it.
-            Err(e) if e.errno == ceph::EBUSY => {}
-            other => other?,
-        }
-    }
-    Ok(())
 }
 
 #[async_trait]
@@ -847,34 +693,5 @@ impl Backend for RbdBackend {
             repaired.extend(changes);
         }
         Ok(repaired)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn monitors_are_read_as_cinder_reads_them() {
-        let dump = br#"{"mons": [{"name": "a", "addr": "127.0.0.1:6789/0"},
-                                  {"name": "b", "addr": "[::1]:3300/0"}]}"#;
-        assert_eq!(
-            monitor_addresses(dump),
-            Some(Monitors {
-                hosts: vec!["127.0.0.1".to_owned(), "::1".to_owned()],
-                ports: vec!["6789".to_owned(), "3300".to_owned()],
-                names: vec!["a".to_owned(), "b".to_owned()],
-            })
-        );
-        assert_eq!(monitor_addresses(br#"{"mons": []}"#), None);
-    }
-
-    #[test]
-    fn capacity_is_what_the_pool_stores_and_may_still_take() {
-        let df = br#"{"pools": [{"name": "other", "stats": {"stored": 1, "max_avail": 1}},
-                                 {"name": "volumes", "stats": {"stored": 1073741824,
-                                                               "max_avail": 9663676416}}]}"#;
-        assert_eq!(pool_capacity_gb(df, "volumes"), Some(10.0));
-        assert_eq!(pool_capacity_gb(df, "missing"), None);
     }
 }

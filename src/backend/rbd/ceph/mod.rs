@@ -1,16 +1,16 @@
 //! librados and librbd, in the process. The libraries are loaded when the first `rbd`
 //! backend connects (Debian's `librados2` and `librbd1`), so a build and a service
-//! without an `rbd` backend need no Ceph at all. This is the only module with `unsafe`:
+//! without an `rbd` backend need no Ceph at all. This module (with `symbols.rs`, the
+//! functions it calls) is the only one with `unsafe`:
 //! each call passes pointers the C API documents, to buffers that outlive the call, and
 //! every handle is closed exactly once by its owner's `Drop`.
 #![allow(unsafe_code)]
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::OnceLock;
 
-use libloading::Library;
+mod symbols;
 
-type Handle = *mut c_void;
+use symbols::{api, Api, Handle, SnapInfo};
 
 /// An error of a librados or librbd call: the negative errno it returned, what was being
 /// done, and the cluster's own words when it gave some (a mon command's status).
@@ -62,167 +62,6 @@ pub mod features {
     pub const FAST_DIFF: u64 = 16;
     pub const DEEP_FLATTEN: u64 = 32;
     pub const JOURNALING: u64 = 64;
-}
-
-#[repr(C)]
-struct SnapInfo {
-    id: u64,
-    size: u64,
-    name: *const c_char,
-}
-
-/// The functions used, resolved once.
-struct Api {
-    rados_create2: unsafe extern "C" fn(*mut Handle, *const c_char, *const c_char, u64) -> c_int,
-    rados_conf_read_file: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rados_conf_set: unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
-    rados_connect: unsafe extern "C" fn(Handle) -> c_int,
-    rados_shutdown: unsafe extern "C" fn(Handle),
-    rados_getaddrs: unsafe extern "C" fn(Handle, *mut *mut c_char) -> c_int,
-    rados_ioctx_create: unsafe extern "C" fn(Handle, *const c_char, *mut Handle) -> c_int,
-    rados_ioctx_destroy: unsafe extern "C" fn(Handle),
-    rados_ioctx_set_namespace: unsafe extern "C" fn(Handle, *const c_char),
-    #[allow(clippy::type_complexity)]
-    rados_mon_command_target: unsafe extern "C" fn(
-        Handle,
-        *const c_char,
-        *mut *const c_char,
-        usize,
-        *const c_char,
-        usize,
-        *mut *mut c_char,
-        *mut usize,
-        *mut *mut c_char,
-        *mut usize,
-    ) -> c_int,
-    #[allow(clippy::type_complexity)]
-    rados_mon_command: unsafe extern "C" fn(
-        Handle,
-        *mut *const c_char,
-        usize,
-        *const c_char,
-        usize,
-        *mut *mut c_char,
-        *mut usize,
-        *mut *mut c_char,
-        *mut usize,
-    ) -> c_int,
-    rados_buffer_free: unsafe extern "C" fn(*mut c_char),
-    rbd_create2: unsafe extern "C" fn(Handle, *const c_char, u64, u64, *mut c_int) -> c_int,
-    rbd_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rbd_list: unsafe extern "C" fn(Handle, *mut c_char, *mut usize) -> c_int,
-    rbd_open: unsafe extern "C" fn(Handle, *const c_char, *mut Handle, *const c_char) -> c_int,
-    rbd_open_read_only:
-        unsafe extern "C" fn(Handle, *const c_char, *mut Handle, *const c_char) -> c_int,
-    rbd_close: unsafe extern "C" fn(Handle) -> c_int,
-    rbd_resize: unsafe extern "C" fn(Handle, u64) -> c_int,
-    rbd_get_size: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
-    rbd_get_id: unsafe extern "C" fn(Handle, *mut c_char, usize) -> c_int,
-    rbd_snap_create: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rbd_snap_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rbd_snap_protect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rbd_snap_unprotect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
-    rbd_snap_list: unsafe extern "C" fn(Handle, *mut SnapInfo, *mut c_int) -> c_int,
-    rbd_snap_list_end: unsafe extern "C" fn(*mut SnapInfo),
-    #[allow(clippy::type_complexity)]
-    rbd_clone2: unsafe extern "C" fn(
-        Handle,
-        *const c_char,
-        *const c_char,
-        Handle,
-        *const c_char,
-        u64,
-        *mut c_int,
-        u64,
-        c_int,
-    ) -> c_int,
-    rbd_flatten: unsafe extern "C" fn(Handle) -> c_int,
-    #[allow(clippy::type_complexity)]
-    rbd_get_parent_info2: unsafe extern "C" fn(
-        Handle,
-        *mut c_char,
-        usize,
-        *mut c_char,
-        usize,
-        *mut c_char,
-        usize,
-        *mut c_char,
-        usize,
-    ) -> c_int,
-    rbd_read: unsafe extern "C" fn(Handle, u64, usize, *mut c_char) -> isize,
-    rbd_write: unsafe extern "C" fn(Handle, u64, usize, *const c_char) -> isize,
-    rbd_flush: unsafe extern "C" fn(Handle) -> c_int,
-    // Kept loaded for as long as the process runs: the pointers above point into them.
-    _libraries: (Library, Library),
-}
-
-macro_rules! resolve {
-    ($lib:expr, $name:ident) => {{
-        // SAFETY: the symbol is declared in librados.h/librbd.h with exactly the type
-        // of the field it is stored in.
-        let symbol = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }
-            .map_err(|e| format!("{}: {e}", stringify!($name)))?;
-        *symbol
-    }};
-}
-
-impl Api {
-    fn load() -> Result<Api, String> {
-        // SAFETY: loading Ceph's client libraries runs their initialisers, which only set
-        // up their own state.
-        let rados = unsafe { Library::new("librados.so.2") }
-            .map_err(|e| format!("cannot load librados (Debian's librados2): {e}"))?;
-        // SAFETY: as above.
-        let rbd = unsafe { Library::new("librbd.so.1") }
-            .map_err(|e| format!("cannot load librbd (Debian's librbd1): {e}"))?;
-        Ok(Api {
-            rados_create2: resolve!(rados, rados_create2),
-            rados_conf_read_file: resolve!(rados, rados_conf_read_file),
-            rados_conf_set: resolve!(rados, rados_conf_set),
-            rados_connect: resolve!(rados, rados_connect),
-            rados_shutdown: resolve!(rados, rados_shutdown),
-            rados_getaddrs: resolve!(rados, rados_getaddrs),
-            rados_ioctx_create: resolve!(rados, rados_ioctx_create),
-            rados_ioctx_destroy: resolve!(rados, rados_ioctx_destroy),
-            rados_ioctx_set_namespace: resolve!(rados, rados_ioctx_set_namespace),
-            rados_mon_command_target: resolve!(rados, rados_mon_command_target),
-            rados_mon_command: resolve!(rados, rados_mon_command),
-            rados_buffer_free: resolve!(rados, rados_buffer_free),
-            rbd_create2: resolve!(rbd, rbd_create2),
-            rbd_remove: resolve!(rbd, rbd_remove),
-            rbd_list: resolve!(rbd, rbd_list),
-            rbd_open: resolve!(rbd, rbd_open),
-            rbd_open_read_only: resolve!(rbd, rbd_open_read_only),
-            rbd_close: resolve!(rbd, rbd_close),
-            rbd_resize: resolve!(rbd, rbd_resize),
-            rbd_get_size: resolve!(rbd, rbd_get_size),
-            rbd_get_id: resolve!(rbd, rbd_get_id),
-            rbd_snap_create: resolve!(rbd, rbd_snap_create),
-            rbd_snap_remove: resolve!(rbd, rbd_snap_remove),
-            rbd_snap_protect: resolve!(rbd, rbd_snap_protect),
-            rbd_snap_unprotect: resolve!(rbd, rbd_snap_unprotect),
-            rbd_snap_list: resolve!(rbd, rbd_snap_list),
-            rbd_snap_list_end: resolve!(rbd, rbd_snap_list_end),
-            rbd_clone2: resolve!(rbd, rbd_clone2),
-            rbd_flatten: resolve!(rbd, rbd_flatten),
-            rbd_get_parent_info2: resolve!(rbd, rbd_get_parent_info2),
-            rbd_read: resolve!(rbd, rbd_read),
-            rbd_write: resolve!(rbd, rbd_write),
-            rbd_flush: resolve!(rbd, rbd_flush),
-            _libraries: (rados, rbd),
-        })
-    }
-}
-
-fn api() -> Result<&'static Api, CephError> {
-    static API: OnceLock<Result<Api, String>> = OnceLock::new();
-    API.get_or_init(Api::load)
-        .as_ref()
-        .map_err(|why| CephError {
-            errno: 38,
-            what: why.clone(),
-            status: String::new(),
-        })
 }
 
 /// How to reach a cluster: its ceph.conf, who to be (`client.<user>`), and where that
