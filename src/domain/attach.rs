@@ -107,9 +107,18 @@ pub fn reserve_statuses(multiattach: bool) -> &'static [VolumeStatus] {
 /// Statuses from which the same instance may add an attachment without reserving.
 pub const SAME_INSTANCE_STATUSES: &[VolumeStatus] = &[VolumeStatus::InUse, VolumeStatus::Reserved];
 
-/// Cinder refuses attachment work on a volume whose status mentions `error`.
+/// Cinder refuses attachment work on a volume whose status mentions `error` (its
+/// `'error' in volume.status`): these.
 pub fn in_error_state(status: VolumeStatus) -> bool {
-    status.as_str().contains("error")
+    matches!(
+        status,
+        VolumeStatus::Error
+            | VolumeStatus::ErrorDeleting
+            | VolumeStatus::ErrorManaging
+            | VolumeStatus::ErrorRestoring
+            | VolumeStatus::ErrorBackingUp
+            | VolumeStatus::ErrorExtending
+    )
 }
 
 /// What a reservation asks for, besides the volume.

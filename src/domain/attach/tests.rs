@@ -634,3 +634,14 @@ fn connected_means_a_non_empty_object() {
         assert!(is_connected(Some(broken)).is_err(), "{broken:?}");
     }
 }
+
+#[test]
+fn error_states_are_the_statuses_that_mention_error() {
+    for status in VolumeStatus::ALL {
+        assert_eq!(
+            in_error_state(*status),
+            status.as_str().contains("error"),
+            "{status:?}"
+        );
+    }
+}
