@@ -13,10 +13,11 @@ import pathlib
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
+
+from support import free_port
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "backends.md"
@@ -35,12 +36,6 @@ def must_fail(line):
         return line
     command = match.group(1)
     return f'if {command}; then echo "expected to fail: {command}" >&2; exit 1; fi'
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():

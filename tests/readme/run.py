@@ -12,11 +12,12 @@ import json
 import pathlib
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from support import free_port
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE.parents[1] / "README.md"
@@ -32,12 +33,6 @@ def walkthrough_blocks():
     start = text.index("## A walk through with curl")
     end = text.index("## Where to read on", start)
     return sh_blocks(text[start:end]) + sh_blocks(CONTINUED.read_text())
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():
