@@ -31,7 +31,7 @@ pub(super) fn pool_capacity_gb(df: &[u8], pool: &str) -> Option<f64> {
         .find(|p| p["name"] == pool)?
         .get("stats")?;
     let bytes = stats["stored"].as_f64()? + stats["max_avail"].as_f64()?;
-    Some(bytes / (1024.0 * 1024.0 * 1024.0))
+    Some(bytes / super::GIB as f64)
 }
 
 /// The monitors in `mon dump`'s JSON: their names, and their legacy `addr` as Cinder

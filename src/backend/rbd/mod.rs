@@ -251,20 +251,16 @@ impl RbdBackend {
         let chains = self.chains.clone();
         let known = self.known.clone();
         let work = tokio::task::spawn_blocking(move || {
-            let of_volume =
-                |id: &String| access::volume_of(&name, id).as_deref() == Some(&volume.to_string());
+            let prefix = access::volume_prefix(&name, &volume.to_string());
             let present: Vec<String> = match &scope {
                 Scope::Listed => access::identities(&cluster, &name)?
                     .into_keys()
-                    .filter(of_volume)
+                    .filter(|id| id.starts_with(&prefix))
                     .collect(),
-                Scope::Known => {
-                    let prefix = access::volume_prefix(&name, &volume.to_string());
-                    known
-                        .lock()
-                        .map(|k| access::with_prefix(&k, &prefix).cloned().collect())
-                        .unwrap_or_default()
-                }
+                Scope::Known => known
+                    .lock()
+                    .map(|k| access::with_prefix(&k, &prefix).cloned().collect())
+                    .unwrap_or_default(),
                 // Only its own host's identity: a detach need not list every identity.
                 Scope::Identity(id) => vec![id.clone()],
             };
