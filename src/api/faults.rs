@@ -3,6 +3,7 @@
 
 use super::error::{ApiError, IN_DOUBT};
 use crate::domain::attach::reserve_statuses;
+use crate::domain::attachment::AttachmentCall;
 use crate::domain::legacy_connect::{LegacyStep, LegacyWhy, OPEN_STATUSES};
 use crate::domain::quota::OverQuota;
 use crate::domain::snapshot::snapshot_statuses;
@@ -134,12 +135,13 @@ fn failure_text(err: &DomainError) -> String {
         DomainError::BackendNotConfigured { host, volume } => {
             format!("The backend {host} of volume {volume} is not configured here.")
         }
-        DomainError::AttachmentFailed { updating, cause } => {
+        DomainError::AttachmentFailed { call, cause } => {
             let cause = failure_text(cause);
-            if *updating {
-                format!("Unable to update attachment ({cause}).")
-            } else {
-                format!("Unable to create attachment for volume ({cause}).")
+            match call {
+                AttachmentCall::Update => format!("Unable to update attachment ({cause})."),
+                AttachmentCall::Create => {
+                    format!("Unable to create attachment for volume ({cause}).")
+                }
             }
         }
         DomainError::Interrupted { what, detail } => format!("{what} was interrupted: {detail}"),
@@ -189,12 +191,12 @@ impl From<DomainError> for ApiError {
             E::VolumeInError {
                 volume,
                 status,
-                updating: false,
+                call: AttachmentCall::Create,
             } => invalid_volume(error_state("created", volume, status)),
             E::VolumeInError {
                 volume,
                 status,
-                updating: true,
+                call: AttachmentCall::Update,
             } => ApiError::Conflict(format!(
                 "Resource conflict: {}",
                 error_state("updated", volume, status)
@@ -590,15 +592,15 @@ mod tests {
     #[test]
     fn error_states_are_400_on_create_and_409_on_update() {
         let volume = VolumeId::generate();
-        let err = |updating| DomainError::VolumeInError {
+        let err = |call| DomainError::VolumeInError {
             volume,
             status: VolumeStatus::Error,
-            updating,
+            call,
         };
-        let (code, text) = message(err(false));
+        let (code, text) = message(err(AttachmentCall::Create));
         assert_eq!(code, 400);
         assert!(text.starts_with("Invalid volume: Volume attachments can not be created"));
-        let (code, text) = message(err(true));
+        let (code, text) = message(err(AttachmentCall::Update));
         assert_eq!(code, 409);
         assert!(text.starts_with("Resource conflict: Volume attachments can not be updated"));
         assert!(text.ends_with("currently has a status of: error "));
@@ -608,7 +610,7 @@ mod tests {
     fn failures_on_the_way_are_wrapped_with_their_cause() {
         let cause = DomainError::ConnectFailed("no target".into());
         let (code, text) = message(DomainError::AttachmentFailed {
-            updating: false,
+            call: AttachmentCall::Create,
             cause: Box::new(cause),
         });
         assert_eq!(code, 500);

@@ -13,7 +13,7 @@ use super::attachment::{
     AttachMode, AttachStatus, Connecting, DriverConnection, HostConnection, NewAttachment,
 };
 use super::ids::AttachmentId;
-use super::outcome::Refusal;
+use super::refusal::AttachRefusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
 
 /// A live (not deleted) attachment of the locked volume.
@@ -154,7 +154,7 @@ pub fn reserve(
     volume: &LockedVolume,
     live: &[LiveAttachment],
     request: &Reservation<'_>,
-) -> Result<Transition, Refusal> {
+) -> Result<Transition, AttachRefusal> {
     let same_instance = request.instance_uuid.is_some_and(|instance| {
         live.iter()
             .any(|a| a.instance_uuid.as_deref() == Some(instance))
@@ -168,7 +168,7 @@ pub fn reserve(
     // Sharing is ours, not Cinder's: a multiattach volume being migrated takes no new
     // attachment (a single-attach one keeps Cinder's rule, which does not ask).
     if volume.multiattach && volume.migrating() {
-        return Err(Refusal::Migrating);
+        return Err(AttachRefusal::Migrating);
     }
     sharing_limits(volume, live, request.mode, request.default_max_attachments)?;
     let hold = Hold::of(volume.status, statuses(live));
@@ -184,7 +184,7 @@ pub(super) fn sharing_limits(
     live: &[LiveAttachment],
     mode: AttachMode,
     default_max_attachments: Option<u32>,
-) -> Result<(), Refusal> {
+) -> Result<(), AttachRefusal> {
     let limit = volume
         .type_max_attachments
         .map(|limit| AttachmentLimit {
@@ -196,7 +196,7 @@ pub(super) fn sharing_limits(
             from_type: false,
         }));
     if let Some(limit) = limit.filter(|l| live.len() >= l.limit as usize) {
-        return Err(Refusal::AttachmentLimit {
+        return Err(AttachRefusal::AttachmentLimit {
             limit: limit.limit,
             from_type: limit.from_type,
         });
@@ -218,12 +218,12 @@ pub(super) fn single_writer(
     live: &[LiveAttachment],
     target: Option<AttachmentId>,
     mode: AttachMode,
-) -> Result<(), Refusal> {
+) -> Result<(), AttachRefusal> {
     if !volume.type_single_writer || mode != AttachMode::ReadWrite {
         return Ok(());
     }
     match live.iter().find(|a| Some(a.id) != target && a.writes()) {
-        Some(holder) => Err(Refusal::WriterHeld { holder: holder.id }),
+        Some(holder) => Err(AttachRefusal::WriterHeld { holder: holder.id }),
         None => Ok(()),
     }
 }
@@ -251,7 +251,7 @@ fn with_status(
 /// already holds it: such a request is answered from a read without the volume's lock
 /// (the rule of `reserve`, assuming the most it could). The lock's decision stays the
 /// one that counts: this only spares a refused request its turn at the lock.
-pub fn refuses_any_reservation(status: VolumeStatus, multiattach: bool) -> Option<Refusal> {
+pub fn refuses_any_reservation(status: VolumeStatus, multiattach: bool) -> Option<AttachRefusal> {
     let state = VolumeState {
         status,
         attach_status: AttachStatus::Detached,
@@ -264,16 +264,16 @@ fn reservation(
     multiattach: bool,
     expected_multiattach: bool,
     same_instance: bool,
-) -> Result<(), Refusal> {
+) -> Result<(), AttachRefusal> {
     if in_error_state(volume.status) {
-        return Err(Refusal::VolumeInError(volume.status));
+        return Err(AttachRefusal::VolumeInError(volume.status));
     }
     let status_allows = multiattach == expected_multiattach
         && reserve_statuses(expected_multiattach).contains(&volume.status);
     if status_allows || (same_instance && SAME_INSTANCE_STATUSES.contains(&volume.status)) {
         return Ok(());
     }
-    Err(Refusal::Reservation {
+    Err(AttachRefusal::Reservation {
         status: volume.status,
         multiattach: expected_multiattach,
     })
@@ -292,16 +292,16 @@ pub fn connect(
     mode: AttachMode,
     driver: &DriverConnection,
     enforce_multipath: bool,
-) -> Result<Connection, Refusal> {
+) -> Result<Connection, AttachRefusal> {
     if by == Connecting::Update {
         if in_error_state(volume.status) {
-            return Err(Refusal::VolumeInError(volume.status));
+            return Err(AttachRefusal::VolumeInError(volume.status));
         }
         let any_connected = live.iter().any(|a| a.connected);
         // Cinder reads the volume's flag and its type's spec here.
         let multiattach = volume.multiattach || volume.type_multiattach;
         if !multiattach && live.len() > 1 && any_connected {
-            return Err(Refusal::DuplicateConnector);
+            return Err(AttachRefusal::DuplicateConnector);
         }
     }
     single_writer(volume, live, Some(target.id), mode)?;

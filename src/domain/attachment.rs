@@ -260,6 +260,23 @@ pub struct NewAttachment {
     pub now: DateTime<Utc>,
 }
 
+/// Which attachments-API request an answer is for: Cinder words some refusals and
+/// failures differently for the create (`POST /attachments`) and the update (`PUT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachmentCall {
+    Create,
+    Update,
+}
+
+impl From<Connecting> for AttachmentCall {
+    fn from(by: Connecting) -> Self {
+        match by {
+            Connecting::NewReservation => Self::Create,
+            Connecting::Update => Self::Update,
+        }
+    }
+}
+
 /// Which request records a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Connecting {

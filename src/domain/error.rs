@@ -2,6 +2,7 @@
 //! needs; how it looks on the wire (status, fault name, Cinder's exact text) is decided in
 //! one place, `api::faults`.
 
+use super::attachment::AttachmentCall;
 use super::ids::{AttachmentId, QosSpecsId, SnapshotId, VolumeId, VolumeTypeId};
 use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::snapshot::SnapshotStatus;
@@ -37,13 +38,12 @@ pub enum DomainError {
         status: VolumeStatus,
         multiattach: bool,
     },
-    /// Creating (`updating == false`) or updating an attachment of a volume in an error
-    /// state.
+    /// Creating or updating (`call`) an attachment of a volume in an error state.
     #[error("volume {volume} is in {status}")]
     VolumeInError {
         volume: VolumeId,
         status: VolumeStatus,
-        updating: bool,
+        call: AttachmentCall,
     },
     #[error("duplicate connectors on volume {0}")]
     DuplicateConnector(VolumeId),
@@ -68,10 +68,10 @@ pub enum DomainError {
     /// The backend could not export the volume; its text is safe to show.
     #[error("the backend could not connect: {0}")]
     ConnectFailed(String),
-    /// An attachment create (`updating == false`) or update that failed on its way.
+    /// An attachment create or update (`call`) that failed on its way.
     #[error("attachment work failed: {cause}")]
     AttachmentFailed {
-        updating: bool,
+        call: AttachmentCall,
         cause: Box<DomainError>,
     },
     #[error("os-reserve refused in {status}")]

@@ -5,7 +5,7 @@
 
 use super::attach::{aggregate, statuses, Hold, LiveAttachment, Transition};
 use super::attachment::AttachStatus;
-use super::outcome::Refusal;
+use super::refusal::LegacyActionRefusal;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +23,7 @@ pub fn decide(
     action: LegacyAction,
     volume: &LockedVolume,
     live: &[LiveAttachment],
-) -> Result<Transition, Refusal> {
+) -> Result<Transition, LegacyActionRefusal> {
     let set = |status: VolumeStatus| {
         Ok(Transition {
             volume: Some(VolumeState {
@@ -46,7 +46,7 @@ pub fn decide(
             if allowed {
                 set(VolumeStatus::Attaching)
             } else {
-                Err(Refusal::LegacyReserve {
+                Err(LegacyActionRefusal::Reserve {
                     status: volume.status,
                     multiattach: volume.multiattach,
                 })
@@ -68,7 +68,7 @@ pub fn decide(
                 // Cinder hides the detach of a migrating volume from its status.
                 unchanged()
             } else {
-                Err(Refusal::NotAttached)
+                Err(LegacyActionRefusal::NotAttached)
             }
         }
         LegacyAction::RollDetaching if volume.status == VolumeStatus::Detaching => {
@@ -96,7 +96,7 @@ mod tests {
         }]
     }
 
-    fn status_after(result: Result<Transition, Refusal>) -> Option<VolumeStatus> {
+    fn status_after(result: Result<Transition, LegacyActionRefusal>) -> Option<VolumeStatus> {
         result.expect("allowed").volume.map(|v| v.status)
     }
 
@@ -115,7 +115,7 @@ mod tests {
         let in_use = volume(VolumeStatus::InUse, AttachStatus::Attached, false);
         assert_eq!(
             decide(LegacyAction::Reserve, &in_use, &attached(&in_use)),
-            Err(Refusal::LegacyReserve {
+            Err(LegacyActionRefusal::Reserve {
                 status: VolumeStatus::InUse,
                 multiattach: false
             })
@@ -149,7 +149,7 @@ mod tests {
         let available = volume(VolumeStatus::Available, AttachStatus::Detached, false);
         assert_eq!(
             decide(LegacyAction::BeginDetaching, &available, &[]),
-            Err(Refusal::NotAttached)
+            Err(LegacyActionRefusal::NotAttached)
         );
         let migrating = LockedVolume {
             migration_status: Some("migrating".into()),

@@ -20,8 +20,8 @@ use super::attach::{
 };
 use super::attachment::{AttachMode, AttachStatus, DriverConnection};
 use super::ids::AttachmentId;
-pub use super::outcome::LegacyWhy;
-use super::outcome::Refusal;
+use super::refusal::LegacyConnectRefusal;
+pub use super::refusal::LegacyWhy;
 use super::volume::{LockedVolume, VolumeState, VolumeStatus};
 
 /// Which legacy action a refusal answers: Cinder words each differently.
@@ -41,8 +41,8 @@ pub const OPEN_STATUSES: &[VolumeStatus] = &[
     VolumeStatus::Detaching,
 ];
 
-fn refuse<T>(why: LegacyWhy) -> Result<T, Refusal> {
-    Err(Refusal::Legacy(why))
+fn refuse<T>(why: LegacyWhy) -> Result<T, LegacyConnectRefusal> {
+    Err(LegacyConnectRefusal::Legacy(why))
 }
 
 /// The access an attachment's stored mode grants (rows without one, and Cinder's
@@ -113,7 +113,7 @@ pub fn initialize(
     live: &[LiveAttachment],
     request: &HostConnect<'_>,
     driver: &DriverConnection,
-) -> Result<HostConnected, Refusal> {
+) -> Result<HostConnected, LegacyConnectRefusal> {
     if volume.status == VolumeStatus::Maintenance {
         return refuse(LegacyWhy::Maintenance);
     }
@@ -189,7 +189,7 @@ pub fn attach(
     volume: &LockedVolume,
     live: &[LiveAttachment],
     request: &AttachRequest<'_>,
-) -> Result<Attached, Refusal> {
+) -> Result<Attached, LegacyConnectRefusal> {
     if volume.status == VolumeStatus::Maintenance {
         return refuse(LegacyWhy::Maintenance);
     }
@@ -270,7 +270,7 @@ pub fn terminate(
     volume: &LockedVolume,
     live: &[LiveAttachment],
     host: Option<&str>,
-) -> Result<Terminated, Refusal> {
+) -> Result<Terminated, LegacyConnectRefusal> {
     let host = match host {
         Some(host) => Some(host),
         None => {
@@ -322,7 +322,7 @@ pub fn detach(
     volume: &LockedVolume,
     live: &[LiveAttachment],
     id: Option<AttachmentId>,
-) -> Result<Transition, Refusal> {
+) -> Result<Transition, LegacyConnectRefusal> {
     if volume.status == VolumeStatus::Maintenance {
         return refuse(LegacyWhy::Maintenance);
     }

@@ -16,6 +16,7 @@ pub mod paging;
 pub mod placement;
 pub mod qos;
 pub mod quota;
+pub mod refusal;
 pub mod service_record;
 pub mod snapshot;
 mod string_enum;
@@ -27,4 +28,4 @@ pub mod volume_type;
 
 pub use context::RequestContext;
 pub use error::DomainError;
-pub use outcome::{Outcome, Refusal};
+pub use outcome::Outcome;

@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::ids::{SnapshotId, VolumeId};
+use super::refusal::{
+    SnapshotCreateRefusal, SnapshotDeleteRefusal, SnapshotStatusRefusal, VolumeDeleteRefusal,
+};
 use super::string_enum::string_enum;
 use super::volume::VolumeStatus;
-use super::Refusal;
 
 string_enum! {
     /// `snapshots.status`.
@@ -95,11 +97,11 @@ pub fn snapshot_statuses(in_use_allowed: bool) -> &'static [VolumeStatus] {
 }
 
 /// Whether a snapshot of a volume in `status` may be taken now.
-pub fn may_take(status: VolumeStatus, in_use_allowed: bool) -> Result<(), Refusal> {
+pub fn may_take(status: VolumeStatus, in_use_allowed: bool) -> Result<(), SnapshotCreateRefusal> {
     if snapshot_statuses(in_use_allowed).contains(&status) {
         Ok(())
     } else {
-        Err(Refusal::VolumeStatus(status))
+        Err(SnapshotCreateRefusal::VolumeStatus(status))
     }
 }
 
@@ -108,11 +110,11 @@ pub const DELETABLE: [SnapshotStatus; 2] = [SnapshotStatus::Available, SnapshotS
 
 /// Cinder's delete rule: `available` or `error`; an admin's `os-force_delete` deletes in
 /// any status (a snapshot stuck in `creating` or `deleting` included).
-pub fn may_delete(status: SnapshotStatus, force: bool) -> Result<(), Refusal> {
+pub fn may_delete(status: SnapshotStatus, force: bool) -> Result<(), SnapshotDeleteRefusal> {
     if force || DELETABLE.contains(&status) {
         Ok(())
     } else {
-        Err(Refusal::SnapshotStatus(status))
+        Err(SnapshotDeleteRefusal::Status(status))
     }
 }
 
@@ -122,28 +124,31 @@ pub fn may_delete(status: SnapshotStatus, force: bool) -> Result<(), Refusal> {
 pub fn may_update_status(
     current: SnapshotStatus,
     requested: SnapshotStatus,
-) -> Result<(), Refusal> {
+) -> Result<(), SnapshotStatusRefusal> {
     use SnapshotStatus as S;
     let allowed: &[SnapshotStatus] = match current {
         S::Creating => &[S::Creating, S::Available, S::Error],
         S::Deleting => &[S::Deleting, S::ErrorDeleting],
-        _ => return Err(Refusal::SnapshotStatus(current)),
+        _ => return Err(SnapshotStatusRefusal::Status(current)),
     };
     if allowed.contains(&requested) {
         Ok(())
     } else {
-        Err(Refusal::SnapshotStatusChange { current, requested })
+        Err(SnapshotStatusRefusal::Change { current, requested })
     }
 }
 
 /// A volume with live snapshots is deleted only with `cascade`, and then only when each
 /// snapshot may be deleted.
-pub fn may_delete_volume_with(snapshots: &[SnapshotStatus], cascade: bool) -> Result<(), Refusal> {
+pub fn may_delete_volume_with(
+    snapshots: &[SnapshotStatus],
+    cascade: bool,
+) -> Result<(), VolumeDeleteRefusal> {
     if snapshots.is_empty() {
         return Ok(());
     }
     if !cascade || snapshots.iter().any(|s| !DELETABLE.contains(s)) {
-        return Err(Refusal::Undeletable);
+        return Err(VolumeDeleteRefusal::Undeletable);
     }
     Ok(())
 }
@@ -157,7 +162,7 @@ mod tests {
         assert_eq!(may_take(VolumeStatus::Available, false), Ok(()));
         assert_eq!(
             may_take(VolumeStatus::InUse, false),
-            Err(Refusal::VolumeStatus(VolumeStatus::InUse))
+            Err(SnapshotCreateRefusal::VolumeStatus(VolumeStatus::InUse))
         );
         assert_eq!(may_take(VolumeStatus::InUse, true), Ok(()));
         for status in [
@@ -184,12 +189,12 @@ mod tests {
         assert_eq!(may_delete_volume_with(&[], false), Ok(()));
         assert_eq!(
             may_delete_volume_with(&available, false),
-            Err(Refusal::Undeletable)
+            Err(VolumeDeleteRefusal::Undeletable)
         );
         assert_eq!(may_delete_volume_with(&available, true), Ok(()));
         assert_eq!(
             may_delete_volume_with(&[SnapshotStatus::Creating], true),
-            Err(Refusal::Undeletable)
+            Err(VolumeDeleteRefusal::Undeletable)
         );
     }
 }

@@ -152,9 +152,9 @@ impl LockedVolume {
 pub const MAX_METADATA_ITEMS: usize = 128;
 
 /// Refuses metadata of more than `MAX_METADATA_ITEMS` items.
-pub fn check_metadata_count(count: usize) -> Result<(), super::Refusal> {
+pub fn check_metadata_count(count: usize) -> Result<(), super::refusal::MetadataRefusal> {
     if count > MAX_METADATA_ITEMS {
-        return Err(super::Refusal::TooManyMetadataItems(count));
+        return Err(super::refusal::MetadataRefusal::TooManyItems(count));
     }
     Ok(())
 }

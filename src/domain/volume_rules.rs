@@ -2,7 +2,7 @@
 //! transaction holds it locked. The store applies what they allow.
 
 use super::attachment::AttachStatus;
-use super::outcome::Refusal;
+use super::refusal::{ExtendRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal};
 use super::volume::{LockedVolume, Retype, VolumeStatus};
 
 /// Statuses from which a volume may be deleted without `force`.
@@ -31,19 +31,21 @@ fn migration_allows_change(migration_status: Option<&str>) -> bool {
 
 /// A delete may start (the volume becomes `deleting`): it is not attached, migrating or
 /// in a group, and, without `force`, its status is one of `DELETABLE_STATUSES`.
-pub fn delete(volume: &LockedVolume, force: bool) -> Result<(), Refusal> {
+pub fn delete(volume: &LockedVolume, force: bool) -> Result<(), VolumeDeleteRefusal> {
     let allowed = volume.attach_status != AttachStatus::Attached
         && migration_allows_change(volume.migration_status.as_deref())
         && !volume.in_group
         && (force || DELETABLE_STATUSES.contains(&volume.status));
-    allowed.then_some(()).ok_or(Refusal::Undeletable)
+    allowed
+        .then_some(())
+        .ok_or(VolumeDeleteRefusal::Undeletable)
 }
 
 /// An extend may start (the volume becomes `extending`): the size grows, and the volume
 /// is `available` (`in-use` for an extend of an attached volume, 3.42+).
-pub fn extend(volume: &LockedVolume, new_size: i64, attached: bool) -> Result<(), Refusal> {
+pub fn extend(volume: &LockedVolume, new_size: i64, attached: bool) -> Result<(), ExtendRefusal> {
     if new_size <= volume.size {
-        return Err(Refusal::NotLarger {
+        return Err(ExtendRefusal::NotLarger {
             current: volume.size,
         });
     }
@@ -53,30 +55,33 @@ pub fn extend(volume: &LockedVolume, new_size: i64, attached: bool) -> Result<()
         VolumeStatus::Available
     };
     if volume.status != expected {
-        return Err(Refusal::VolumeStatus(volume.status));
+        return Err(ExtendRefusal::Status(volume.status));
     }
     Ok(())
 }
 
 /// A status change that must find the volume in `from` (provisioning, extending,
 /// deleting finishing or failing).
-pub fn transition(volume: &LockedVolume, from: VolumeStatus) -> Result<(), Refusal> {
+pub fn transition(volume: &LockedVolume, from: VolumeStatus) -> Result<(), VolumeStatusRefusal> {
     if volume.status == from {
         Ok(())
     } else {
-        Err(Refusal::VolumeStatus(volume.status))
+        Err(VolumeStatusRefusal(volume.status))
     }
 }
 
 /// The readonly flag changes only while the volume is `available`.
-pub fn set_readonly(volume: &LockedVolume) -> Result<(), Refusal> {
+pub fn set_readonly(volume: &LockedVolume) -> Result<(), VolumeStatusRefusal> {
     transition(volume, VolumeStatus::Available)
 }
 
 /// Writes that a status in `refused` forbids (update, metadata changes).
-pub fn change_allowed(volume: &LockedVolume, refused: &[VolumeStatus]) -> Result<(), Refusal> {
+pub fn change_allowed(
+    volume: &LockedVolume,
+    refused: &[VolumeStatus],
+) -> Result<(), VolumeStatusRefusal> {
     if refused.contains(&volume.status) {
-        Err(Refusal::VolumeStatus(volume.status))
+        Err(VolumeStatusRefusal(volume.status))
     } else {
         Ok(())
     }
@@ -85,21 +90,21 @@ pub fn change_allowed(volume: &LockedVolume, refused: &[VolumeStatus]) -> Result
 /// Cinder's retype conditions. A change of multiattach (or of single-writer) needs an
 /// `available` volume; any retype needs an `available` or `in-use` volume that is not
 /// migrating or in a group, a different type, and the multiattach flag the caller read.
-pub fn retype(volume: &LockedVolume, retype: &Retype) -> Result<(), Refusal> {
+pub fn retype(volume: &LockedVolume, retype: &Retype) -> Result<(), RetypeRefusal> {
     if retype.new_multiattach != volume.multiattach && volume.status != VolumeStatus::Available {
-        return Err(Refusal::MultiattachRetype(volume.status));
+        return Err(RetypeRefusal::Multiattach(volume.status));
     }
     if retype.new_single_writer != volume.type_single_writer
         && volume.status != VolumeStatus::Available
     {
-        return Err(Refusal::SingleWriterRetype(volume.status));
+        return Err(RetypeRefusal::SingleWriter(volume.status));
     }
     let allowed = volume.multiattach == retype.expected_multiattach
         && matches!(volume.status, VolumeStatus::Available | VolumeStatus::InUse)
         && volume.volume_type_id != retype.new_type_id
         && migration_allows_change(volume.migration_status.as_deref())
         && !volume.in_group;
-    allowed.then_some(()).ok_or(Refusal::Unretypable)
+    allowed.then_some(()).ok_or(RetypeRefusal::Unretypable)
 }
 
 #[cfg(test)]
@@ -116,24 +121,33 @@ mod tests {
         assert_eq!(delete(&volume(VolumeStatus::Available), false), Ok(()));
         assert_eq!(
             delete(&volume(VolumeStatus::InUse), false),
-            Err(Refusal::Undeletable)
+            Err(VolumeDeleteRefusal::Undeletable)
         );
         assert_eq!(delete(&volume(VolumeStatus::InUse), true), Ok(()));
         let attached = LockedVolume {
             attach_status: AttachStatus::Attached,
             ..volume(VolumeStatus::InUse)
         };
-        assert_eq!(delete(&attached, true), Err(Refusal::Undeletable));
+        assert_eq!(
+            delete(&attached, true),
+            Err(VolumeDeleteRefusal::Undeletable)
+        );
         let migrating = LockedVolume {
             migration_status: Some("migrating".into()),
             ..volume(VolumeStatus::Available)
         };
-        assert_eq!(delete(&migrating, true), Err(Refusal::Undeletable));
+        assert_eq!(
+            delete(&migrating, true),
+            Err(VolumeDeleteRefusal::Undeletable)
+        );
         let grouped = LockedVolume {
             in_group: true,
             ..volume(VolumeStatus::Available)
         };
-        assert_eq!(delete(&grouped, false), Err(Refusal::Undeletable));
+        assert_eq!(
+            delete(&grouped, false),
+            Err(VolumeDeleteRefusal::Undeletable)
+        );
     }
 
     #[test]
@@ -142,10 +156,13 @@ mod tests {
             size: 2,
             ..volume(VolumeStatus::InUse)
         };
-        assert_eq!(extend(&v, 2, false), Err(Refusal::NotLarger { current: 2 }));
+        assert_eq!(
+            extend(&v, 2, false),
+            Err(ExtendRefusal::NotLarger { current: 2 })
+        );
         assert_eq!(
             extend(&v, 3, false),
-            Err(Refusal::VolumeStatus(VolumeStatus::InUse))
+            Err(ExtendRefusal::Status(VolumeStatus::InUse))
         );
         let available = LockedVolume {
             size: 2,
@@ -154,7 +171,7 @@ mod tests {
         assert_eq!(extend(&available, 3, false), Ok(()));
         assert_eq!(
             extend(&available, 3, true),
-            Err(Refusal::VolumeStatus(VolumeStatus::Available))
+            Err(ExtendRefusal::Status(VolumeStatus::Available))
         );
     }
 
@@ -180,15 +197,15 @@ mod tests {
         assert_eq!(retype(&v, &retype_to(&v, other, false, false)), Ok(()));
         assert_eq!(
             retype(&v, &retype_to(&v, other, true, false)),
-            Err(Refusal::MultiattachRetype(VolumeStatus::InUse))
+            Err(RetypeRefusal::Multiattach(VolumeStatus::InUse))
         );
         assert_eq!(
             retype(&v, &retype_to(&v, v.volume_type_id, false, false)),
-            Err(Refusal::Unretypable)
+            Err(RetypeRefusal::Unretypable)
         );
         assert_eq!(
             retype(&v, &retype_to(&v, other, false, true)),
-            Err(Refusal::Unretypable),
+            Err(RetypeRefusal::Unretypable),
             "the flag changed since the caller read it"
         );
         let available = volume(VolumeStatus::Available);
@@ -199,7 +216,7 @@ mod tests {
         let error = volume(VolumeStatus::Error);
         assert_eq!(
             retype(&error, &retype_to(&error, other, false, false)),
-            Err(Refusal::Unretypable)
+            Err(RetypeRefusal::Unretypable)
         );
     }
 
@@ -213,7 +230,7 @@ mod tests {
         let in_use = volume(VolumeStatus::InUse);
         assert_eq!(
             retype(&in_use, &into(&in_use)),
-            Err(Refusal::SingleWriterRetype(VolumeStatus::InUse))
+            Err(RetypeRefusal::SingleWriter(VolumeStatus::InUse))
         );
         let available = volume(VolumeStatus::Available);
         assert_eq!(retype(&available, &into(&available)), Ok(()));
@@ -224,7 +241,7 @@ mod tests {
         assert_eq!(retype(&single, &into(&single)), Ok(()), "no change");
         assert_eq!(
             retype(&single, &retype_to(&single, other, false, false)),
-            Err(Refusal::SingleWriterRetype(VolumeStatus::InUse)),
+            Err(RetypeRefusal::SingleWriter(VolumeStatus::InUse)),
             "out of single-writer"
         );
     }
@@ -234,7 +251,7 @@ mod tests {
         let v = volume(VolumeStatus::Maintenance);
         assert_eq!(
             change_allowed(&v, UPDATE_REFUSED),
-            Err(Refusal::VolumeStatus(VolumeStatus::Maintenance))
+            Err(VolumeStatusRefusal(VolumeStatus::Maintenance))
         );
         assert_eq!(
             change_allowed(&volume(VolumeStatus::Uploading), UPDATE_REFUSED),
@@ -243,7 +260,7 @@ mod tests {
         assert_eq!(set_readonly(&volume(VolumeStatus::Available)), Ok(()));
         assert_eq!(
             transition(&volume(VolumeStatus::Creating), VolumeStatus::Extending),
-            Err(Refusal::VolumeStatus(VolumeStatus::Creating))
+            Err(VolumeStatusRefusal(VolumeStatus::Creating))
         );
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::ids::VolumeTypeId;
-use super::outcome::Refusal;
+use super::refusal::ExtraSpecsRefusal;
 use chrono::{DateTime, Utc};
 
 /// The type every deployment starts with, created by the first migration.
@@ -81,7 +81,10 @@ pub struct VolumeTypeUpdate {
 
 /// `cacheable` and `multiattach` cannot both be on, whether they arrive together or one
 /// joins the other already stored.
-pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(), Refusal> {
+pub fn check_cacheable(
+    existing: &ExtraSpecs,
+    incoming: &ExtraSpecs,
+) -> Result<(), ExtraSpecsRefusal> {
     let on = |specs: &ExtraSpecs, key: &str| {
         specs.get(key).and_then(|v| v.as_deref()) == Some(SPEC_TRUE)
     };
@@ -91,7 +94,7 @@ pub fn check_cacheable(existing: &ExtraSpecs, incoming: &ExtraSpecs) -> Result<(
         || (on(existing, "cacheable") && !incoming.contains_key("cacheable"));
     let touches = incoming.contains_key("multiattach") || incoming.contains_key("cacheable");
     if touches && multiattach && cacheable {
-        return Err(Refusal::CacheableWithMultiattach);
+        return Err(ExtraSpecsRefusal::CacheableWithMultiattach);
     }
     Ok(())
 }

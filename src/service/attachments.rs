@@ -10,13 +10,15 @@ use super::Service;
 use crate::backend::{AccessTurn, Backend, BackendError};
 use crate::domain::attach::{self, LiveAttachment};
 use crate::domain::attachment::{
-    AttachMode, AttachStatus, Attachment, AttachmentFilters, AttachmentRecord, AttachmentSortKey,
-    Connecting, Connector, Detached, DriverConnection, NewAttachment, NewConnection,
+    AttachMode, AttachStatus, Attachment, AttachmentCall, AttachmentFilters, AttachmentRecord,
+    AttachmentSortKey, Connecting, Connector, Detached, DriverConnection, NewAttachment,
+    NewConnection,
 };
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
+use crate::domain::refusal::AttachRefusal;
 use crate::domain::volume::{Volume, VolumeStatus};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 
 /// A new attachment as the API received it.
@@ -67,11 +69,14 @@ enum Connect<'a> {
     Reserved(AttachmentId),
 }
 
-/// What a refused attach event means for the caller (`updating`: the refusal answers an
-/// update, not the create that reserves).
-pub(super) fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> DomainError {
+/// What a refused attach event means for the caller of `call`.
+pub(super) fn refused(
+    volume: VolumeId,
+    refusal: AttachRefusal,
+    call: AttachmentCall,
+) -> DomainError {
     match refusal {
-        Refusal::Reservation {
+        AttachRefusal::Reservation {
             status,
             multiattach,
         } => DomainError::ReservationRefused {
@@ -79,20 +84,21 @@ pub(super) fn refused(volume: VolumeId, refusal: Refusal, updating: bool) -> Dom
             status,
             multiattach,
         },
-        Refusal::VolumeInError(status) => DomainError::VolumeInError {
+        AttachRefusal::VolumeInError(status) => DomainError::VolumeInError {
             volume,
             status,
-            updating,
+            call,
         },
-        Refusal::DuplicateConnector => DomainError::DuplicateConnector(volume),
-        Refusal::AttachmentLimit { limit, from_type } => DomainError::AttachmentLimitReached {
-            volume,
-            limit,
-            from_type,
-        },
-        Refusal::WriterHeld { holder } => DomainError::WriterHeld { volume, holder },
-        Refusal::Migrating => DomainError::MigratingVolume(volume),
-        other => DomainError::Internal(format!("unexpected refusal {other:?}").into()),
+        AttachRefusal::DuplicateConnector => DomainError::DuplicateConnector(volume),
+        AttachRefusal::AttachmentLimit { limit, from_type } => {
+            DomainError::AttachmentLimitReached {
+                volume,
+                limit,
+                from_type,
+            }
+        }
+        AttachRefusal::WriterHeld { holder } => DomainError::WriterHeld { volume, holder },
+        AttachRefusal::Migrating => DomainError::MigratingVolume(volume),
     }
 }
 
@@ -210,8 +216,8 @@ impl Service {
         if attach::in_error_state(volume.status) {
             return Err(refused(
                 volume.id,
-                Refusal::VolumeInError(volume.status),
-                false,
+                AttachRefusal::VolumeInError(volume.status),
+                AttachmentCall::Create,
             ));
         }
         // Cinder asks when the volume is `in-use`; here a multiattach volume also takes a
@@ -242,7 +248,7 @@ impl Service {
         // without the volume's lock: under a crowd of attaches to one busy volume a
         // refusal then costs a read instead of a turn at the lock the winner needs.
         if let Some(refusal) = attach::refuses_any_reservation(volume.status, volume.multiattach) {
-            return Err(refused(volume.id, refusal, false));
+            return Err(refused(volume.id, refusal, AttachmentCall::Create));
         }
         let reservation = NewAttachment {
             id: AttachmentId::generate(),
@@ -265,7 +271,7 @@ impl Service {
             Connect::Reserving(&reservation),
         )
         .await
-        .map_err(|err| failed_on_the_way(err, false))
+        .map_err(|err| failed_on_the_way(err, AttachmentCall::Create))
     }
 
     /// A reservation without a connector: the attachment as stored.
@@ -280,7 +286,9 @@ impl Service {
         match reserved? {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(DomainError::VolumeNotFound(volume.id.to_string())),
-            Outcome::Refused(refusal) => return Err(refused(volume.id, refusal, false)),
+            Outcome::Refused(refusal) => {
+                return Err(refused(volume.id, refusal, AttachmentCall::Create))
+            }
         }
         let id = reservation.id;
         let stored = self
@@ -317,8 +325,8 @@ impl Service {
         if attach::in_error_state(volume.status) {
             return Err(refused(
                 volume.id,
-                Refusal::VolumeInError(volume.status),
-                true,
+                AttachRefusal::VolumeInError(volume.status),
+                AttachmentCall::Update,
             ));
         }
         self.backend_of(&volume)?
@@ -332,7 +340,7 @@ impl Service {
         );
         self.connect(&volume, connector, mode, Connect::Reserved(id))
             .await
-            .map_err(|err| failed_on_the_way(err, true))
+            .map_err(|err| failed_on_the_way(err, AttachmentCall::Update))
     }
 
     /// Exports the volume to the connector's host and records the connection; if the
@@ -379,7 +387,7 @@ impl Service {
                 Err(DomainError::VolumeNotFound(volume.id.to_string()))
             }
             Outcome::Gone => Err(not_found(attachment_id)),
-            Outcome::Refused(refusal) => Err(refused(volume.id, refusal, by == Connecting::Update)),
+            Outcome::Refused(refusal) => Err(refused(volume.id, refusal, by.into())),
         }
     }
 
@@ -400,11 +408,7 @@ impl Service {
         let turn = self.gates.enter(record.attachment.volume_id).await;
         let completed = self.store.complete_attachment(id, self.clock.now()).await;
         drop(turn);
-        match completed? {
-            Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(record.attachment.volume_id, refusal, true)),
-        }
+        completed?.found().ok_or_else(|| not_found(id))
     }
 
     /// Detaches: withdraws the export, removes the attachment and recomputes the volume.
@@ -439,11 +443,7 @@ impl Service {
             .await;
         }
         drop(access);
-        match deleted? {
-            Outcome::Done(remaining) => Ok(remaining),
-            Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(volume_id, refusal, true)),
-        }
+        deleted?.found().ok_or_else(|| not_found(id))
     }
 
     /// The volume's access turn at its backend (see `Backend::access_turn`); `None` for
@@ -555,12 +555,12 @@ impl Service {
     }
 }
 
-/// A create (`updating == false`) or update that failed on its way: Cinder wraps the
-/// cause of a failure in "Unable to … attachment"; refusals go out as they are.
-fn failed_on_the_way(err: DomainError, updating: bool) -> DomainError {
+/// A create or update (`call`) that failed on its way: Cinder wraps the cause of a
+/// failure in "Unable to … attachment"; refusals go out as they are.
+fn failed_on_the_way(err: DomainError, call: AttachmentCall) -> DomainError {
     if err.is_failure() {
         DomainError::AttachmentFailed {
-            updating,
+            call,
             cause: Box::new(err),
         }
     } else {
@@ -617,12 +617,15 @@ mod tests {
     fn only_failures_are_wrapped() {
         let failure = DomainError::ConnectFailed("disk on fire".into());
         assert!(matches!(
-            failed_on_the_way(failure, true),
-            DomainError::AttachmentFailed { updating: true, .. }
+            failed_on_the_way(failure, AttachmentCall::Update),
+            DomainError::AttachmentFailed {
+                call: AttachmentCall::Update,
+                ..
+            }
         ));
         let refusal = DomainError::DuplicateConnector(VolumeId::generate());
         assert!(matches!(
-            failed_on_the_way(refusal, false),
+            failed_on_the_way(refusal, AttachmentCall::Create),
             DomainError::DuplicateConnector(_)
         ));
     }

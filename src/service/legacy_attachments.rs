@@ -12,11 +12,12 @@ use serde_json::{json, Map, Value};
 use super::attachments::{connector_error, export_in_turn, refused, withdraw_unused_export};
 use super::volume_not_found;
 use super::Service;
-use crate::domain::attachment::{AttachMode, AttachStatus, Connector, Detached};
+use crate::domain::attachment::{AttachMode, AttachStatus, AttachmentCall, Connector, Detached};
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::legacy_connect::{self, LegacyStep, LegacyWhy};
+use crate::domain::refusal::LegacyConnectRefusal;
 use crate::domain::volume::{Volume, VolumeStatus};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::rules;
 use crate::store::{LegacyAttach, LegacyConnect, StoreError};
 
@@ -37,11 +38,17 @@ pub enum DetachTarget {
     Id(AttachmentId),
 }
 
-fn legacy_refused(step: LegacyStep, volume: VolumeId, refusal: Refusal) -> DomainError {
+fn legacy_refused(
+    step: LegacyStep,
+    volume: VolumeId,
+    refusal: LegacyConnectRefusal,
+) -> DomainError {
     match refusal {
-        Refusal::Legacy(LegacyWhy::HostNeeded) => DomainError::ConnectorMissing("host".into()),
-        Refusal::Legacy(why) => DomainError::LegacyRefused { step, why },
-        other => refused(volume, other, false),
+        LegacyConnectRefusal::Legacy(LegacyWhy::HostNeeded) => {
+            DomainError::ConnectorMissing("host".into())
+        }
+        LegacyConnectRefusal::Legacy(why) => DomainError::LegacyRefused { step, why },
+        LegacyConnectRefusal::Sharing(sharing) => refused(volume, sharing, AttachmentCall::Create),
     }
 }
 
@@ -284,7 +291,7 @@ impl Service {
     async fn end_connections(
         &self,
         volume: &Volume,
-        record: impl Future<Output = Result<Outcome<Vec<Detached>>, StoreError>>,
+        record: impl Future<Output = Result<Outcome<Vec<Detached>, LegacyConnectRefusal>, StoreError>>,
         unrecorded: Option<&Connector>,
     ) -> Result<(), DomainError> {
         let volume_host = volume.host.as_deref();

@@ -4,7 +4,7 @@
 use super::Service;
 use crate::domain::ids::MessageId;
 use crate::domain::message::Message;
-use crate::domain::{DomainError, Outcome, RequestContext};
+use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
 
 fn not_found(id: MessageId) -> DomainError {
@@ -66,9 +66,10 @@ impl Service {
             caller,
             &Target::project(&message.project_id),
         )?;
-        match self.store.delete_message(id, self.clock.now()).await? {
-            Outcome::Done(()) => Ok(()),
-            _ => Err(not_found(id)),
-        }
+        self.store
+            .delete_message(id, self.clock.now())
+            .await?
+            .found()
+            .ok_or_else(|| not_found(id))
     }
 }

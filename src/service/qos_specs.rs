@@ -1,11 +1,11 @@
 //! QoS specs (admin only, as in Cinder): create, list, show, set and unset keys, delete,
 //! and their association with volume types.
 
-use super::volume_actions::unexpected;
 use super::Service;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
 use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSpecs};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::refusal::{QosAssociationRefusal, QosInUse, QosKeyMissing};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::StoreError;
 
@@ -96,15 +96,11 @@ impl Service {
         let uuid = qos_id(id)?;
         let consumer = take_consumer(&mut items)?;
         let now = self.clock.now();
-        match self
-            .store
+        self.store
             .update_qos_specs(uuid, consumer, &items, now)
             .await?
-        {
-            Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(qos_not_found(id)),
-            Outcome::Refused(other) => Err(unexpected(other)),
-        }
+            .found()
+            .ok_or_else(|| qos_not_found(id))
     }
 
     pub async fn delete_qos_keys(
@@ -122,10 +118,9 @@ impl Service {
         {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(qos_not_found(id)),
-            Outcome::Refused(Refusal::NoSuchQosKey(key)) => {
+            Outcome::Refused(QosKeyMissing(key)) => {
                 Err(DomainError::QosKeyNotFound { specs: uuid, key })
             }
-            Outcome::Refused(other) => Err(unexpected(other)),
         }
     }
 
@@ -144,8 +139,7 @@ impl Service {
         {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(qos_not_found(id)),
-            Outcome::Refused(Refusal::QosInUse) => Err(DomainError::QosSpecsInUse),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(QosInUse) => Err(DomainError::QosSpecsInUse),
         }
     }
 
@@ -187,14 +181,15 @@ impl Service {
         match outcome {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(qos_not_found(id)),
-            Outcome::Refused(Refusal::NoSuchType) => Err(DomainError::VolumeTypeNotFound(
-                type_id.unwrap_or_default().to_owned(),
-            )),
-            Outcome::Refused(Refusal::QosTypeTaken(other)) => Err(DomainError::QosTypeTaken {
-                volume_type: type_id.unwrap_or_default().to_owned(),
-                specs: other,
-            }),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(QosAssociationRefusal::NoSuchType) => Err(
+                DomainError::VolumeTypeNotFound(type_id.unwrap_or_default().to_owned()),
+            ),
+            Outcome::Refused(QosAssociationRefusal::TypeTaken(other)) => {
+                Err(DomainError::QosTypeTaken {
+                    volume_type: type_id.unwrap_or_default().to_owned(),
+                    specs: other,
+                })
+            }
         }
     }
 }

@@ -4,10 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::volume_actions::unexpected;
 use super::Service;
 use crate::domain::quota::{self, QuotaRows, Usage, DEFAULT_CLASS, MAX_LIMIT, UNLIMITED};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
 
 /// One resource of a project's quota set.
@@ -158,18 +157,10 @@ impl Service {
         let names = self.quota_resources().await?;
         let limits = Self::read_limits(&names, body, false)?;
         let now = self.clock.now();
-        match self
-            .store
+        self.store
             .set_project_quotas(project_id, &limits, now)
             .await?
-        {
-            Outcome::Done(()) => {}
-            Outcome::Refused(Refusal::QuotaBelowUsage(below)) => {
-                return Err(DomainError::QuotaBelowUsage(below))
-            }
-            Outcome::Refused(other) => return Err(unexpected(other)),
-            Outcome::Gone => return Err(unexpected(Refusal::NoSuchKey)),
-        }
+            .map_err(DomainError::QuotaBelowUsage)?;
         let (rows, usage) = self
             .store
             .project_quotas(project_id, &self.settings.quota_defaults)

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use super::volume_actions::unexpected;
 use super::Service;
 use crate::backend::BackendError;
 use crate::domain::ids::{MessageId, SnapshotId, VolumeId};
@@ -13,10 +12,13 @@ use crate::domain::message::{
 };
 use crate::domain::paging::Page;
 use crate::domain::quota::{QuotaDefaults, QuotaOwner};
+use crate::domain::refusal::{
+    MetadataRefusal, SnapshotCreateRefusal, SnapshotDeleteRefusal, SnapshotStatusRefusal,
+};
 use crate::domain::snapshot::SnapshotFilters;
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotSortKey, SnapshotStatus};
 use crate::domain::volume::{MetadataChange, Volume};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 
 /// A snapshot create as the API received it.
@@ -95,15 +97,16 @@ impl Service {
         {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(DomainError::VolumeNotFound(volume_id.to_string())),
-            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+            Outcome::Refused(SnapshotCreateRefusal::VolumeStatus(status)) => {
                 return Err(DomainError::SnapshotRefused {
                     volume: volume_id,
                     status,
                     in_use_allowed: request.in_use_allowed,
                 })
             }
-            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
-            Outcome::Refused(other) => return Err(unexpected(other)),
+            Outcome::Refused(SnapshotCreateRefusal::OverQuota(over)) => {
+                return Err(DomainError::OverQuota(over))
+            }
         }
         // The backend work runs to its end even if the client goes away.
         let service = self.clone();
@@ -232,14 +235,11 @@ impl Service {
             .snapshot_under_rule(caller, id, rules::SNAPSHOT_UPDATE)
             .await?;
         let now = self.clock.now();
-        match self
-            .store
+        self.store
             .update_snapshot(found.id, name.as_deref(), description.as_deref(), now)
             .await?
-        {
-            Outcome::Done(()) => {}
-            _ => return Err(snapshot_not_found(id)),
-        }
+            .found()
+            .ok_or_else(|| snapshot_not_found(id))?;
         self.store
             .get_snapshot(found.id)
             .await?
@@ -273,14 +273,16 @@ impl Service {
         {
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(snapshot_not_found(id)),
-            Outcome::Refused(Refusal::SourceOfCreating(creating)) => {
+            Outcome::Refused(SnapshotDeleteRefusal::SourceOfCreating(creating)) => {
                 return Err(DomainError::SourceOfCreatingVolume {
                     snapshot: Some(found.id),
                     volume: found.volume_id,
                     creating,
                 })
             }
-            Outcome::Refused(_) => return Err(DomainError::SnapshotDeleteRefused),
+            Outcome::Refused(SnapshotDeleteRefusal::Status(_)) => {
+                return Err(DomainError::SnapshotDeleteRefused)
+            }
         }
         let service = self.clone();
         crate::origin::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
@@ -339,14 +341,11 @@ impl Service {
         let found = self
             .snapshot_under_rule(caller, id, rules::SNAPSHOT_RESET_STATUS)
             .await?;
-        match self
-            .store
+        self.store
             .reset_snapshot_status(found.id, status, self.clock.now())
             .await?
-        {
-            Outcome::Done(()) => Ok(()),
-            _ => Err(snapshot_not_found(id)),
-        }
+            .found()
+            .ok_or_else(|| snapshot_not_found(id))
     }
 
     /// `os-update_snapshot_status`.
@@ -367,19 +366,18 @@ impl Service {
         {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(snapshot_not_found(id)),
-            Outcome::Refused(Refusal::SnapshotStatus(current)) => {
+            Outcome::Refused(SnapshotStatusRefusal::Status(current)) => {
                 Err(DomainError::SnapshotStatusUpdate {
                     current,
                     requested: None,
                 })
             }
-            Outcome::Refused(Refusal::SnapshotStatusChange { current, requested }) => {
+            Outcome::Refused(SnapshotStatusRefusal::Change { current, requested }) => {
                 Err(DomainError::SnapshotStatusUpdate {
                     current,
                     requested: Some(requested),
                 })
             }
-            Outcome::Refused(other) => Err(unexpected(other)),
         }
     }
 
@@ -434,17 +432,15 @@ impl Service {
         {
             Outcome::Done(metadata) => Ok(metadata),
             Outcome::Gone => Err(snapshot_not_found(id)),
-            Outcome::Refused(Refusal::TooManyMetadataItems(count)) => {
+            Outcome::Refused(MetadataRefusal::TooManyItems(count)) => {
                 Err(DomainError::TooManyMetadataItems(count))
             }
-            Outcome::Refused(Refusal::NoSuchKey) => match change {
-                MetadataChange::Remove(key) => Err(DomainError::SnapshotMetadataKeyNotFound {
+            Outcome::Refused(MetadataRefusal::NoSuchKey(key)) => {
+                Err(DomainError::SnapshotMetadataKeyNotFound {
                     snapshot: found.id,
                     key,
-                }),
-                _ => Err(unexpected(Refusal::NoSuchKey)),
-            },
-            Outcome::Refused(other) => Err(unexpected(other)),
+                })
+            }
         }
     }
 }

@@ -5,8 +5,9 @@ use super::Service;
 use crate::domain::ids::{TransferId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::QuotaOwner;
+use crate::domain::refusal::TransferRefusal;
 use crate::domain::transfer::{key_opens, NewTransfer, Transfer, TransferFilters, TransferSortKey};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::{Recipient, TransferSecret};
 
@@ -15,20 +16,19 @@ fn not_found(id: TransferId) -> DomainError {
 }
 
 /// A refused transfer change, with Cinder's reason.
-fn refused(refusal: Refusal, id: Option<TransferId>, volume: VolumeId) -> DomainError {
+fn refused(refusal: TransferRefusal, id: Option<TransferId>, volume: VolumeId) -> DomainError {
     match refusal {
-        Refusal::OverQuota(over) => DomainError::OverQuota(over),
-        Refusal::SnapshotNotAvailable(snapshot) => DomainError::TransferRefused(format!(
+        TransferRefusal::OverQuota(over) => DomainError::OverQuota(over),
+        TransferRefusal::SnapshotNotAvailable(snapshot) => DomainError::TransferRefused(format!(
             "Invalid snapshot: snapshot: {snapshot} status must be available"
         )),
-        Refusal::VolumeStatus(_) => DomainError::TransferRefused(match id {
+        TransferRefusal::VolumeStatus(_) => DomainError::TransferRefused(match id {
             None => "Invalid volume: status must be available".to_owned(),
             Some(id) => format!(
                 "Invalid volume: Transfer {id}: Volume id {volume} expected in \
                  awaiting-transfer state."
             ),
         }),
-        other => super::volume_actions::unexpected(other),
     }
 }
 
@@ -126,15 +126,11 @@ impl Service {
             &Target::project(&found.transfer.source_project_id),
         )?;
         let volume = found.transfer.volume_id;
-        match self
-            .store
+        self.store
             .delete_transfer(id, volume, self.clock.now())
             .await?
-        {
-            Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(refusal, Some(id), volume)),
-        }
+            .found()
+            .ok_or_else(|| not_found(id))
     }
 
     /// Takes the volume into the caller's project with the offer's key.

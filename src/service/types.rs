@@ -1,13 +1,13 @@
 //! Volume types and extra specs.
 
-use super::volume_actions::unexpected;
 use super::Service;
 use crate::domain::ids::VolumeTypeId;
+use crate::domain::refusal::{ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeInUse};
 use crate::domain::volume_type::{
     check_cacheable, check_sharing_specs, ExtraSpecs, InvalidSpec, NewVolumeType, VolumeType,
     VolumeTypeUpdate, USER_VISIBLE_EXTRA_SPECS,
 };
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::StoreError;
 
@@ -259,8 +259,7 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeStillInUse),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(TypeInUse) => Err(DomainError::TypeStillInUse),
             Outcome::Gone => Err(type_not_found(id)),
         }
     }
@@ -333,11 +332,10 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(specs),
-            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeInUse),
-            Outcome::Refused(Refusal::CacheableWithMultiattach) => {
+            Outcome::Refused(ExtraSpecsRefusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(ExtraSpecsRefusal::CacheableWithMultiattach) => {
                 Err(DomainError::CacheableWithMultiattach)
             }
-            Outcome::Refused(other) => Err(unexpected(other)),
             Outcome::Gone => Err(type_not_found(type_id)),
         }
     }
@@ -357,9 +355,8 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(Refusal::TypeInUse) => Err(DomainError::TypeInUse),
-            Outcome::Refused(Refusal::NoSuchKey) => Err(spec_not_found(type_id, key)),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(SpecRemovalRefusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(SpecRemovalRefusal::NoSuchKey) => Err(spec_not_found(type_id, key)),
             Outcome::Gone => Err(type_not_found(type_id)),
         }
     }
@@ -408,15 +405,14 @@ impl Service {
         let (volume_type, project) = (found.id, project.to_owned());
         match outcome {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(Refusal::AccessExists) => Err(DomainError::TypeAccessExists {
+            Outcome::Refused(TypeAccessRefusal::Exists) => Err(DomainError::TypeAccessExists {
                 volume_type,
                 project,
             }),
-            Outcome::Refused(Refusal::NoSuchAccess) => Err(DomainError::TypeAccessNotFound {
+            Outcome::Refused(TypeAccessRefusal::Missing) => Err(DomainError::TypeAccessNotFound {
                 volume_type,
                 project,
             }),
-            Outcome::Refused(other) => Err(unexpected(other)),
             Outcome::Gone => Err(type_not_found(type_id)),
         }
     }

@@ -8,14 +8,12 @@ use crate::backend::BackendError;
 use crate::domain::ids::VolumeId;
 use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::quota::QuotaOwner;
+use crate::domain::refusal::{
+    ExtendRefusal, LegacyActionRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
+};
 use crate::domain::volume::{Retype, StatusReset, Volume, VolumeStatus};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
-
-/// A refusal the store answered although the rule that could give it is not this one's.
-pub(super) fn unexpected(refusal: Refusal) -> DomainError {
-    DomainError::Internal(format!("unexpected refusal: {refusal:?}").into())
-}
 
 impl Service {
     /// Deletes a volume and its data. With `force` (admins) any status but attached; with
@@ -64,14 +62,16 @@ impl Service {
         {
             Outcome::Done(snapshots) => snapshots,
             Outcome::Gone => return Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::SourceOfCreating(creating)) => {
+            Outcome::Refused(VolumeDeleteRefusal::SourceOfCreating(creating)) => {
                 return Err(DomainError::SourceOfCreatingVolume {
                     snapshot: None,
                     volume: id,
                     creating,
                 })
             }
-            Outcome::Refused(_) => return Err(DomainError::DeleteRefused { force }),
+            Outcome::Refused(VolumeDeleteRefusal::Undeletable) => {
+                return Err(DomainError::DeleteRefused { force })
+            }
         };
         let service = self.clone();
         crate::origin::spawn(async move {
@@ -173,23 +173,24 @@ impl Service {
             .begin_extend(id, new_size, attached, &owner, self.clock.now())
             .await?
         {
-            Outcome::Refused(Refusal::OverQuota(over)) => return Err(DomainError::OverQuota(over)),
+            Outcome::Refused(ExtendRefusal::OverQuota(over)) => {
+                return Err(DomainError::OverQuota(over))
+            }
             Outcome::Done(()) => {}
             Outcome::Gone => return Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::NotLarger { current }) => {
+            Outcome::Refused(ExtendRefusal::NotLarger { current }) => {
                 return Err(DomainError::ExtendNotLarger {
                     current,
                     requested: new_size,
                 })
             }
-            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+            Outcome::Refused(ExtendRefusal::Status(status)) => {
                 return Err(DomainError::ExtendRefused {
                     volume: id,
                     status,
                     attached,
                 })
             }
-            Outcome::Refused(other) => return Err(unexpected(other)),
         }
         let service = self.clone();
         crate::origin::spawn(async move { service.extend_on_backend(volume, new_size).await })
@@ -239,15 +240,14 @@ impl Service {
         {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::LegacyReserve {
+            Outcome::Refused(LegacyActionRefusal::Reserve {
                 status,
                 multiattach,
             }) => Err(DomainError::LegacyReserveRefused {
                 status,
                 multiattach,
             }),
-            Outcome::Refused(Refusal::NotAttached) => Err(DomainError::NotAttached),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(LegacyActionRefusal::NotAttached) => Err(DomainError::NotAttached),
         }
     }
 
@@ -259,15 +259,11 @@ impl Service {
     ) -> Result<(), DomainError> {
         self.volume_with_rule(caller, id, rules::VOLUME_UPDATE)
             .await?;
-        match self
-            .store
+        self.store
             .set_bootable(id, bootable, self.clock.now())
             .await?
-        {
-            Outcome::Done(()) => Ok(()),
-            Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(other) => Err(unexpected(other)),
-        }
+            .found()
+            .ok_or_else(|| volume_not_found(id))
     }
 
     pub async fn update_readonly_flag(
@@ -285,10 +281,9 @@ impl Service {
         {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+            Outcome::Refused(VolumeStatusRefusal(status)) => {
                 Err(DomainError::ReadonlyRefused { volume: id, status })
             }
-            Outcome::Refused(other) => Err(unexpected(other)),
         }
     }
 
@@ -312,15 +307,12 @@ impl Service {
         // Recorded first, then every removed attachment's export withdrawn, in the
         // volume's access turn (see `delete_attachment`).
         let access = self.access_turn(id, volume.host.as_deref()).await;
-        let detached = match self
+        let detached = self
             .store
             .reset_status(id, &reset, self.clock.now())
             .await?
-        {
-            Outcome::Done(detached) => detached,
-            Outcome::Gone => return Err(volume_not_found(id)),
-            Outcome::Refused(other) => return Err(unexpected(other)),
-        };
+            .found()
+            .ok_or_else(|| volume_not_found(id))?;
         self.withdraw_all(id, volume.host.as_deref(), &detached)
             .await;
         drop(access);
@@ -369,14 +361,14 @@ impl Service {
         match self.store.retype_volume(&retype, &owner, now).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
-            Outcome::Refused(Refusal::MultiattachRetype(status)) => {
+            Outcome::Refused(RetypeRefusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
+            Outcome::Refused(RetypeRefusal::Multiattach(status)) => {
                 Err(DomainError::MultiattachRetypeRefused(status))
             }
-            Outcome::Refused(Refusal::SingleWriterRetype(status)) => {
+            Outcome::Refused(RetypeRefusal::SingleWriter(status)) => {
                 Err(DomainError::SingleWriterRetypeRefused(status))
             }
-            Outcome::Refused(_) => Err(DomainError::RetypeRefused),
+            Outcome::Refused(RetypeRefusal::Unretypable) => Err(DomainError::RetypeRefused),
         }
     }
 }

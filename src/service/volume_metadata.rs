@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::volume_actions::unexpected;
 use super::volume_not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
+use crate::domain::refusal::{MetadataRefusal, VolumeUpdateRefusal};
 use crate::domain::volume::{check_metadata_count, MetadataChange, Volume, VolumeUpdate};
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::rules;
 
 /// Refuses more metadata items than a volume may hold before the store is asked.
@@ -36,8 +36,12 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => self.get_volume(caller, id).await,
-            Outcome::Refused(Refusal::VolumeStatus(_)) => Err(DomainError::UpdateDuringMaintenance),
-            Outcome::Refused(other) => Err(unexpected(other)),
+            Outcome::Refused(VolumeUpdateRefusal::Status(_)) => {
+                Err(DomainError::UpdateDuringMaintenance)
+            }
+            Outcome::Refused(VolumeUpdateRefusal::Metadata(refusal)) => {
+                Err(metadata_refused(refusal, id))
+            }
             Outcome::Gone => Err(volume_not_found(id)),
         }
     }
@@ -94,22 +98,22 @@ impl Service {
         {
             Outcome::Done(metadata) => Ok(metadata),
             Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(Refusal::VolumeStatus(status)) => {
+            Outcome::Refused(VolumeUpdateRefusal::Status(status)) => {
                 Err(DomainError::MetadataChangeRefused {
                     removing: matches!(change, MetadataChange::Remove(_)),
                     status,
                 })
             }
-            Outcome::Refused(Refusal::TooManyMetadataItems(count)) => {
-                Err(DomainError::TooManyMetadataItems(count))
+            Outcome::Refused(VolumeUpdateRefusal::Metadata(refusal)) => {
+                Err(metadata_refused(refusal, id))
             }
-            Outcome::Refused(Refusal::NoSuchKey) => match change {
-                MetadataChange::Remove(key) => {
-                    Err(DomainError::MetadataKeyNotFound { volume: id, key })
-                }
-                _ => Err(volume_not_found(id)),
-            },
-            Outcome::Refused(other) => Err(unexpected(other)),
         }
+    }
+}
+
+fn metadata_refused(refusal: MetadataRefusal, volume: VolumeId) -> DomainError {
+    match refusal {
+        MetadataRefusal::TooManyItems(count) => DomainError::TooManyMetadataItems(count),
+        MetadataRefusal::NoSuchKey(key) => DomainError::MetadataKeyNotFound { volume, key },
     }
 }

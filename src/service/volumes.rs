@@ -14,10 +14,11 @@ use crate::domain::message::{
 use crate::domain::paging::Page;
 use crate::domain::placement::{EVENT_NO_VALID_BACKEND, MESSAGE_NO_VALID_BACKEND};
 use crate::domain::quota::QuotaOwner;
+use crate::domain::refusal::VolumeCreateRefusal;
 use crate::domain::volume::{
     NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
-use crate::domain::{DomainError, Outcome, Refusal, RequestContext};
+use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 
 /// A volume create as the API received it.
@@ -427,16 +428,19 @@ impl Service {
         }
         match self.store.insert_volume(new, owner).await? {
             Outcome::Done(()) => Ok(backend.is_some()),
-            Outcome::Refused(Refusal::NoCapacity) => Ok(false),
-            Outcome::Refused(Refusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
+            Outcome::Refused(VolumeCreateRefusal::NoCapacity) => Ok(false),
+            Outcome::Refused(VolumeCreateRefusal::OverQuota(over)) => {
+                Err(DomainError::OverQuota(over))
+            }
             // The source went (or began to go) after it was checked.
-            Outcome::Refused(Refusal::SourceUnavailable) if new.snapshot_id.is_some() => {
+            Outcome::Refused(VolumeCreateRefusal::SourceUnavailable)
+                if new.snapshot_id.is_some() =>
+            {
                 Err(DomainError::SourceSnapshotUnavailable)
             }
-            Outcome::Refused(Refusal::SourceUnavailable) => {
+            Outcome::Refused(VolumeCreateRefusal::SourceUnavailable) => {
                 Err(DomainError::SourceVolumeUnavailable)
             }
-            Outcome::Refused(other) => Err(super::volume_actions::unexpected(other)),
             Outcome::Gone => Err(volume_not_found(new.id)),
         }
     }

@@ -24,8 +24,10 @@ use crate::domain::attachment::{
 use crate::domain::event::attach_events;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
+use crate::domain::refusal::AttachRefusal;
 use crate::domain::volume::LockedVolume;
 use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait AttachmentStore: Send + Sync {
@@ -49,7 +51,10 @@ pub trait AttachmentStore: Send + Sync {
     ) -> Result<Vec<HostConnection>, StoreError>;
 
     /// Adds a reservation if the attach rules allow it (`Gone`: no such volume).
-    async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError>;
+    async fn reserve_attachment(
+        &self,
+        new: &NewAttachment,
+    ) -> Result<Outcome<(), AttachRefusal>, StoreError>;
 
     /// A reservation and its connection in one transaction (a create with a connector,
     /// whose export the backend already made): the attachment as stored.
@@ -57,20 +62,20 @@ pub trait AttachmentStore: Send + Sync {
         &self,
         new: &NewAttachment,
         connection: &NewConnection,
-    ) -> Result<Outcome<Attachment>, StoreError>;
+    ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError>;
 
     /// Records a connection; the attachment as stored afterwards.
     async fn connect_attachment(
         &self,
         new: &NewConnection,
-    ) -> Result<Outcome<Attachment>, StoreError>;
+    ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError>;
 
     /// The host finished attaching.
     async fn complete_attachment(
         &self,
         id: AttachmentId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
 
     /// Removes the attachment (soft delete, with its connector); the volume follows the
     /// attachments that remain. Returns those of them that are not detached.
@@ -78,7 +83,7 @@ pub trait AttachmentStore: Send + Sync {
         &self,
         id: AttachmentId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<LiveAttachment>>, StoreError>;
+    ) -> Result<Outcome<Vec<LiveAttachment>, Infallible>, StoreError>;
 }
 
 /// Columns of `Attachment` (alias `a`).
@@ -349,7 +354,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %new.volume_id), err)]
-    async fn reserve_attachment(&self, new: &NewAttachment) -> Result<Outcome<()>, StoreError> {
+    async fn reserve_attachment(
+        &self,
+        new: &NewAttachment,
+    ) -> Result<Outcome<(), AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await? else {
             return Ok(Outcome::Gone);
@@ -387,7 +395,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         &self,
         new: &NewAttachment,
         connection: &NewConnection,
-    ) -> Result<Outcome<Attachment>, StoreError> {
+    ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(mut locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await?
         else {
@@ -455,7 +463,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
     async fn connect_attachment(
         &self,
         new: &NewConnection,
-    ) -> Result<Outcome<Attachment>, StoreError> {
+    ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some((locked, target)) =
             Self::lock_attachment_volume(&mut tx, new.attachment_id).await?
@@ -511,7 +519,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         &self,
         id: AttachmentId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
@@ -541,7 +549,7 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         &self,
         id: AttachmentId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<LiveAttachment>>, StoreError> {
+    ) -> Result<Outcome<Vec<LiveAttachment>, Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);

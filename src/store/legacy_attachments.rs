@@ -18,6 +18,7 @@ use crate::domain::attachment::{
 use crate::domain::event::attach_events;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::legacy_connect::{self, AttachRequest, AttachRow, HostConnect, HostConnected};
+use crate::domain::refusal::LegacyConnectRefusal;
 use crate::domain::Outcome;
 
 /// `os-initialize_connection` as the store records it.
@@ -53,13 +54,13 @@ pub trait LegacyAttachStore: Send + Sync {
     async fn legacy_initialize(
         &self,
         request: &LegacyConnect,
-    ) -> Result<Outcome<HostConnected>, StoreError>;
+    ) -> Result<Outcome<HostConnected, LegacyConnectRefusal>, StoreError>;
 
     /// Marks the consumer attached; the attachment it wrote.
     async fn legacy_attach(
         &self,
         request: &LegacyAttach,
-    ) -> Result<Outcome<AttachmentId>, StoreError>;
+    ) -> Result<Outcome<AttachmentId, LegacyConnectRefusal>, StoreError>;
 
     /// Ends a host's connection (`None`: the volume's only connected host). Returns the
     /// attachments whose connection ended, with their connectors.
@@ -68,7 +69,7 @@ pub trait LegacyAttachStore: Send + Sync {
         volume_id: VolumeId,
         host: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError>;
+    ) -> Result<Outcome<Vec<Detached>, LegacyConnectRefusal>, StoreError>;
 
     /// Removes the given attachment, or the volume's only one; the removed attachments
     /// with their connectors.
@@ -77,7 +78,7 @@ pub trait LegacyAttachStore: Send + Sync {
         volume_id: VolumeId,
         attachment_id: Option<AttachmentId>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError>;
+    ) -> Result<Outcome<Vec<Detached>, LegacyConnectRefusal>, StoreError>;
 }
 
 const REFRESH: &str = "\
@@ -129,7 +130,7 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
     async fn legacy_initialize(
         &self,
         request: &LegacyConnect,
-    ) -> Result<Outcome<HostConnected>, StoreError> {
+    ) -> Result<Outcome<HostConnected, LegacyConnectRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, request.volume_id).await?
         else {
@@ -195,7 +196,7 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
     async fn legacy_attach(
         &self,
         request: &LegacyAttach,
-    ) -> Result<Outcome<AttachmentId>, StoreError> {
+    ) -> Result<Outcome<AttachmentId, LegacyConnectRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, request.volume_id).await?
         else {
@@ -263,7 +264,7 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
         volume_id: VolumeId,
         host: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError> {
+    ) -> Result<Outcome<Vec<Detached>, LegacyConnectRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, volume_id).await? else {
             return Ok(Outcome::Gone);
@@ -297,7 +298,7 @@ impl<D: Database> LegacyAttachStore for SqlStore<D> {
         volume_id: VolumeId,
         attachment_id: Option<AttachmentId>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError> {
+    ) -> Result<Outcome<Vec<Detached>, LegacyConnectRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, volume_id).await? else {
             return Ok(Outcome::Gone);

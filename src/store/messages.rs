@@ -11,6 +11,7 @@ use super::SqlStore;
 use crate::domain::ids::MessageId;
 use crate::domain::message::Message;
 use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait MessageStore: Send + Sync {
@@ -22,7 +23,7 @@ pub trait MessageStore: Send + Sync {
         &self,
         id: MessageId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
 }
 
 const MESSAGE_COLUMNS: &str = "select id, project_id, request_id, resource_type, resource_uuid, \
@@ -106,7 +107,7 @@ impl<D: Database> MessageStore for SqlStore<D> {
         &self,
         id: MessageId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         Ok(
             match self
                 .db

@@ -23,7 +23,7 @@
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
-//! answers its `Refusal`.
+//! answers why not (one of `domain::refusal`'s types, in an `Outcome`).
 
 mod attachments;
 pub mod connector_specs;

@@ -15,7 +15,9 @@ use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
 use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSpecs};
-use crate::domain::{Outcome, Refusal};
+use crate::domain::refusal::{QosAssociationRefusal, QosInUse, QosKeyMissing};
+use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait QosSpecsStore: Send + Sync {
@@ -31,7 +33,7 @@ pub trait QosSpecsStore: Send + Sync {
         consumer: Option<Consumer>,
         items: &QosItems,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Removes items; the first key that is not there refuses (`NoSuchQosKey`) and
     /// nothing is removed.
     async fn delete_qos_keys(
@@ -39,7 +41,7 @@ pub trait QosSpecsStore: Send + Sync {
         id: QosSpecsId,
         keys: &[String],
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), QosKeyMissing>, StoreError>;
     /// Deletes a QoS specs; while types use it, refused (`QosInUse`) unless `force`,
     /// which disassociates them first.
     async fn delete_qos_specs(
@@ -47,7 +49,7 @@ pub trait QosSpecsStore: Send + Sync {
         id: QosSpecsId,
         force: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), QosInUse>, StoreError>;
     /// The types using the QoS specs (`None` when it does not exist).
     async fn qos_associations(
         &self,
@@ -60,14 +62,14 @@ pub trait QosSpecsStore: Send + Sync {
         id: QosSpecsId,
         type_id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError>;
     /// Disassociates one type (`Some`) or every type (`None`) from the specs.
     async fn disassociate_qos(
         &self,
         id: QosSpecsId,
         type_id: Option<VolumeTypeId>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError>;
     /// The QoS specs of a volume type, if it has any.
     async fn qos_of_type(&self, type_id: VolumeTypeId) -> Result<Option<QosSpecs>, StoreError>;
 }
@@ -229,7 +231,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         consumer: Option<Consumer>,
         items: &QosItems,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         let Some(mut tx) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
@@ -254,7 +256,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         id: QosSpecsId,
         keys: &[String],
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), QosKeyMissing>, StoreError> {
         let Some(mut tx) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
@@ -262,7 +264,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
             let removed =
                 Self::remove_items(&mut tx, SideTable::QosSpecs, id.uuid(), Some(key), now).await?;
             if removed == 0 {
-                return Ok(Outcome::Refused(Refusal::NoSuchQosKey(key.clone())));
+                return Ok(Outcome::Refused(QosKeyMissing(key.clone())));
             }
         }
         tx.execute(Sql::new(SET_CONSUMER).bind(id).bind(None::<&str>).bind(now))
@@ -277,7 +279,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         id: QosSpecsId,
         force: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), QosInUse>, StoreError> {
         let Some(mut tx) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
@@ -285,7 +287,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
             tx.fetch_all(Sql::new(ASSOCIATED).bind(id)).await?;
         if !users.is_empty() {
             if !force {
-                return Ok(Outcome::Refused(Refusal::QosInUse));
+                return Ok(Outcome::Refused(QosInUse));
             }
             tx.execute(Sql::new(DISASSOCIATE_ALL).bind(id).bind(now))
                 .await?;
@@ -322,17 +324,17 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         id: QosSpecsId,
         type_id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError> {
         let Some(mut tx) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
         let lock = Sql::locking(LOCK_TYPE_QOS, D::FOR_UPDATE).bind(type_id);
         let Some((current,)) = tx.fetch_optional::<(Option<QosSpecsId>,)>(lock).await? else {
-            return Ok(Outcome::Refused(Refusal::NoSuchType));
+            return Ok(Outcome::Refused(QosAssociationRefusal::NoSuchType));
         };
         match current {
             Some(same) if same == id => return Ok(Outcome::Done(())),
-            Some(other) => return Ok(Outcome::Refused(Refusal::QosTypeTaken(other))),
+            Some(other) => return Ok(Outcome::Refused(QosAssociationRefusal::TypeTaken(other))),
             None => {}
         }
         tx.execute(Sql::new(ASSOCIATE).bind(type_id).bind(id).bind(now))
@@ -347,7 +349,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         id: QosSpecsId,
         type_id: Option<VolumeTypeId>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError> {
         let Some(mut tx) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
@@ -356,7 +358,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
                 let lock = Sql::locking(LOCK_TYPE_QOS, D::FOR_UPDATE).bind(type_id);
                 let found: Option<(Option<QosSpecsId>,)> = tx.fetch_optional(lock).await?;
                 if found.is_none() {
-                    return Ok(Outcome::Refused(Refusal::NoSuchType));
+                    return Ok(Outcome::Refused(QosAssociationRefusal::NoSuchType));
                 }
                 tx.execute(Sql::new(DISASSOCIATE_ONE).bind(id).bind(type_id).bind(now))
                     .await?;

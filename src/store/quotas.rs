@@ -14,8 +14,9 @@ use super::db::error::StoreError;
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
-use crate::domain::quota::{self, QuotaDefaults, QuotaOwner, QuotaRows, Usage, DEFAULT_CLASS};
-use crate::domain::{Outcome, Refusal};
+use crate::domain::quota::{
+    self, BelowUsage, QuotaDefaults, QuotaOwner, QuotaRows, Usage, DEFAULT_CLASS,
+};
 
 /// Limits set by admins, and what a project uses.
 #[async_trait]
@@ -29,14 +30,14 @@ pub trait QuotaStore: Send + Sync {
     ) -> Result<(QuotaRows, Usage), StoreError>;
     /// The limits set for quota class `class_name`.
     async fn class_quotas(&self, class_name: &str) -> Result<BTreeMap<String, i64>, StoreError>;
-    /// Sets project limits; refused (`QuotaBelowUsage`) if one is below what the project
+    /// Sets project limits; refused (`BelowUsage`) if one is below what the project
     /// uses, counted under the project's lock.
     async fn set_project_quotas(
         &self,
         project_id: &str,
         limits: &BTreeMap<String, i64>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Result<(), BelowUsage>, StoreError>;
     /// Drops every limit set for the project (it falls back to the defaults).
     async fn delete_project_quotas(
         &self,
@@ -210,12 +211,12 @@ impl<D: Database> QuotaStore for SqlStore<D> {
         project_id: &str,
         limits: &BTreeMap<String, i64>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Result<(), BelowUsage>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         Self::lock_project(&mut tx, project_id).await?;
         let (_, usage) = Self::quota_state(&mut tx, project_id, &QuotaDefaults::default()).await?;
         if let Err(below) = quota::check_new_limits(&usage, limits) {
-            return Ok(Outcome::Refused(Refusal::QuotaBelowUsage(below)));
+            return Ok(Err(below));
         }
         for (resource, limit) in limits {
             let upsert = Sql::new(UPSERT_PROJECT_LIMIT)
@@ -226,7 +227,7 @@ impl<D: Database> QuotaStore for SqlStore<D> {
             tx.execute(upsert).await?;
         }
         tx.commit().await?;
-        Ok(Outcome::Done(()))
+        Ok(Ok(()))
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -9,6 +9,7 @@ use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor};
 use super::SqlStore;
+use crate::domain::refusal::MetadataRefusal;
 use crate::domain::volume::MetadataChange;
 
 /// The side tables. Table and column names come from here, never from input.
@@ -201,11 +202,13 @@ impl<D: Database> SqlStore<D> {
         owner: Uuid,
         change: &MetadataChange,
         now: DateTime<Utc>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Result<(), MetadataRefusal>, StoreError> {
         match change {
             MetadataChange::Remove(key) => {
                 let removed = Self::remove_items(tx, table, owner, Some(key), now).await?;
-                return Ok(removed > 0);
+                if removed == 0 {
+                    return Ok(Err(MetadataRefusal::NoSuchKey(key.clone())));
+                }
             }
             MetadataChange::Replace(metadata) => {
                 Self::remove_items(tx, table, owner, None, now).await?;
@@ -218,6 +221,6 @@ impl<D: Database> SqlStore<D> {
                 }
             }
         }
-        Ok(true)
+        Ok(Ok(()))
     }
 }

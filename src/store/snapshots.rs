@@ -19,11 +19,15 @@ use crate::domain::event::EventKind;
 use crate::domain::ids::SnapshotId;
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
+use crate::domain::refusal::{
+    MetadataRefusal, SnapshotCreateRefusal, SnapshotDeleteRefusal, SnapshotStatusRefusal,
+};
 use crate::domain::snapshot::{
     self, NewSnapshot, Snapshot, SnapshotFilters, SnapshotSortKey, SnapshotStatus,
 };
 use crate::domain::volume::{check_metadata_count, MetadataChange, SOFT_DELETED_STATUS};
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait SnapshotStore: Send + Sync {
@@ -33,7 +37,7 @@ pub trait SnapshotStore: Send + Sync {
         &self,
         new: &NewSnapshot,
         owner: &QuotaOwner,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), SnapshotCreateRefusal>, StoreError>;
     /// A live snapshot with its metadata.
     async fn get_snapshot(&self, id: SnapshotId) -> Result<Option<Snapshot>, StoreError>;
     /// One page of live snapshots, with their metadata.
@@ -49,14 +53,14 @@ pub trait SnapshotStore: Send + Sync {
         from: SnapshotStatus,
         to: SnapshotStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), SnapshotStatusRefusal>, StoreError>;
     /// Sets an admin's status (`os-reset_status`), whatever the current one.
     async fn reset_snapshot_status(
         &self,
         id: SnapshotId,
         status: SnapshotStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// `os-update_snapshot_status`: a status (and progress) the rule allows.
     async fn update_snapshot_status(
         &self,
@@ -64,7 +68,7 @@ pub trait SnapshotStore: Send + Sync {
         status: SnapshotStatus,
         progress: Option<String>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), SnapshotStatusRefusal>, StoreError>;
     /// Renames and re-describes (`None` leaves a field as it is).
     async fn update_snapshot(
         &self,
@@ -72,7 +76,7 @@ pub trait SnapshotStore: Send + Sync {
         name: Option<&str>,
         description: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Starts a delete: the snapshot becomes `deleting` (`available`/`error` only, unless
     /// `force`).
     async fn begin_snapshot_delete(
@@ -80,20 +84,20 @@ pub trait SnapshotStore: Send + Sync {
         id: SnapshotId,
         force: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), SnapshotDeleteRefusal>, StoreError>;
     /// Soft-deletes a snapshot with its metadata.
     async fn finish_snapshot_delete(
         &self,
         id: SnapshotId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Changes user metadata; the metadata afterwards.
     async fn change_snapshot_metadata(
         &self,
         id: SnapshotId,
         change: &MetadataChange,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError>;
+    ) -> Result<Outcome<BTreeMap<String, String>, MetadataRefusal>, StoreError>;
 }
 
 const SNAPSHOT_COLUMNS: &str = "s.id, s.volume_id, s.user_id, s.project_id, s.status, \
@@ -171,14 +175,14 @@ impl<D: Database> SqlStore<D> {
 
     /// Sets the snapshot's status (and progress, if given; `100%` once available) when
     /// `rule`, seeing the current status, allows it.
-    async fn set_status_if(
+    async fn set_status_if<R>(
         &self,
         id: SnapshotId,
-        rule: impl FnOnce(SnapshotStatus) -> Result<(), Refusal> + Send,
+        rule: impl FnOnce(SnapshotStatus) -> Result<(), R> + Send,
         status: SnapshotStatus,
         progress: Option<String>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), R>, StoreError> {
         let mut tx = match self.snapshot_write_if(id, rule).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
@@ -196,11 +200,11 @@ impl<D: Database> SqlStore<D> {
     }
 
     /// Starts a change a status rule governs: `rule` sees the current status.
-    async fn snapshot_write_if(
+    async fn snapshot_write_if<R>(
         &self,
         id: SnapshotId,
-        rule: impl FnOnce(SnapshotStatus) -> Result<(), Refusal> + Send,
-    ) -> Result<Result<D::Tx, Outcome<()>>, StoreError> {
+        rule: impl FnOnce(SnapshotStatus) -> Result<(), R> + Send,
+    ) -> Result<Result<D::Tx, Outcome<(), R>>, StoreError> {
         let Some((tx, status)) = self.lock_snapshot(id).await? else {
             return Ok(Err(Outcome::Gone));
         };
@@ -215,7 +219,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         &self,
         new: &NewSnapshot,
         owner: &QuotaOwner,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), SnapshotCreateRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(volume) = Self::lock_volume(&mut tx, new.volume_id).await? else {
             return Ok(Outcome::Gone);
@@ -226,7 +230,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let fits = quota::check_snapshot_create(&limits, &usage, volume.size, &owner.type_name);
         if let Err(over) = fits {
-            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+            return Ok(Outcome::Refused(SnapshotCreateRefusal::OverQuota(over)));
         }
         let insert = Sql::new(INSERT)
             .bind(new.id)
@@ -318,12 +322,12 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         from: SnapshotStatus,
         to: SnapshotStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), SnapshotStatusRefusal>, StoreError> {
         let rule = |status| {
             if status == from {
                 Ok(())
             } else {
-                Err(Refusal::SnapshotStatus(status))
+                Err(SnapshotStatusRefusal::Status(status))
             }
         };
         let made = from == SnapshotStatus::Creating && to == SnapshotStatus::Available;
@@ -353,8 +357,9 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         id: SnapshotId,
         status: SnapshotStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
-        self.set_status_if(id, |_| Ok(()), status, None, now).await
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
+        self.set_status_if(id, |_| Ok::<(), Infallible>(()), status, None, now)
+            .await
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -364,7 +369,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         status: SnapshotStatus,
         progress: Option<String>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), SnapshotStatusRefusal>, StoreError> {
         let rule = |current| snapshot::may_update_status(current, status);
         self.set_status_if(id, rule, status, progress, now).await
     }
@@ -376,7 +381,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         name: Option<&str>,
         description: Option<&str>,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         let sql = Sql::new(RENAME)
             .bind(id)
             .bind(name.map(str::to_owned))
@@ -394,14 +399,16 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         id: SnapshotId,
         force: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), SnapshotDeleteRefusal>, StoreError> {
         let rule = |status| snapshot::may_delete(status, force);
         let mut tx = match self.snapshot_write_if(id, rule).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
         };
         if let Some(creating) = Self::creating_from_snapshot(&mut tx, id).await? {
-            return Ok(Outcome::Refused(Refusal::SourceOfCreating(creating)));
+            return Ok(Outcome::Refused(SnapshotDeleteRefusal::SourceOfCreating(
+                creating,
+            )));
         }
         let sql = Sql::new(SET_STATUS)
             .bind(id)
@@ -421,8 +428,11 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         &self,
         id: SnapshotId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
-        let mut tx = match self.snapshot_write_if(id, |_| Ok(())).await? {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
+        let mut tx = match self
+            .snapshot_write_if(id, |_| Ok::<(), Infallible>(()))
+            .await?
+        {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
         };
@@ -445,13 +455,14 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         id: SnapshotId,
         change: &MetadataChange,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError> {
+    ) -> Result<Outcome<BTreeMap<String, String>, MetadataRefusal>, StoreError> {
         let Some((mut tx, _)) = self.lock_snapshot(id).await? else {
             return Ok(Outcome::Gone);
         };
         let owner = id.uuid();
-        if !Self::write_items(&mut tx, SideTable::SnapshotMetadata, owner, change, now).await? {
-            return Ok(Outcome::Refused(Refusal::NoSuchKey));
+        let written = Self::write_items(&mut tx, SideTable::SnapshotMetadata, owner, change, now);
+        if let Err(refusal) = written.await? {
+            return Ok(Outcome::Refused(refusal));
         }
         let rows: Vec<KeyValue> = tx.fetch_all(Sql::new(METADATA_OF).bind(id)).await?;
         let metadata: BTreeMap<String, String> = rows

@@ -15,10 +15,12 @@ use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, TransferId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
+use crate::domain::refusal::TransferRefusal;
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::transfer::{NewTransfer, Transfer, TransferFilters, TransferSortKey};
 use crate::domain::volume::VolumeStatus;
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
+use std::convert::Infallible;
 
 /// A transfer with what its key is checked against.
 #[derive(Debug, Clone)]
@@ -40,7 +42,10 @@ pub struct Recipient {
 pub trait TransferStore: Send + Sync {
     /// Records the offer; the `available` volume becomes `awaiting-transfer`. Unless the
     /// transfer leaves them behind, every snapshot of the volume must be `available`.
-    async fn insert_transfer(&self, new: &NewTransfer) -> Result<Outcome<()>, StoreError>;
+    async fn insert_transfer(
+        &self,
+        new: &NewTransfer,
+    ) -> Result<Outcome<(), TransferRefusal>, StoreError>;
     /// An open transfer (any project's).
     async fn get_transfer(&self, id: TransferId) -> Result<Option<TransferSecret>, StoreError>;
     async fn list_transfers(
@@ -54,7 +59,7 @@ pub trait TransferStore: Send + Sync {
         id: TransferId,
         volume_id: VolumeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Gives the volume (and, unless the offer says otherwise, its snapshots) to the
     /// recipient, if the offer is still open, the volume still `awaiting-transfer` and
     /// the recipient's quota has room. Answers the accepted transfer.
@@ -64,7 +69,7 @@ pub trait TransferStore: Send + Sync {
         volume_id: VolumeId,
         recipient: &Recipient,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Transfer>, StoreError>;
+    ) -> Result<Outcome<Transfer, TransferRefusal>, StoreError>;
 }
 
 const TRANSFER_COLUMNS: &str = "t.id, t.volume_id, t.display_name, t.no_snapshots, \
@@ -156,18 +161,25 @@ impl<D: Database> SqlStore<D> {
 #[async_trait]
 impl<D: Database> TransferStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %new.transfer.volume_id), err)]
-    async fn insert_transfer(&self, new: &NewTransfer) -> Result<Outcome<()>, StoreError> {
+    async fn insert_transfer(
+        &self,
+        new: &NewTransfer,
+    ) -> Result<Outcome<(), TransferRefusal>, StoreError> {
         let transfer = &new.transfer;
         let mut tx = self.db.begin_write().await?;
         let Some(volume) = Self::lock_volume(&mut tx, transfer.volume_id).await? else {
             return Ok(Outcome::Gone);
         };
         if volume.status != VolumeStatus::Available {
-            return Ok(Outcome::Refused(Refusal::VolumeStatus(volume.status)));
+            return Ok(Outcome::Refused(TransferRefusal::VolumeStatus(
+                volume.status,
+            )));
         }
         if !transfer.no_snapshots {
             if let Err(snapshot) = Self::snapshots_to_move(&mut tx, volume.id).await? {
-                return Ok(Outcome::Refused(Refusal::SnapshotNotAvailable(snapshot)));
+                return Ok(Outcome::Refused(TransferRefusal::SnapshotNotAvailable(
+                    snapshot,
+                )));
             }
         }
         let now = transfer.created_at;
@@ -234,7 +246,7 @@ impl<D: Database> TransferStore for SqlStore<D> {
         id: TransferId,
         volume_id: VolumeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let volume = Self::lock_volume(&mut tx, volume_id).await?;
         if Self::open_transfer(&mut tx, id, volume_id).await?.is_none() {
@@ -273,7 +285,7 @@ impl<D: Database> TransferStore for SqlStore<D> {
         volume_id: VolumeId,
         recipient: &Recipient,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Transfer>, StoreError> {
+    ) -> Result<Outcome<Transfer, TransferRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(volume) = Self::lock_volume(&mut tx, volume_id).await? else {
             return Ok(Outcome::Gone);
@@ -282,7 +294,9 @@ impl<D: Database> TransferStore for SqlStore<D> {
             return Ok(Outcome::Gone);
         };
         if volume.status != VolumeStatus::AwaitingTransfer {
-            return Ok(Outcome::Refused(Refusal::VolumeStatus(volume.status)));
+            return Ok(Outcome::Refused(TransferRefusal::VolumeStatus(
+                volume.status,
+            )));
         }
         let (snapshots, snapshot_gb) = if transfer.no_snapshots {
             (0, 0)
@@ -290,7 +304,9 @@ impl<D: Database> TransferStore for SqlStore<D> {
             match Self::snapshots_to_move(&mut tx, volume_id).await? {
                 Ok(counted) => counted,
                 Err(snapshot) => {
-                    return Ok(Outcome::Refused(Refusal::SnapshotNotAvailable(snapshot)))
+                    return Ok(Outcome::Refused(TransferRefusal::SnapshotNotAvailable(
+                        snapshot,
+                    )))
                 }
             }
         };
@@ -305,7 +321,7 @@ impl<D: Database> TransferStore for SqlStore<D> {
             &owner.type_name,
         );
         if let Err(over) = fits {
-            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+            return Ok(Outcome::Refused(TransferRefusal::OverQuota(over)));
         }
         let events = &[EventKind::VolumeTransferAcceptStart];
         self.record_events(&mut tx, events, volume_id, None, now)

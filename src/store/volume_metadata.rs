@@ -12,9 +12,10 @@ use super::db::{Database, Executor, Transaction};
 use super::side_tables::SideTable;
 use super::SqlStore;
 use crate::domain::ids::VolumeId;
+use crate::domain::refusal::VolumeUpdateRefusal;
 use crate::domain::volume::{check_metadata_count, MetadataChange, VolumeUpdate};
 use crate::domain::volume_rules::{self, METADATA_CHANGE_REFUSED, UPDATE_REFUSED};
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
 
 #[async_trait]
 pub trait VolumeMetadataStore: Send + Sync {
@@ -24,7 +25,7 @@ pub trait VolumeMetadataStore: Send + Sync {
         id: VolumeId,
         update: &VolumeUpdate,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeUpdateRefusal>, StoreError>;
     /// A live volume's user metadata, or `None` when the volume is gone.
     async fn volume_metadata(
         &self,
@@ -36,7 +37,7 @@ pub trait VolumeMetadataStore: Send + Sync {
         id: VolumeId,
         change: &MetadataChange,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError>;
+    ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError>;
 }
 
 const LIVE_VOLUME: &str = "select id from volumes where id = $1 and deleted = false";
@@ -66,13 +67,13 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         id: VolumeId,
         update: &VolumeUpdate,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeUpdateRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
         if let Err(refusal) = volume_rules::change_allowed(&locked, UPDATE_REFUSED) {
-            return Ok(Outcome::Refused(refusal));
+            return Ok(Outcome::Refused(refusal.into()));
         }
         let mut sql = Sql::new("update volumes set updated_at = ");
         sql.push_bind(now);
@@ -86,7 +87,11 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         tx.execute(sql).await?;
         if let Some(metadata) = &update.metadata {
             let change = MetadataChange::Replace(metadata.clone());
-            Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), &change, now).await?;
+            let written =
+                Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), &change, now);
+            if let Err(refusal) = written.await? {
+                return Ok(Outcome::Refused(refusal.into()));
+            }
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -112,20 +117,21 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         id: VolumeId,
         change: &MetadataChange,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<BTreeMap<String, String>>, StoreError> {
+    ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
         if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
-            return Ok(Outcome::Refused(refusal));
+            return Ok(Outcome::Refused(refusal.into()));
         }
-        if !Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), change, now).await? {
-            return Ok(Outcome::Refused(Refusal::NoSuchKey));
+        let written = Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), change, now);
+        if let Err(refusal) = written.await? {
+            return Ok(Outcome::Refused(refusal.into()));
         }
         let metadata = Self::read_metadata(&mut tx, id).await?;
         if let Err(refusal) = check_metadata_count(metadata.len()) {
-            return Ok(Outcome::Refused(refusal));
+            return Ok(Outcome::Refused(refusal.into()));
         }
         tx.commit().await?;
         Ok(Outcome::Done(metadata))

@@ -9,9 +9,9 @@ use super::db::sql::Sql;
 use super::db::{Database, Executor};
 use super::SqlStore;
 use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::refusal::VolumeCreateRefusal;
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{NewVolume, VolumeStatus};
-use crate::domain::Refusal;
 
 const LOCK_SNAPSHOT: &str = "select status from snapshots where id = $1 and deleted = false";
 
@@ -33,12 +33,12 @@ impl<D: Database> SqlStore<D> {
     pub(super) async fn pin_source(
         tx: &mut D::Tx,
         new: &NewVolume,
-    ) -> Result<Result<(), Refusal>, StoreError> {
+    ) -> Result<Result<(), VolumeCreateRefusal>, StoreError> {
         if let Some(snapshot) = new.snapshot_id {
             let lock = Sql::locking(LOCK_SNAPSHOT, D::FOR_UPDATE).bind(snapshot);
             let found: Option<(SnapshotStatus,)> = tx.fetch_optional(lock).await?;
             if found.map(|(s,)| s) != Some(SnapshotStatus::Available) {
-                return Ok(Err(Refusal::SourceUnavailable));
+                return Ok(Err(VolumeCreateRefusal::SourceUnavailable));
             }
         }
         if let Some(source) = new.source_volid {
@@ -46,7 +46,7 @@ impl<D: Database> SqlStore<D> {
                 .await?
                 .is_some_and(|v| matches!(v.status, VolumeStatus::Available | VolumeStatus::InUse));
             if !readable {
-                return Ok(Err(Refusal::SourceUnavailable));
+                return Ok(Err(VolumeCreateRefusal::SourceUnavailable));
             }
         }
         Ok(Ok(()))

@@ -14,10 +14,12 @@ use super::db::{Database, Executor, Transaction};
 use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::ids::VolumeTypeId;
+use crate::domain::refusal::{ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeInUse};
 use crate::domain::volume_type::{
     check_cacheable, ExtraSpecs, NewVolumeType, VolumeType, VolumeTypeUpdate,
 };
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait VolumeTypeStore: Send + Sync {
@@ -33,41 +35,41 @@ pub trait VolumeTypeStore: Send + Sync {
         id: VolumeTypeId,
         update: &VolumeTypeUpdate,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Soft-deletes a type no live volume uses.
     async fn delete_volume_type(
         &self,
         id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), TypeInUse>, StoreError>;
     /// Adds or replaces specs of a type no live volume uses.
     async fn set_extra_specs(
         &self,
         id: VolumeTypeId,
         specs: &ExtraSpecs,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), ExtraSpecsRefusal>, StoreError>;
     /// Removes one spec of a type no live volume uses.
     async fn delete_extra_spec(
         &self,
         id: VolumeTypeId,
         key: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
-    /// Lets `project` use type `id`; `Refused(AccessExists)` when it already may.
+    ) -> Result<Outcome<(), SpecRemovalRefusal>, StoreError>;
+    /// Lets `project` use type `id`; `Refused(Exists)` when it already may.
     async fn add_type_access(
         &self,
         id: VolumeTypeId,
         project: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
-    /// Takes that back; `Refused(NoSuchAccess)` when `project` had no access.
+    ) -> Result<Outcome<(), TypeAccessRefusal>, StoreError>;
+    /// Takes that back; `Refused(Missing)` when `project` had no access.
     async fn remove_type_access(
         &self,
         id: VolumeTypeId,
         project: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), TypeAccessRefusal>, StoreError>;
 }
 
 const TYPE_COLUMNS: &str =
@@ -180,16 +182,16 @@ impl<D: Database> SqlStore<D> {
 
     /// Starts a write to the specs of type `id`: locks it and checks that no live volume
     /// uses it. The transaction, or the answer that ends the write.
-    async fn begin_spec_write(
+    async fn begin_spec_write<R: From<TypeInUse>>(
         &self,
         id: VolumeTypeId,
-    ) -> Result<Result<D::Tx, Outcome<()>>, StoreError> {
+    ) -> Result<Result<D::Tx, Outcome<(), R>>, StoreError> {
         let Some(mut tx) = self.lock_type(id).await? else {
             return Ok(Err(Outcome::Gone));
         };
         let used: Option<(uuid::Uuid,)> = tx.fetch_optional(Sql::new(TYPE_IN_USE).bind(id)).await?;
         if used.is_some() {
-            return Ok(Err(Outcome::Refused(Refusal::TypeInUse)));
+            return Ok(Err(Outcome::Refused(TypeInUse.into())));
         }
         Ok(Ok(tx))
     }
@@ -251,7 +253,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         id: VolumeTypeId,
         update: &VolumeTypeUpdate,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let lock = Sql::locking(LOCK_TYPE_NAME, D::FOR_UPDATE).bind(id);
         let Some((old_name,)) = tx.fetch_optional::<(String,)>(lock).await? else {
@@ -276,7 +278,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         &self,
         id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), TypeInUse>, StoreError> {
         let mut tx = match self.begin_spec_write(id).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
@@ -295,7 +297,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         id: VolumeTypeId,
         specs: &ExtraSpecs,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), ExtraSpecsRefusal>, StoreError> {
         let mut tx = match self.begin_spec_write(id).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
@@ -324,7 +326,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         id: VolumeTypeId,
         key: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), SpecRemovalRefusal>, StoreError> {
         let mut tx = match self.begin_spec_write(id).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
@@ -338,7 +340,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         )
         .await?;
         if removed == 0 {
-            return Ok(Outcome::Refused(Refusal::NoSuchKey));
+            return Ok(Outcome::Refused(SpecRemovalRefusal::NoSuchKey));
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -350,14 +352,14 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         id: VolumeTypeId,
         project: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), TypeAccessRefusal>, StoreError> {
         let Some(mut tx) = self.lock_type(id).await? else {
             return Ok(Outcome::Gone);
         };
         let insert = Sql::new(INSERT_ACCESS).bind(id).bind(project).bind(now);
         match tx.execute(insert).await {
             Ok(_) => {}
-            Err(StoreError::Conflict(_)) => return Ok(Outcome::Refused(Refusal::AccessExists)),
+            Err(StoreError::Conflict(_)) => return Ok(Outcome::Refused(TypeAccessRefusal::Exists)),
             Err(other) => return Err(other),
         }
         tx.commit().await?;
@@ -370,13 +372,13 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         id: VolumeTypeId,
         project: &str,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), TypeAccessRefusal>, StoreError> {
         let Some(mut tx) = self.lock_type(id).await? else {
             return Ok(Outcome::Gone);
         };
         let remove = Sql::new(REMOVE_ACCESS).bind(id).bind(project).bind(now);
         if tx.execute(remove).await? == 0 {
-            return Ok(Outcome::Refused(Refusal::NoSuchAccess));
+            return Ok(Outcome::Refused(TypeAccessRefusal::Missing));
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))

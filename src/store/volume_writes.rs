@@ -19,12 +19,16 @@ use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::legacy_attach::{self, LegacyAction};
 use crate::domain::message::Message;
 use crate::domain::quota::{self, QuotaOwner};
+use crate::domain::refusal::{
+    ExtendRefusal, LegacyActionRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
+};
 use crate::domain::snapshot::{self, SnapshotStatus};
 use crate::domain::volume::{
     LockedVolume, MigrationStatus, Retype, StatusReset, VolumeStatus, SOFT_DELETED_STATUS,
 };
 use crate::domain::volume_rules;
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
+use std::convert::Infallible;
 
 #[async_trait]
 pub trait VolumeWriteStore: Send + Sync {
@@ -35,14 +39,14 @@ pub trait VolumeWriteStore: Send + Sync {
         from: VolumeStatus,
         to: VolumeStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
     /// A `creating` volume failed: it becomes `error` and its project gets `message`,
     /// both or neither.
     async fn fail_volume_creation(
         &self,
         id: VolumeId,
         message: &Message,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
     /// Starts a delete under Cinder's conditions: the volume becomes `deleting`. A volume
     /// with live snapshots is refused unless `cascade`; then its snapshots become
     /// `deleting` too and are returned, for the backend to remove first.
@@ -52,13 +56,13 @@ pub trait VolumeWriteStore: Send + Sync {
         force: bool,
         cascade: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<SnapshotId>>, StoreError>;
+    ) -> Result<Outcome<Vec<SnapshotId>, VolumeDeleteRefusal>, StoreError>;
     /// Soft-deletes a volume with its attachments, their connectors and its metadata.
     async fn finish_volume_delete(
         &self,
         id: VolumeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Starts an extend: an `available` volume becomes `extending`, if the growth fits
     /// the quota of `owner` (its project, and its type's name).
     async fn begin_extend(
@@ -68,7 +72,7 @@ pub trait VolumeWriteStore: Send + Sync {
         attached: bool,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), ExtendRefusal>, StoreError>;
     /// Records the new size and returns an `extending` volume to the status its
     /// attachments give it (`available` or `in-use`).
     async fn finish_extend(
@@ -76,20 +80,20 @@ pub trait VolumeWriteStore: Send + Sync {
         id: VolumeId,
         new_size: i64,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
     async fn set_bootable(
         &self,
         id: VolumeId,
         bootable: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), Infallible>, StoreError>;
     /// Sets admin metadata `readonly` while the volume is `available`.
     async fn set_readonly(
         &self,
         id: VolumeId,
         readonly: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
     /// Writes the fields given; with `attach_status = detached` every attachment is
     /// detached first (returned, with the connectors their exports were made for).
     async fn reset_status(
@@ -97,7 +101,7 @@ pub trait VolumeWriteStore: Send + Sync {
         id: VolumeId,
         reset: &StatusReset,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError>;
+    ) -> Result<Outcome<Vec<Detached>, Infallible>, StoreError>;
     /// Changes the type (and the multiattach flag) under Cinder's retype conditions, if
     /// the volume and its snapshots fit the new type's quotas (`owner` names the volume's
     /// project and the new type).
@@ -106,14 +110,14 @@ pub trait VolumeWriteStore: Send + Sync {
         retype: &Retype,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), RetypeRefusal>, StoreError>;
     /// `os-reserve` and friends.
     async fn legacy_attach_action(
         &self,
         id: VolumeId,
         action: LegacyAction,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), LegacyActionRefusal>, StoreError>;
 }
 
 /// A plain status change; none of them sets `extending`, so growth reserved by an extend
@@ -184,16 +188,16 @@ const DELETE_VOLUME: &str = "\
     update volumes set deleted = true, deleted_at = $2, status = $3, migration_status = null \
      where id = $1 and deleted = false";
 
-type Begun<Tx, T> = Result<(Tx, LockedVolume), Outcome<T>>;
+type Begun<Tx, T, R> = Result<(Tx, LockedVolume), Outcome<T, R>>;
 
 impl<D: Database> SqlStore<D> {
     /// Starts a write to volume `id`: locks it and asks `rule`. The transaction and the
     /// locked volume, or the answer that ends the write.
-    async fn write_volume_if<T>(
+    async fn write_volume_if<T, R>(
         &self,
         id: VolumeId,
-        rule: impl FnOnce(&LockedVolume) -> Result<(), Refusal> + Send,
-    ) -> Result<Begun<D::Tx, T>, StoreError> {
+        rule: impl FnOnce(&LockedVolume) -> Result<(), R> + Send,
+    ) -> Result<Begun<D::Tx, T, R>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
             return Ok(Err(Outcome::Gone));
@@ -205,12 +209,12 @@ impl<D: Database> SqlStore<D> {
     }
 
     /// Runs `sql` in a write to volume `id` that `rule` allows.
-    async fn apply_if(
+    async fn apply_if<R>(
         &self,
         id: VolumeId,
-        rule: impl FnOnce(&LockedVolume) -> Result<(), Refusal> + Send,
+        rule: impl FnOnce(&LockedVolume) -> Result<(), R> + Send,
         sql: Sql,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), R>, StoreError> {
         let (mut tx, _) = match self.write_volume_if(id, rule).await? {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
@@ -255,7 +259,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         from: VolumeStatus,
         to: VolumeStatus,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let (mut tx, _) = match self
             .write_volume_if(id, |v| volume_rules::transition(v, from))
             .await?
@@ -277,7 +281,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         message: &Message,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let now = message.created_at;
         let rule = |v: &LockedVolume| volume_rules::transition(v, VolumeStatus::Creating);
         let (mut tx, _) = match self.write_volume_if(id, rule).await? {
@@ -303,7 +307,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         force: bool,
         cascade: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<SnapshotId>>, StoreError> {
+    ) -> Result<Outcome<Vec<SnapshotId>, VolumeDeleteRefusal>, StoreError> {
         let (mut tx, _) = match self
             .write_volume_if(id, |v| volume_rules::delete(v, force))
             .await?
@@ -319,7 +323,9 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             return Ok(Outcome::Refused(refusal));
         }
         if let Some(creating) = Self::creating_from_volume(&mut tx, id).await? {
-            return Ok(Outcome::Refused(Refusal::SourceOfCreating(creating)));
+            return Ok(Outcome::Refused(VolumeDeleteRefusal::SourceOfCreating(
+                creating,
+            )));
         }
         if !snapshots.is_empty() {
             let deleting = Sql::new(SNAPSHOTS_DELETING)
@@ -351,8 +357,11 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
-        let (mut tx, _) = match self.write_volume_if(id, |_| Ok(())).await? {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
+        let (mut tx, _) = match self
+            .write_volume_if(id, |_| Ok::<(), Infallible>(()))
+            .await?
+        {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
         };
@@ -389,7 +398,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         attached: bool,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), ExtendRefusal>, StoreError> {
         let rule = |v: &LockedVolume| volume_rules::extend(v, new_size, attached);
         let (mut tx, locked) = match self.write_volume_if(id, rule).await? {
             Ok(begun) => begun,
@@ -398,7 +407,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let growth = quota::check_extend(&limits, &usage, locked.size, new_size, &owner.type_name);
         if let Err(over) = growth {
-            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+            return Ok(Outcome::Refused(ExtendRefusal::OverQuota(over)));
         }
         let sql = Sql::new(BEGIN_EXTEND)
             .bind(id)
@@ -418,7 +427,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         id: VolumeId,
         new_size: i64,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
@@ -447,7 +456,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         id: VolumeId,
         bootable: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), Infallible>, StoreError> {
         // No rule: any live volume.
         let sql = Sql::new(SET_BOOTABLE).bind(id).bind(bootable).bind(now);
         Ok(match self.db.execute(sql).await? {
@@ -462,7 +471,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         id: VolumeId,
         readonly: bool,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let value = if readonly { "True" } else { "False" };
         let sql = Sql::new(SET_READONLY).bind(id).bind(value).bind(now);
         self.apply_if(id, volume_rules::set_readonly, sql).await
@@ -474,7 +483,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         id: VolumeId,
         reset: &StatusReset,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<Vec<Detached>>, StoreError> {
+    ) -> Result<Outcome<Vec<Detached>, Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
@@ -517,7 +526,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         retype: &Retype,
         owner: &QuotaOwner,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), RetypeRefusal>, StoreError> {
         let id = retype.volume_id;
         let rule = |v: &LockedVolume| volume_rules::retype(v, retype);
         let (mut tx, locked) = match self.write_volume_if(id, rule).await? {
@@ -538,7 +547,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             &owner.type_name,
         );
         if let Err(over) = fits {
-            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+            return Ok(Outcome::Refused(RetypeRefusal::OverQuota(over)));
         }
         let sql = Sql::new(RETYPE)
             .bind(id)
@@ -556,7 +565,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         id: VolumeId,
         action: LegacyAction,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), LegacyActionRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, id).await? else {
             return Ok(Outcome::Gone);

@@ -19,10 +19,11 @@ use crate::domain::event::EventKind;
 use crate::domain::ids::VolumeId;
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
+use crate::domain::refusal::VolumeCreateRefusal;
 use crate::domain::volume::{
     NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
-use crate::domain::{Outcome, Refusal};
+use crate::domain::Outcome;
 
 #[async_trait]
 pub trait VolumeStore: Send + Sync {
@@ -32,7 +33,7 @@ pub trait VolumeStore: Send + Sync {
         &self,
         new: &NewVolume,
         owner: &QuotaOwner,
-    ) -> Result<Outcome<()>, StoreError>;
+    ) -> Result<Outcome<(), VolumeCreateRefusal>, StoreError>;
     /// A live volume with its metadata, admin metadata and live attachments.
     async fn get_volume(&self, id: VolumeId) -> Result<Option<Volume>, StoreError>;
     /// A volume with its admin metadata only: what the attach paths need, in one
@@ -236,7 +237,7 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         &self,
         new: &NewVolume,
         owner: &QuotaOwner,
-    ) -> Result<Outcome<()>, StoreError> {
+    ) -> Result<Outcome<(), VolumeCreateRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         // Only a volume a backend will make reads its source.
         if new.status == VolumeStatus::Creating {
@@ -247,7 +248,7 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
         let fits = quota::check_volume_create(&limits, &usage, new.size, &owner.type_name);
         if let Err(over) = fits {
-            return Ok(Outcome::Refused(Refusal::OverQuota(over)));
+            return Ok(Outcome::Refused(VolumeCreateRefusal::OverQuota(over)));
         }
         if let (Some(capacity), Some(backend)) = (new.backend_capacity_gb, new.service_uuid) {
             // Creates on one backend take turns here, so two never share its last space.
@@ -257,7 +258,7 @@ impl<D: Database> VolumeStore for SqlStore<D> {
                 .await?
                 .unwrap_or((0,));
             if (allocated + new.size) as f64 > capacity {
-                return Ok(Outcome::Refused(Refusal::NoCapacity));
+                return Ok(Outcome::Refused(VolumeCreateRefusal::NoCapacity));
             }
         }
         let insert = Sql::new(INSERT_VOLUME)

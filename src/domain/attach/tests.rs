@@ -114,7 +114,7 @@ fn a_multiattach_volume_being_migrated_takes_no_new_attachment() {
     let live = [attachment(&shared, Attached, "one")];
     assert_eq!(
         reserve(&shared, &live, &ask(Some("two"), true)),
-        Err(Refusal::Migrating)
+        Err(AttachRefusal::Migrating)
     );
     let done = LockedVolume {
         migration_status: Some("success".into()),
@@ -140,7 +140,7 @@ fn attachment_limits() {
     assert!(reserve(&v, &live, &capped(Some(4))).is_ok());
     assert_eq!(
         reserve(&v, &live, &capped(Some(3))),
-        Err(Refusal::AttachmentLimit {
+        Err(AttachRefusal::AttachmentLimit {
             limit: 3,
             from_type: false
         })
@@ -153,7 +153,7 @@ fn attachment_limits() {
     };
     assert_eq!(
         reserve(&typed(3), &live, &capped(Some(100))),
-        Err(Refusal::AttachmentLimit {
+        Err(AttachRefusal::AttachmentLimit {
             limit: 3,
             from_type: true
         })
@@ -180,7 +180,7 @@ fn single_writer() {
     let live = [reader.clone(), writer.clone()];
     assert_eq!(
         reserve(&v, &live, &asking(AttachMode::ReadWrite)),
-        Err(Refusal::WriterHeld { holder: writer.id })
+        Err(AttachRefusal::WriterHeld { holder: writer.id })
     );
     assert!(reserve(&v, &live, &asking(AttachMode::ReadOnly)).is_ok());
     assert!(
@@ -215,7 +215,7 @@ fn single_writer() {
     };
     assert_eq!(
         connecting(&pending, AttachMode::ReadWrite),
-        Err(Refusal::WriterHeld { holder: writer.id })
+        Err(AttachRefusal::WriterHeld { holder: writer.id })
     );
     assert_eq!(connecting(&pending, AttachMode::ReadOnly), Ok(()));
     assert_eq!(connecting(&writer, AttachMode::ReadWrite), Ok(()));
@@ -226,7 +226,7 @@ fn a_refused_reservation_names_the_status_and_the_flag_read() {
     let v = volume(VolumeStatus::InUse, Attached, false);
     assert_eq!(
         reserve(&v, &[], &ask(None, false)),
-        Err(Refusal::Reservation {
+        Err(AttachRefusal::Reservation {
             status: VolumeStatus::InUse,
             multiattach: false
         })
@@ -244,11 +244,11 @@ fn nothing_is_reserved_on_a_volume_in_an_error_state() {
     let v = volume(VolumeStatus::Error, Detached, false);
     assert_eq!(
         reserve(&v, &[], &ask(Some("i"), false)),
-        Err(Refusal::VolumeInError(VolumeStatus::Error))
+        Err(AttachRefusal::VolumeInError(VolumeStatus::Error))
     );
     assert_eq!(
         refuses_any_reservation(VolumeStatus::ErrorExtending, true),
-        Some(Refusal::VolumeInError(VolumeStatus::ErrorExtending))
+        Some(AttachRefusal::VolumeInError(VolumeStatus::ErrorExtending))
     );
 }
 
@@ -304,7 +304,7 @@ fn updates_are_refused_on_volumes_in_error_and_duplicate_connectors() {
     };
     assert_eq!(
         update(&broken, std::slice::from_ref(&target), Connecting::Update),
-        Err(Refusal::VolumeInError(VolumeStatus::Error))
+        Err(AttachRefusal::VolumeInError(VolumeStatus::Error))
     );
     assert_eq!(
         update(
@@ -320,7 +320,7 @@ fn updates_are_refused_on_volumes_in_error_and_duplicate_connectors() {
     let other = attachment(&v, Attached, "s");
     assert_eq!(
         update(&v, &[one.clone(), other.clone()], Connecting::Update),
-        Err(Refusal::DuplicateConnector)
+        Err(AttachRefusal::DuplicateConnector)
     );
     assert_eq!(
         update(&v, std::slice::from_ref(&other), Connecting::Update),

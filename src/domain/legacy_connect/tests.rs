@@ -1,6 +1,7 @@
 use serde_json::Map;
 
 use super::*;
+use crate::domain::refusal::AttachRefusal;
 use crate::domain::volume::locked as volume;
 
 fn row(status: AttachStatus, instance: Option<&str>, host: Option<&str>) -> LiveAttachment {
@@ -93,7 +94,7 @@ fn the_same_host_refreshes_its_connection() {
             &connect("compute-1", AttachMode::ReadOnly),
             &driver()
         ),
-        Err(Refusal::Legacy(LegacyWhy::DifferentMode))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::DifferentMode))
     );
 }
 
@@ -111,7 +112,7 @@ fn initialize_refuses_maintenance_and_statuses_it_does_not_own() {
         let locked = volume(status, AttachStatus::Detached, false);
         assert_eq!(
             initialize(&locked, &[], &request, &driver()),
-            Err(Refusal::Legacy(why))
+            Err(LegacyConnectRefusal::Legacy(why))
         );
     }
 }
@@ -128,10 +129,12 @@ fn new_connections_meet_the_sharing_limits() {
             &connect("compute-2", AttachMode::ReadWrite),
             &driver()
         ),
-        Err(Refusal::AttachmentLimit {
-            limit: 1,
-            from_type: true
-        })
+        Err(LegacyConnectRefusal::Sharing(
+            AttachRefusal::AttachmentLimit {
+                limit: 1,
+                from_type: true
+            }
+        ))
     );
     shared.type_max_attachments = None;
     shared.type_single_writer = true;
@@ -142,7 +145,9 @@ fn new_connections_meet_the_sharing_limits() {
             &connect("compute-2", AttachMode::ReadWrite),
             &driver()
         ),
-        Err(Refusal::WriterHeld { holder: live[0].id })
+        Err(LegacyConnectRefusal::Sharing(AttachRefusal::WriterHeld {
+            holder: live[0].id
+        }))
     );
     let reader = initialize(
         &shared,
@@ -207,14 +212,14 @@ fn a_single_attach_volume_takes_no_second_consumer() {
     let live = [row(AttachStatus::Attached, Some("vm-1"), Some("compute-1"))];
     assert_eq!(
         attach(&in_use, &live, &attach_request(Some("vm-2"))),
-        Err(Refusal::Legacy(LegacyWhy::AttachedElsewhere))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::AttachedElsewhere))
     );
     // Reserved by another instance through the attachments API: refused as well.
     let reserved = volume(VolumeStatus::Reserved, AttachStatus::Reserved, false);
     let live = [row(AttachStatus::Reserved, Some("vm-1"), None)];
     assert_eq!(
         attach(&reserved, &live, &attach_request(Some("vm-2"))),
-        Err(Refusal::Legacy(LegacyWhy::AttachedElsewhere))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::AttachedElsewhere))
     );
     // A multiattach volume takes it.
     let shared = volume(VolumeStatus::InUse, AttachStatus::Attached, true);
@@ -239,7 +244,7 @@ fn attach_refuses_a_connection_made_for_the_other_mode() {
             std::slice::from_ref(&connection),
             &attach_request(Some("vm-1"))
         ),
-        Err(Refusal::Legacy(LegacyWhy::DifferentMode))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::DifferentMode))
     );
 }
 
@@ -258,7 +263,7 @@ fn terminate_removes_unfinished_and_disconnects_finished() {
     // Without a host and several connected: the caller must say which.
     assert_eq!(
         terminate(&shared, &live, None),
-        Err(Refusal::Legacy(LegacyWhy::HostNeeded))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::HostNeeded))
     );
 }
 
@@ -284,7 +289,7 @@ fn detach_needs_an_id_among_several() {
     ];
     assert_eq!(
         detach(&shared, &live, None),
-        Err(Refusal::Legacy(LegacyWhy::SeveralAttachments))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::SeveralAttachments))
     );
     let done = detach(&shared, &live, Some(live[1].id)).expect("allowed");
     assert_eq!(done.detached, vec![live[1].id]);
@@ -303,7 +308,7 @@ fn detach_of_an_unknown_attachment_recomputes_the_volume() {
     let maintenance = volume(VolumeStatus::Maintenance, AttachStatus::Detached, false);
     assert_eq!(
         detach(&maintenance, &[], None),
-        Err(Refusal::Legacy(LegacyWhy::Maintenance))
+        Err(LegacyConnectRefusal::Legacy(LegacyWhy::Maintenance))
     );
 }
 
