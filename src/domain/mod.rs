@@ -19,6 +19,7 @@ pub mod quota;
 pub mod refusal;
 pub mod service_record;
 pub mod snapshot;
+pub mod snapshot_rules;
 mod string_enum;
 pub mod time;
 pub mod transfer;

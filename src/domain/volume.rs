@@ -151,14 +151,6 @@ impl LockedVolume {
 /// it reaches the database (whose statements have a bound on parameters).
 pub const MAX_METADATA_ITEMS: usize = 128;
 
-/// Refuses metadata of more than `MAX_METADATA_ITEMS` items.
-pub fn check_metadata_count(count: usize) -> Result<(), super::refusal::MetadataRefusal> {
-    if count > MAX_METADATA_ITEMS {
-        return Err(super::refusal::MetadataRefusal::TooManyItems(count));
-    }
-    Ok(())
-}
-
 /// What creating a volume writes before the backend is asked.
 #[derive(Debug, Clone)]
 pub struct NewVolume {

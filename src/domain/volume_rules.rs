@@ -2,8 +2,10 @@
 //! transaction holds it locked. The store applies what they allow.
 
 use super::attachment::AttachStatus;
-use super::refusal::{ExtendRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal};
-use super::volume::{LockedVolume, Retype, VolumeStatus};
+use super::refusal::{
+    ExtendRefusal, MetadataRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
+};
+use super::volume::{LockedVolume, Retype, VolumeStatus, MAX_METADATA_ITEMS};
 
 /// Statuses from which a volume may be deleted without `force`.
 pub const DELETABLE_STATUSES: &[VolumeStatus] = &[
@@ -105,6 +107,14 @@ pub fn retype(volume: &LockedVolume, retype: &Retype) -> Result<(), RetypeRefusa
         && migration_allows_change(volume.migration_status.as_deref())
         && !volume.in_group;
     allowed.then_some(()).ok_or(RetypeRefusal::Unretypable)
+}
+
+/// Refuses metadata of more than `MAX_METADATA_ITEMS` items.
+pub fn check_metadata_count(count: usize) -> Result<(), MetadataRefusal> {
+    if count > MAX_METADATA_ITEMS {
+        return Err(MetadataRefusal::TooManyItems(count));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

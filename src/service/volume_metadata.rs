@@ -7,7 +7,8 @@ use super::volume_not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
 use crate::domain::refusal::{MetadataRefusal, VolumeUpdateRefusal};
-use crate::domain::volume::{check_metadata_count, MetadataChange, Volume, VolumeUpdate};
+use crate::domain::volume::{MetadataChange, Volume, VolumeUpdate};
+use crate::domain::volume_rules::check_metadata_count;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::rules;
 

@@ -23,9 +23,11 @@ use crate::domain::refusal::{
     MetadataRefusal, SnapshotCreateRefusal, SnapshotDeleteRefusal, SnapshotStatusRefusal,
 };
 use crate::domain::snapshot::{
-    self, NewSnapshot, Snapshot, SnapshotFilters, SnapshotSortKey, SnapshotStatus,
+    NewSnapshot, Snapshot, SnapshotFilters, SnapshotSortKey, SnapshotStatus,
 };
-use crate::domain::volume::{check_metadata_count, MetadataChange, SOFT_DELETED_STATUS};
+use crate::domain::snapshot_rules;
+use crate::domain::volume::{MetadataChange, SOFT_DELETED_STATUS};
+use crate::domain::volume_rules::check_metadata_count;
 use crate::domain::Outcome;
 use std::convert::Infallible;
 
@@ -46,6 +48,8 @@ pub trait SnapshotStore: Send + Sync {
         filters: &SnapshotFilters,
         page: &Page<SnapshotSortKey>,
     ) -> Result<Vec<Snapshot>, StoreError>;
+    /// How many live snapshots match `filters` (a listing's `with_count`).
+    async fn count_snapshots(&self, filters: &SnapshotFilters) -> Result<i64, StoreError>;
     /// Moves a snapshot from `from` to `to` (refused in any other status).
     async fn transition_snapshot(
         &self,
@@ -224,7 +228,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         let Some(volume) = Self::lock_volume(&mut tx, new.volume_id).await? else {
             return Ok(Outcome::Gone);
         };
-        if let Err(refusal) = snapshot::may_take(volume.status, new.in_use_allowed) {
+        if let Err(refusal) = snapshot_rules::may_take(volume.status, new.in_use_allowed) {
             return Ok(Outcome::Refused(refusal));
         }
         let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
@@ -285,20 +289,8 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         page: &Page<SnapshotSortKey>,
     ) -> Result<Vec<Snapshot>, StoreError> {
         let mut sql = Sql::new("select ");
-        sql.push(SNAPSHOT_COLUMNS)
-            .push(" from snapshots s where s.deleted = false");
-        if let Some(project) = &filters.project_id {
-            sql.push(" and s.project_id = ").push_bind(project.clone());
-        }
-        if let Some(volume) = filters.volume_id {
-            sql.push(" and s.volume_id = ").push_bind(volume);
-        }
-        if let Some(status) = filters.status {
-            sql.push(" and s.status = ").push_bind(status);
-        }
-        if let Some(name) = &filters.name {
-            sql.push(" and s.display_name = ").push_bind(name.clone());
-        }
+        sql.push(SNAPSHOT_COLUMNS).push(" from snapshots s");
+        push_snapshot_filters(&mut sql, filters);
         push_page(&mut sql, page, "s", "snapshots");
         let mut reads = self.db.begin_read().await?;
         let mut found: Vec<Snapshot> = reads.fetch_all(sql).await?;
@@ -313,6 +305,14 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         let rows: Vec<KeyValue> = reads.fetch_all(metadata).await?;
         Self::with_metadata(&mut found, rows);
         Ok(found)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn count_snapshots(&self, filters: &SnapshotFilters) -> Result<i64, StoreError> {
+        let mut sql = Sql::new("select count(*) from snapshots s");
+        push_snapshot_filters(&mut sql, filters);
+        let count: Option<(i64,)> = self.db.fetch_optional(sql).await?;
+        Ok(count.map_or(0, |(n,)| n))
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -370,7 +370,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         progress: Option<String>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), SnapshotStatusRefusal>, StoreError> {
-        let rule = |current| snapshot::may_update_status(current, status);
+        let rule = |current| snapshot_rules::may_update_status(current, status);
         self.set_status_if(id, rule, status, progress, now).await
     }
 
@@ -400,7 +400,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         force: bool,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), SnapshotDeleteRefusal>, StoreError> {
-        let rule = |status| snapshot::may_delete(status, force);
+        let rule = |status| snapshot_rules::may_delete(status, force);
         let mut tx = match self.snapshot_write_if(id, rule).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
@@ -474,5 +474,22 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         }
         tx.commit().await?;
         Ok(Outcome::Done(metadata))
+    }
+}
+
+/// The `where` clause of a listing: live snapshots matching `filters`.
+fn push_snapshot_filters(sql: &mut Sql, filters: &SnapshotFilters) {
+    sql.push(" where s.deleted = false");
+    if let Some(project) = &filters.project_id {
+        sql.push(" and s.project_id = ").push_bind(project.clone());
+    }
+    if let Some(volume) = filters.volume_id {
+        sql.push(" and s.volume_id = ").push_bind(volume);
+    }
+    if let Some(status) = filters.status {
+        sql.push(" and s.status = ").push_bind(status);
+    }
+    if let Some(name) = &filters.name {
+        sql.push(" and s.display_name = ").push_bind(name.clone());
     }
 }

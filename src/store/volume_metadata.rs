@@ -13,7 +13,8 @@ use super::side_tables::SideTable;
 use super::SqlStore;
 use crate::domain::ids::VolumeId;
 use crate::domain::refusal::VolumeUpdateRefusal;
-use crate::domain::volume::{check_metadata_count, MetadataChange, VolumeUpdate};
+use crate::domain::volume::{MetadataChange, VolumeUpdate};
+use crate::domain::volume_rules::check_metadata_count;
 use crate::domain::volume_rules::{self, METADATA_CHANGE_REFUSED, UPDATE_REFUSED};
 use crate::domain::Outcome;
 

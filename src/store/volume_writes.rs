@@ -22,7 +22,8 @@ use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::refusal::{
     ExtendRefusal, LegacyActionRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
 };
-use crate::domain::snapshot::{self, SnapshotStatus};
+use crate::domain::snapshot::SnapshotStatus;
+use crate::domain::snapshot_rules;
 use crate::domain::volume::{
     LockedVolume, MigrationStatus, Retype, StatusReset, VolumeStatus, SOFT_DELETED_STATUS,
 };
@@ -319,7 +320,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         let lock = Sql::locking(SNAPSHOTS_OF_VOLUME, D::FOR_UPDATE).bind(id);
         let snapshots: Vec<(SnapshotId, SnapshotStatus)> = tx.fetch_all(lock).await?;
         let statuses: Vec<SnapshotStatus> = snapshots.iter().map(|(_, s)| *s).collect();
-        if let Err(refusal) = snapshot::may_delete_volume_with(&statuses, cascade) {
+        if let Err(refusal) = snapshot_rules::may_delete_volume_with(&statuses, cascade) {
             return Ok(Outcome::Refused(refusal));
         }
         if let Some(creating) = Self::creating_from_volume(&mut tx, id).await? {

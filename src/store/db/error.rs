@@ -46,7 +46,7 @@ impl From<sqlx::Error> for StoreError {
             // 25006 (read-only transaction): the server was a primary a moment ago and is
             // a standby now, a failover is under way. Try again later, on new connections.
             sqlx::Error::Database(db) if db.code().as_deref() == Some("25006") => {
-                super::postgres::note_read_only();
+                super::read_only::note_read_only();
                 StoreError::Unavailable(err.into())
             }
             // Postgres classes 08 (connection exception) and 57 (operator intervention,

@@ -8,6 +8,7 @@ pub mod connect;
 pub mod error;
 mod pg_pool;
 pub mod postgres;
+mod read_only;
 pub mod row;
 pub mod sql;
 pub mod sqlite;

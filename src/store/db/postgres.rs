@@ -2,9 +2,7 @@
 //! processes. Writes that decide on what they read lock the rows they read
 //! (`FOR UPDATE`).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
@@ -16,6 +14,7 @@ use uuid::Uuid;
 use super::connect::{redact_password, ConnectError, ConnectOptions, PoolUse, StoreKind};
 use super::error::StoreError;
 use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
+use super::read_only::{self, opened_since_read_only};
 use super::row::{Columns, FromRow, Row};
 use super::sql::{trace_control, Arg, Sql};
 use super::{Database, Executor, HeldLock, Transaction};
@@ -31,7 +30,7 @@ pub struct Postgres {
 
 impl Postgres {
     pub async fn connect(options: &ConnectOptions) -> Result<Self, ConnectError> {
-        LazyLock::force(&EPOCH);
+        read_only::start_clock();
         let url = redact_password(&options.url);
         let connect_error = |source| ConnectError::Connect {
             url: url.clone(),
@@ -63,25 +62,6 @@ impl Postgres {
             lock_holders: Arc::new(Semaphore::new(holders)),
         })
     }
-}
-
-/// When a server last refused a write as read-only (a primary demoted under us), in
-/// milliseconds since `EPOCH`; 0: never. Connections opened before that moment may lead to
-/// the demoted server, so they are closed when released and the pool opens new ones.
-static READ_ONLY_SEEN_MS: AtomicU64 = AtomicU64::new(0);
-static EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
-
-/// A write was refused with SQLSTATE 25006 (`read-only transaction`).
-pub(super) fn note_read_only() {
-    let now = u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX);
-    READ_ONLY_SEEN_MS.fetch_max(now.max(1), Ordering::Relaxed);
-}
-
-/// Whether a connection `age` old was opened after the last read-only refusal.
-fn opened_since_read_only(age: Duration) -> bool {
-    let seen = READ_ONLY_SEEN_MS.load(Ordering::Relaxed);
-    let opened = EPOCH.elapsed().saturating_sub(age).as_millis();
-    seen == 0 || opened >= u128::from(seen)
 }
 
 /// A new connection that reached a standby (a primary demoted by a failover, or a

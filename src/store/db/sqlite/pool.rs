@@ -8,8 +8,6 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 use super::super::error::StoreError;
-use super::statement::control;
-use super::writer::{Held, Transaction};
 use super::{closed, CheckedOut, Home};
 
 const STATEMENT_CACHE: usize = 256;
@@ -94,13 +92,6 @@ impl ReadPool {
             }
         };
         Ok(CheckedOut::new(conn, self.inner.clone()))
-    }
-
-    /// A read transaction: in WAL mode it sees one snapshot from its first read on.
-    pub async fn begin(&self) -> Result<Transaction, StoreError> {
-        let conn = self.acquire().await?;
-        control(&conn, "BEGIN")?;
-        Ok(Transaction::new(Held::Pooled(conn)))
     }
 
     /// Closes the idle connections; connections in use close when they come back.

@@ -314,6 +314,15 @@ impl Home for WriterSlot {
     }
 }
 
+impl super::pool::ReadPool {
+    /// A read transaction: in WAL mode it sees one snapshot from its first read on.
+    pub async fn begin(&self) -> Result<Transaction, StoreError> {
+        let conn = self.acquire().await?;
+        control(&conn, "BEGIN")?;
+        Ok(Transaction::new(Held::Pooled(conn)))
+    }
+}
+
 pub(super) enum Held {
     Writer(WriterConnection),
     Pooled(PooledConnection),
