@@ -133,11 +133,51 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let args = globals_after_subcommand(args.into_iter().map(Into::into).collect());
     let file = conf::load(&config_files(&args))?;
     let matches = command(&file).try_get_matches_from(args)?;
     let cli = Cli::from_arg_matches(&matches)?;
     Ok(Parsed { cli, file, matches })
+}
+
+/// The options every subcommand takes (`--config-file`, `--log-format`), moved from before
+/// the subcommand's name to after it, where clap takes them: the top level's help offers
+/// them first (`cinder-attach --config-file F migrate`), but the serve options at the top
+/// level do not mix with a subcommand, and clap counts these among them.
+fn globals_after_subcommand(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    const GLOBALS: &[&str] = &["--config-file", "--log-format"];
+    let subcommands: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|sub| sub.get_name().to_owned())
+        .collect();
+    let mut moved = Vec::new();
+    let mut at = 1;
+    while at < args.len() {
+        let text = args[at].to_string_lossy().into_owned();
+        let global = GLOBALS.iter().find(|g| {
+            text == **g
+                || text
+                    .strip_prefix(**g)
+                    .is_some_and(|rest| rest.starts_with('='))
+        });
+        match global {
+            Some(name) => {
+                let takes_value = text == *name && at + 1 < args.len();
+                let end = if takes_value { at + 2 } else { at + 1 };
+                moved.extend(args.drain(at..end));
+            }
+            None if subcommands.contains(&text) => {
+                args.splice(at + 1..at + 1, moved);
+                return args;
+            }
+            // Anything else before a subcommand is the top-level (serve) command line:
+            // left as it was, with what was moved put back.
+            None if text.starts_with('-') || text == "help" => at += 1,
+            None => break,
+        }
+    }
+    args.splice(1..1, moved);
+    args
 }
 
 /// The `--config-file` paths on the command line, else in `CINDER_ATTACH_CONFIG_FILE`
@@ -254,9 +294,10 @@ pub enum Command {
 #[derive(Debug, Clone, clap::Args)]
 pub struct NotifyArgs {
     /// The message bus to publish notifications to, `amqp://user:password@host:5672/vhost`
+    /// (`amqps://` for TLS; an empty vhost is `/`), or oslo.messaging's `rabbit://` URL
     /// (Cinder's `[oslo_messaging_notifications] transport_url`). Unset: events are
     /// recorded and kept, and nothing is published.
-    #[arg(long, env = "CINDER_ATTACH_NOTIFY_URL")]
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_URL", value_parser = crate::notify::bus_url)]
     pub notify_url: Option<String>,
 
     /// The notification topic; messages go out with routing key `<topic>.<priority>`.
@@ -721,6 +762,14 @@ mod tests {
         );
         // Top-level serve options do not mix with another subcommand.
         assert!(try_parse_from(["cinder-attach", "--listen", "127.0.0.1:0", "migrate"]).is_err());
+        // The options of every subcommand may come before its name, as the help shows.
+        let cli =
+            try_parse_from(["cinder-attach", "--log-format", "json", "migrate"]).expect("parses");
+        assert_eq!(cli.log_format, LogFormat::Json);
+        assert!(matches!(cli.command, Some(Command::Migrate(_))));
+        let cli = try_parse_from(["cinder-attach", "--log-format=json", "check"]).expect("parses");
+        assert_eq!(cli.log_format, LogFormat::Json);
+        assert!(matches!(cli.command, Some(Command::Check(_))));
         let cli =
             try_parse_from(["cinder-attach", "migrate", "--log-format", "json"]).expect("parses");
         assert_eq!(cli.log_format, LogFormat::Json);
@@ -810,6 +859,22 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // Before the subcommand's name too, as the top-level help offers it.
+        let cli =
+            try_parse_from(["cinder-attach", "--config-file", file, "migrate"]).expect("parses");
+        match cli.into_command() {
+            Command::Migrate(database) => {
+                assert_eq!(database.database_url, "sqlite://from-file.db")
+            }
+            other => panic!("{other:?}"),
+        }
+        let parsed = try_parse_with_files(["cinder-attach", "--config-file", file, "config"])
+            .expect("parses");
+        assert!(
+            parsed.describe_settings().contains("sqlite://from-file.db"),
+            "{}",
+            parsed.describe_settings()
+        );
         let parsed = try_parse_with_files([
             "cinder-attach",
             "config",
