@@ -432,7 +432,8 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
             "sends notifications, but no transport_url says where".to_owned(),
         ));
     };
-    let amqp = amqp_url(&url.value).map_err(|reason| t.error(from, "transport_url", reason))?;
+    let amqp = crate::notify::bus_url(&url.value)
+        .map_err(|reason| t.error(from, "transport_url", reason))?;
     t.set(
         "notify_url",
         vec![amqp],
@@ -455,22 +456,6 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
         oslo_bool,
     )?;
     Ok(())
-}
-
-/// oslo.messaging's `rabbit://user:pass@host:port/vhost` (first host of several) as the
-/// AMQP URL `--notify-url` takes; an empty virtual host is RabbitMQ's default, `/`.
-fn amqp_url(transport_url: &str) -> Result<String, String> {
-    let rest = transport_url.strip_prefix("rabbit://").ok_or_else(|| {
-        format!("'{transport_url}' is not a rabbit:// URL (only RabbitMQ is supported)")
-    })?;
-    let (hosts, vhost) = rest.split_once('/').unwrap_or((rest, ""));
-    let vhost = vhost.split('?').next().unwrap_or_default();
-    let first = hosts.split(',').next().unwrap_or_default();
-    if first.is_empty() {
-        return Err(format!("'{transport_url}' names no host"));
-    }
-    let vhost = if vhost.is_empty() { "%2f" } else { vhost };
-    Ok(format!("amqp://{first}/{vhost}"))
 }
 
 /// oslo.policy finds a relative `policy_file` next to the configuration file.

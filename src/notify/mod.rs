@@ -5,11 +5,13 @@
 //! holds events back without holding up the API; they go out when it returns.
 
 mod amqp;
+mod bus_url;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use amqp::{BusConfig, PublishError, Publisher};
+pub use bus_url::bus_url;
 
 use crate::clock::Clock;
 use crate::store::Store;

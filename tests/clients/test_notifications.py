@@ -246,6 +246,32 @@ def test_a_listener_hears_a_shared_volume_cycle(broker, store):
         listener.stop()
 
 
+@pytest.mark.parametrize("form", ["trailing slash", "oslo"])
+def test_urls_as_operators_write_them_reach_the_broker(broker, form):
+    """`amqp://.../` (an empty virtual host: `/`, as oslo and pika read it) and oslo's
+    `rabbit://` transport URL (first host of several) both deliver."""
+    port = broker.amqp_url.split(":")[-1].split("/")[0]
+    url = {
+        "trailing slash": f"amqp://guest:guest@127.0.0.1:{port}/",
+        "oslo": f"rabbit://guest:guest@127.0.0.1:{port},guest:guest@127.0.0.1:1/",
+    }[form]
+    listener = Listener(broker.transport_url, durable=False)
+    service = Service("sqlite", ["--notify-url", url])
+    try:
+        made = requests.post(f"{service.url}/v3/p1/volumes", headers=ADMIN, json={"volume": {"size": 1}})
+        assert made.status_code == 202, made.text
+        volume = made.json()["volume"]["id"]
+
+        def created(received):
+            return [n for n in received
+                    if n["payload"].get("volume_id") == volume and n["event_type"] == "volume.create.end"]
+
+        assert created(listener.wait_for(lambda r: len(created(r)) >= 1))
+    finally:
+        service.stop()
+        listener.stop()
+
+
 class Load:
     """Attach cycles (create with a connector, complete, delete) from a few threads on one
     shared volume; a journal of every attachment the service acknowledged. Each thread
