@@ -209,8 +209,23 @@ async fn listing(
     let (filters, all_tenants) = filters(&listing.filters)?;
     let found = state
         .service
-        .list_snapshots(&ctx.caller, filters, all_tenants, &listing.page)
+        .list_snapshots(&ctx.caller, filters.clone(), all_tenants, &listing.page)
         .await?;
+    // `with_count` (3.45): how many there are over all pages, as for volumes.
+    let wants_count = ctx.version.at_least(3, 45)
+        && query
+            .iter()
+            .any(|(k, v)| k == "with_count" && parse_bool(v) == Some(true));
+    let count = if wants_count {
+        let service = &state.service;
+        Some(
+            service
+                .count_snapshots(&ctx.caller, filters, all_tenants)
+                .await?,
+        )
+    } else {
+        None
+    };
     let extended = detail && state.service.may_see_snapshot_project(&ctx.caller);
     let items: Vec<Value> = found.iter().map(|s| view(ctx, s, extended)).collect();
     let mut body = json!({ "snapshots": items });
@@ -225,6 +240,9 @@ async fn listing(
             let last = last.id.to_string();
             body["snapshots_links"] = next_link(&base, &ctx.caller.project_id, path, query, &last);
         }
+    }
+    if let Some(count) = count {
+        body["count"] = json!(count);
     }
     Ok(Json(body))
 }

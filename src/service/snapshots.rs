@@ -218,6 +218,19 @@ impl Service {
         Ok(self.store.list_snapshots(&filters, page).await?)
     }
 
+    /// How many snapshots a listing with these filters holds over all its pages.
+    pub async fn count_snapshots(
+        &self,
+        caller: &RequestContext,
+        mut filters: SnapshotFilters,
+        all_tenants: bool,
+    ) -> Result<i64, DomainError> {
+        self.policy
+            .enforce(rules::SNAPSHOT_GET_ALL, caller, &Target::caller(caller))?;
+        filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
+        Ok(self.store.count_snapshots(&filters).await?)
+    }
+
     /// Whether the caller may see the project ids of snapshots (the extended attributes).
     pub fn may_see_snapshot_project(&self, caller: &RequestContext) -> bool {
         self.policy

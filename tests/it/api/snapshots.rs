@@ -455,7 +455,45 @@ async fn backend_failures_leave_error_and_a_message(app: TestApp) {
     assert_eq!(restored["status"], "available");
 }
 
+/// `with_count` (3.45) counts every snapshot the listing's filters match, over all pages,
+/// as for volumes; before 3.45 the answer has no count.
+async fn listings_count_with_count(app: TestApp) {
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    for _ in 0..3 {
+        snapshot_of(&app, &volume).await;
+    }
+    let other = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    snapshot_of(&app, &other).await;
+    for path in ["/v3/p1/snapshots", "/v3/p1/snapshots/detail"] {
+        let page = app
+            .get(&format!(
+                "{path}?with_count=true&limit=1&volume_id={volume}"
+            ))
+            .version("3.45")
+            .send()
+            .await;
+        assert_eq!(page.status, 200, "{}", page.text);
+        assert_eq!(page.json["snapshots"].as_array().unwrap().len(), 1);
+        assert_eq!(page.json["count"], 3, "{path}: {}", page.text);
+        let all = app
+            .get(&format!("{path}?with_count=true"))
+            .version("3.45")
+            .send()
+            .await;
+        assert_eq!(all.json["count"], 4, "{}", all.text);
+        let old = app
+            .get(&format!("{path}?with_count=true"))
+            .version("3.44")
+            .send()
+            .await;
+        assert!(old.json.get("count").is_none(), "{}", old.text);
+        let not_asked = app.get(path).version("3.45").send().await;
+        assert!(not_asked.json.get("count").is_none(), "{}", not_asked.text);
+    }
+}
+
 backend_tests!(
+    listings_count_with_count,
     backend_failures_leave_error_and_a_message,
     snapshot_lifecycle,
     volumes_from_snapshots_and_clones,
