@@ -13,11 +13,12 @@ use super::body::JsonBody;
 use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
-use super::links::{base_url, resource_links};
-use super::paging::parse_bool;
+use super::links::{base_url, next_link, resource_links};
+use super::paging::{parse_bool, parse_listing};
 use super::query::CinderQuery;
 use crate::api::AppState;
-use crate::domain::qos::{QosItems, QosSpecs};
+use crate::domain::qos::{QosItems, QosSortKey, QosSpecs};
+use crate::domain::DomainError;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -135,11 +136,33 @@ fn detail(state: &AppState, ctx: &Ctx, headers: &HeaderMap, q: &QosSpecs) -> Jso
     }))
 }
 
-async fn list(State(state): State<AppState>, ctx: Ctx) -> Result<Json<Value>, ApiError> {
+/// Pages as Cinder's do: `limit`, `marker`, `offset`, `sort` (or `sort_key`/`sort_dir`)
+/// by id, name, consumer or created_at; `qos_specs_links` when a page is full.
+async fn list(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    headers: HeaderMap,
+    CinderQuery(query): CinderQuery<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::QosList)?;
-    let all = state.service.list_qos_specs(&ctx.caller).await?;
-    let items: Vec<Value> = all.iter().map(view).collect();
-    Ok(Json(json!({"qos_specs": items})))
+    let listing = parse_listing(&query, QosSortKey::parse, QosSortKey::CreatedAt, |marker| {
+        DomainError::MarkerNotFound(marker.to_owned()).into()
+    })?;
+    let found = state
+        .service
+        .list_qos_specs(&ctx.caller, &listing.page)
+        .await?;
+    let items: Vec<Value> = found.iter().map(view).collect();
+    let mut body = json!({ "qos_specs": items });
+    if let Some(last) = found.last() {
+        if found.len() as i64 >= listing.page.limit {
+            let base = base_url(&state, &headers);
+            let last = last.id.to_string();
+            let project = &ctx.caller.project_id;
+            body["qos_specs_links"] = next_link(&base, project, "qos-specs", &query, &last);
+        }
+    }
+    Ok(Json(body))
 }
 
 #[derive(Deserialize)]

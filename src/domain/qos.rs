@@ -47,6 +47,27 @@ impl std::fmt::Display for Consumer {
 /// Spec values: Cinder stores them as text; `PUT` may set one to null.
 pub type QosItems = BTreeMap<String, Option<String>>;
 
+/// The keys a QoS specs listing sorts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QosSortKey {
+    Id,
+    Name,
+    Consumer,
+    CreatedAt,
+}
+
+impl QosSortKey {
+    pub fn parse(key: &str) -> Option<Self> {
+        Some(match key {
+            "id" => QosSortKey::Id,
+            "name" => QosSortKey::Name,
+            "consumer" => QosSortKey::Consumer,
+            "created_at" => QosSortKey::CreatedAt,
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct QosSpecs {
     pub id: QosSpecsId,

@@ -3,7 +3,8 @@
 
 use super::Service;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
-use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSpecs};
+use crate::domain::paging::Page;
+use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSortKey, QosSpecs};
 use crate::domain::refusal::{QosAssociationRefusal, QosInUse, QosKeyMissing};
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
@@ -68,9 +69,15 @@ impl Service {
     pub async fn list_qos_specs(
         &self,
         caller: &RequestContext,
+        page: &Page<QosSortKey>,
     ) -> Result<Vec<QosSpecs>, DomainError> {
         self.may(caller, rules::QOS_GET_ALL)?;
-        Ok(self.store.list_qos_specs().await?)
+        if let Some(marker) = page.marker {
+            if self.store.get_qos_specs(marker.into()).await?.is_none() {
+                return Err(DomainError::MarkerNotFound(marker.to_string()));
+            }
+        }
+        Ok(self.store.list_qos_specs(page).await?)
     }
 
     pub async fn get_qos_specs(

@@ -3,6 +3,7 @@
 use super::db::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
 use crate::domain::paging::{Page, SortDir};
+use crate::domain::qos::QosSortKey;
 use crate::domain::snapshot::SnapshotSortKey;
 use crate::domain::transfer::TransferSortKey;
 use crate::domain::volume::VolumeSortKey;
@@ -48,6 +49,20 @@ impl SortColumn for SnapshotSortKey {
             SnapshotSortKey::Status => "{t}.status",
             SnapshotSortKey::VolumeId => "{t}.volume_id",
             SnapshotSortKey::ProjectId => "{t}.project_id",
+        }
+    }
+}
+
+impl SortColumn for QosSortKey {
+    const ID: Self = QosSortKey::Id;
+    const CREATED_AT: Self = QosSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            QosSortKey::Id => "{t}.id",
+            QosSortKey::Name => "{t}.name",
+            QosSortKey::Consumer => "{t}.consumer",
+            QosSortKey::CreatedAt => "{t}.created_at",
         }
     }
 }

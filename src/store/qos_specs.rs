@@ -11,10 +11,12 @@ use super::db::error::StoreError;
 use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
+use super::paging::push_page;
 use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
-use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSpecs};
+use crate::domain::paging::Page;
+use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSortKey, QosSpecs};
 use crate::domain::refusal::{QosAssociationRefusal, QosInUse, QosKeyMissing};
 use crate::domain::Outcome;
 use std::convert::Infallible;
@@ -25,7 +27,8 @@ pub trait QosSpecsStore: Send + Sync {
     async fn create_qos_specs(&self, new: &NewQosSpecs) -> Result<(), StoreError>;
     async fn get_qos_specs(&self, id: QosSpecsId) -> Result<Option<QosSpecs>, StoreError>;
     /// Every live QoS specs, newest first.
-    async fn list_qos_specs(&self) -> Result<Vec<QosSpecs>, StoreError>;
+    /// One page of live QoS specs, with their items.
+    async fn list_qos_specs(&self, page: &Page<QosSortKey>) -> Result<Vec<QosSpecs>, StoreError>;
     /// Sets the consumer (when given) and adds or replaces items.
     async fn update_qos_specs(
         &self,
@@ -97,13 +100,6 @@ static BY_ID: LazyLock<String> = LazyLock::new(|| {
     format!("select {QOS_COLUMNS} from qos_specs q where q.id = $1 and q.deleted = false")
 });
 
-static ALL: LazyLock<String> = LazyLock::new(|| {
-    format!(
-        "select {QOS_COLUMNS} from qos_specs q where q.deleted = false \
-         order by q.created_at desc, q.id desc"
-    )
-});
-
 static OF_TYPE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "select {QOS_COLUMNS} from qos_specs q join volume_types t on t.qos_specs_id = q.id \
@@ -118,10 +114,6 @@ const LOCK: &str = "select id from qos_specs where id = $1 and deleted = false";
 
 const ITEMS: &str = "select qos_specs_id, key, value from qos_specs_items \
                      where qos_specs_id = $1 and deleted = false";
-
-const ALL_ITEMS: &str = "select i.qos_specs_id, i.key, i.value from qos_specs_items i \
-                         join qos_specs q on q.id = i.qos_specs_id \
-                         where i.deleted = false and q.deleted = false";
 
 const UPSERT_ITEM: &str = "\
     insert into qos_specs_items (qos_specs_id, key, value, created_at, deleted) \
@@ -216,12 +208,24 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
     }
 
     #[tracing::instrument(skip_all, err)]
-    async fn list_qos_specs(&self) -> Result<Vec<QosSpecs>, StoreError> {
+    async fn list_qos_specs(&self, page: &Page<QosSortKey>) -> Result<Vec<QosSpecs>, StoreError> {
+        let mut sql = Sql::new("select ");
+        sql.push(QOS_COLUMNS)
+            .push(" from qos_specs q where q.deleted = false");
+        push_page(&mut sql, page, "q", "qos_specs");
         let mut reads = self.db.begin_read().await?;
-        let mut all: Vec<QosSpecs> = reads.fetch_all(Sql::new(&ALL)).await?;
-        let rows: Vec<KeyValue> = reads.fetch_all(Sql::new(ALL_ITEMS)).await?;
-        Self::fill_items(&mut all, rows);
-        Ok(all)
+        let mut found: Vec<QosSpecs> = reads.fetch_all(sql).await?;
+        if found.is_empty() {
+            return Ok(found);
+        }
+        let mut items = Sql::new("select qos_specs_id, key, value from qos_specs_items ");
+        items
+            .push("where deleted = false and qos_specs_id in (")
+            .push_list(found.iter().map(|q| q.id))
+            .push(")");
+        let rows: Vec<KeyValue> = reads.fetch_all(items).await?;
+        Self::fill_items(&mut found, rows);
+        Ok(found)
     }
 
     #[tracing::instrument(skip_all, err)]

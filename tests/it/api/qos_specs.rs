@@ -335,7 +335,66 @@ async fn spec_keys_and_values_have_cinders_length_limits(app: TestApp) {
     );
 }
 
+/// The listing pages as Cinder's: limit, marker, sort by name, `qos_specs_links` on a full
+/// page; an unknown marker is 404, an unknown sort key 400.
+async fn listings_page(app: TestApp) {
+    for name in ["b", "c", "a"] {
+        create_qos(&app, json!({"name": name, "read_iops_sec": "100"})).await;
+    }
+    let names = |page: &TestResponse| -> Vec<String> {
+        page.json["qos_specs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|q| str_of(q, "name"))
+            .collect()
+    };
+    let first = qos_call(&app, Method::GET, "?sort=name:asc&limit=2", None).await;
+    assert_eq!(first.status, 200, "{}", first.text);
+    assert_eq!(names(&first), ["a", "b"]);
+    assert_eq!(first.json["qos_specs"][0]["specs"]["read_iops_sec"], "100");
+    let next = first.json["qos_specs_links"][0]["href"]
+        .as_str()
+        .expect("a next link on a full page")
+        .to_owned();
+    assert_eq!(first.json["qos_specs_links"][0]["rel"], "next");
+    let marker = str_of(&first.json["qos_specs"][1], "id");
+    assert!(next.contains(&format!("marker={marker}")), "{next}");
+    let rest = qos_call(
+        &app,
+        Method::GET,
+        &format!("?sort=name:asc&limit=2&marker={marker}"),
+        None,
+    )
+    .await;
+    assert_eq!(names(&rest), ["c"]);
+    assert!(rest.json.get("qos_specs_links").is_none(), "{}", rest.text);
+    // Newest first by default, every one when no limit is given.
+    let all = qos_call(&app, Method::GET, "", None).await;
+    assert_eq!(names(&all), ["a", "c", "b"]);
+    let offset = qos_call(
+        &app,
+        Method::GET,
+        "?sort_key=name&sort_dir=desc&offset=1",
+        None,
+    )
+    .await;
+    assert_eq!(names(&offset), ["b", "a"]);
+    qos_call(
+        &app,
+        Method::GET,
+        "?marker=8c4a7f38-0000-4000-8000-000000000000",
+        None,
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "Marker");
+    qos_call(&app, Method::GET, "?sort=bogus", None)
+        .await
+        .assert_fault(400, "badRequest", "Invalid sort key");
+}
+
 backend_tests!(
+    listings_page,
     spec_keys_and_values_have_cinders_length_limits,
     qos_lifecycle,
     associations_with_types,
