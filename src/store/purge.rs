@@ -37,7 +37,14 @@ pub trait PurgeStore: Send + Sync {
         before: DateTime<Utc>,
         unsent_events: bool,
     ) -> Result<PurgeReport, StoreError>;
+    /// Removes the user messages that expired before `now` (deleted or not), as Cinder's
+    /// message reaper does; how many.
+    async fn purge_expired_messages(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
 }
+
+/// Messages past their `expires_at` (`$1`: now).
+const EXPIRED_MESSAGES: &str = "delete from messages where id in \
+     (select id from messages where expires_at < $1 limit $2)";
 
 /// Old soft-deleted rows of a table (alias-free, `$1` the cut-off).
 const OLD: &str = "deleted = true and deleted_at < $1";
@@ -187,5 +194,18 @@ impl<D: Database> PurgeStore for SqlStore<D> {
             report.tables.push((table, removed));
         }
         Ok(report)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn purge_expired_messages(&self, now: DateTime<Utc>) -> Result<u64, StoreError> {
+        let mut removed = 0;
+        loop {
+            let sql = Sql::new(EXPIRED_MESSAGES).bind(now).bind(BATCH);
+            let n = self.db.execute(sql).await?;
+            removed += n;
+            if n < BATCH as u64 {
+                return Ok(removed);
+            }
+        }
     }
 }

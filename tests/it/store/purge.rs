@@ -2,6 +2,8 @@
 //! parents; live rows and recent deletions stay, and the checker finds nothing after.
 
 use chrono::{Duration, Utc};
+use cinder_attach::domain::ids::MessageId;
+use cinder_attach::domain::message::Message;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -187,6 +189,63 @@ async fn purge_runs_beside_attach_cycles(app: TestApp) {
     app.assert_consistent(&v).await;
 }
 
+/// Messages past their expiry go (deleted or not, whatever the cut-off), as Cinder's
+/// message reaper removes them; the others stay, and the API no longer lists the gone.
+async fn purge_removes_expired_messages(app: TestApp) {
+    let now = Utc::now();
+    let message = |expires_at| Message {
+        id: MessageId::generate(),
+        project_id: "p1".into(),
+        request_id: None,
+        resource_type: "VOLUME".into(),
+        resource_uuid: None,
+        event_id: "VOLUME_VOLUME_001_001".into(),
+        message_level: "ERROR".into(),
+        user_message: "schedule allocate volume: Could not find any available weighted backend."
+            .into(),
+        created_at: now - Duration::days(40),
+        expires_at,
+    };
+    let expired = message(Some(now - Duration::days(10)));
+    let current = message(Some(now + Duration::days(20)));
+    let timeless = message(None);
+    for m in [&expired, &current, &timeless] {
+        app.store.insert_message(m).await.unwrap();
+    }
+    let listed = app.get("/v3/p1/messages").version("3.3").send().await;
+    assert_eq!(
+        listed.json["messages"].as_array().unwrap().len(),
+        3,
+        "{}",
+        listed.text
+    );
+    // The soft-delete cut-off does not keep an expired message.
+    let report = app
+        .store
+        .purge_deleted(now - Duration::days(365), false)
+        .await
+        .unwrap();
+    assert!(report
+        .tables
+        .iter()
+        .all(|(t, n)| *t != "messages" || *n == 0));
+    assert_eq!(app.store.purge_expired_messages(now).await.unwrap(), 1);
+    assert_eq!(app.store.purge_expired_messages(now).await.unwrap(), 0);
+    let ids: Vec<String> = app.get("/v3/p1/messages").version("3.3").send().await.json["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| str_of(m, "id"))
+        .collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(!ids.contains(&expired.id.to_string()));
+    assert_eq!(
+        rows(&app, "messages").await,
+        2,
+        "the expired row is gone from the table"
+    );
+}
+
 /// Makes every event ten days old, and the ones matching `confirmed` sent then.
 async fn age_events(app: &TestApp, confirmed: &str) {
     let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
@@ -260,4 +319,5 @@ backend_tests!(
     purge_removes_old_deleted_rows_only,
     purge_runs_beside_attach_cycles,
     purge_removes_old_confirmed_events,
+    purge_removes_expired_messages,
 );
