@@ -123,3 +123,106 @@ pub fn status_consistent(status: VolumeStatus, attachments: &[AttachStatus]) -> 
     let hold = Hold::of(status, attachments.iter().copied());
     status_of(status, false, hold, attachments.iter().copied()).status == status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AttachStatus::*;
+
+    /// The aggregator over every sequence of up to three sibling statuses, for each
+    /// hold, against the rule as the issue states it.
+    #[test]
+    fn aggregate_every_combination() {
+        use VolumeStatus as V;
+        let kinds = [
+            Attached,
+            Attaching,
+            Reserved,
+            ErrorAttaching,
+            ErrorDetaching,
+            Detached,
+        ];
+        // Every sequence of length 0 to 3 (order must not matter either).
+        let mut combinations: Vec<Vec<AttachStatus>> = vec![vec![]];
+        let mut last: Vec<Vec<AttachStatus>> = vec![vec![]];
+        for _ in 0..3 {
+            last = last
+                .iter()
+                .flat_map(|c| {
+                    kinds.iter().map(move |k| {
+                        let mut c = c.clone();
+                        c.push(*k);
+                        c
+                    })
+                })
+                .collect();
+            combinations.extend(last.iter().cloned());
+        }
+        assert_eq!(combinations.len(), 1 + 6 + 36 + 216);
+        for hold in [Hold::None, Hold::Attaching, Hold::Detaching] {
+            for live in &combinations {
+                let any = |s| live.contains(&s);
+                let wanted_status = match hold {
+                    Hold::Detaching if any(Attached) => V::Detaching,
+                    Hold::Attaching => V::Attaching,
+                    _ if any(Attached) => V::InUse,
+                    _ if any(Attaching) => V::Attaching,
+                    _ if any(Reserved) => V::Reserved,
+                    _ => V::Available,
+                };
+                let wanted_attach = [Attached, Attaching, Reserved]
+                    .into_iter()
+                    .find(|s| any(*s))
+                    .unwrap_or(Detached);
+                let got = status_of(V::InUse, false, hold, live.iter().copied());
+                assert_eq!(
+                    (got.status, got.attach_status),
+                    (wanted_status, wanted_attach),
+                    "{hold:?} {live:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn aggregate_named_cases() {
+        use VolumeStatus as V;
+        let cases: &[(&[AttachStatus], V)] = &[
+            (&[], V::Available),
+            (&[Attached, Attaching], V::InUse),
+            (&[Attached, Reserved, Attaching], V::InUse),
+            (&[Attaching, Reserved], V::Attaching),
+            (&[Reserved, Reserved], V::Reserved),
+            (&[ErrorAttaching, Reserved], V::Reserved),
+            (&[ErrorAttaching, ErrorDetaching], V::Available),
+        ];
+        for (live, wanted) in cases {
+            let got = status_of(V::Available, false, Hold::None, live.iter().copied());
+            assert_eq!(got.status, *wanted, "{live:?}");
+        }
+        // Nothing left: a migrating or uploading volume keeps its status.
+        assert_eq!(status_of(V::InUse, true, Hold::None, []).status, V::InUse);
+        assert_eq!(
+            status_of(V::Uploading, false, Hold::None, []).status,
+            V::Uploading
+        );
+        assert_eq!(
+            status_of(V::Uploading, false, Hold::None, [Reserved]).status,
+            V::Reserved
+        );
+    }
+
+    #[test]
+    fn holds_come_from_the_legacy_actions() {
+        use VolumeStatus as V;
+        assert_eq!(Hold::of(V::Detaching, [Attached]), Hold::Detaching);
+        assert_eq!(Hold::of(V::Attaching, [Attached]), Hold::Attaching);
+        assert_eq!(Hold::of(V::Attaching, []), Hold::Attaching);
+        assert_eq!(
+            Hold::of(V::Attaching, [Attaching]),
+            Hold::None,
+            "an attachment is attaching: no hold"
+        );
+        assert_eq!(Hold::of(V::InUse, [Attached]), Hold::None);
+    }
+}
