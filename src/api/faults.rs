@@ -430,6 +430,9 @@ impl From<DomainError> for ApiError {
             E::RetypeNeedsMigration => ApiError::BadRequest(
                 "Invalid volume: Retype requires migration but is not allowed.".to_owned(),
             ),
+            E::RetypeChangesFrontEndQos(volume) => invalid_input(format!(
+                "Retype cannot change front-end qos specs for in-use volume: {volume}."
+            )),
             E::BackendFrozen => ApiError::BadRequest(
                 "Invalid input received: Modification operations are not allowed on frozen \
                  storage backends."
@@ -523,6 +526,7 @@ impl From<DomainError> for ApiError {
             }
             E::Internal(source) => ApiError::Internal(error_chain(source.as_ref())),
             failure @ (E::ConnectFailed(_)
+            | E::ConnectionInfoUnavailable
             | E::BackendNotConfigured { .. }
             | E::AttachmentFailed { .. }
             | E::Interrupted { .. }) => ApiError::Failed(failure_text(&failure)),

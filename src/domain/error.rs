@@ -68,6 +68,10 @@ pub enum DomainError {
     /// The backend could not export the volume; its text is safe to show.
     #[error("the backend could not connect: {0}")]
     ConnectFailed(String),
+    /// `os-initialize_connection` failed in the backend (its reason is logged; Cinder's
+    /// answer does not carry it).
+    #[error("Unable to fetch connection information from backend.")]
+    ConnectionInfoUnavailable,
     /// An attachment create or update (`call`) that failed on its way.
     #[error("attachment work failed: {cause}")]
     AttachmentFailed {
@@ -270,6 +274,10 @@ pub enum DomainError {
     CapabilitiesNotFound(String),
     #[error("retype needs a migration")]
     RetypeNeedsMigration,
+    /// A retype of a volume that is not `available` would change QoS specs a host applies
+    /// (consumer `front-end` or `both`): the host cannot be told.
+    #[error("retype cannot change front-end qos specs of volume {0}")]
+    RetypeChangesFrontEndQos(VolumeId),
     #[error("the volume's backend is frozen")]
     BackendFrozen,
     #[error("host {0} not found")]
@@ -305,6 +313,7 @@ impl DomainError {
         matches!(
             self,
             DomainError::ConnectFailed(_)
+                | DomainError::ConnectionInfoUnavailable
                 | DomainError::BackendNotConfigured { .. }
                 | DomainError::AttachmentFailed { .. }
                 | DomainError::Interrupted { .. }

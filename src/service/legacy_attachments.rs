@@ -126,8 +126,15 @@ impl Service {
         let mut connector = connector;
         connector.set_mode(mode);
         let qos = self.host_qos(&volume).await?;
-        let (access, mut driver) =
-            export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
+        // Cinder answers a backend's failure here with a fixed text; the reason is logged.
+        let exported = export_in_turn(backend.driver.as_ref(), volume.id, &connector).await;
+        let (access, mut driver) = exported.map_err(|err| match err {
+            DomainError::ConnectFailed(why) => {
+                tracing::warn!(volume_id = %volume.id, error = %why, "the backend could not export the volume");
+                DomainError::ConnectionInfoUnavailable
+            }
+            other => other,
+        })?;
         driver.data.insert("qos_specs".to_owned(), qos);
         let request = LegacyConnect {
             volume_id: volume.id,

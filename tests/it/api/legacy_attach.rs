@@ -648,7 +648,30 @@ async fn policies_and_limits(app: TestApp) {
     app.assert_consistent(&id).await;
 }
 
+/// The backend failing to export answers Cinder's 500 text (not the backend's), and
+/// nothing is recorded: the volume stays `available` without an attachment.
+async fn a_backend_failure_answers_cinders_text(app: TestApp) {
+    let id = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    // The volume's data disappears: the backend cannot export it.
+    std::fs::remove_file(app.volume_file(&id)).unwrap();
+    app.legacy(
+        &id,
+        "os-initialize_connection",
+        json!({"connector": conn()}),
+    )
+    .await
+    .assert_fault(
+        500,
+        "computeFault",
+        "Unable to fetch connection information from backend.",
+    );
+    assert_eq!(app.volume_status(&id).await, "available");
+    assert_eq!(app.live_attachments(&id).await, 0);
+    app.assert_consistent(&id).await;
+}
+
 backend_tests!(
+    a_backend_failure_answers_cinders_text,
     nova_attaches_and_detaches_the_old_way,
     attach_without_a_connection_and_connect_without_an_attach,
     the_same_host_keeps_one_connection,
