@@ -5,8 +5,9 @@
 use super::volume_not_found;
 use super::Service;
 use crate::backend::BackendError;
-use crate::domain::ids::VolumeId;
+use crate::domain::ids::{QosSpecsId, VolumeId};
 use crate::domain::legacy_attach::LegacyAction;
+use crate::domain::qos::Consumer;
 use crate::domain::quota::QuotaOwner;
 use crate::domain::refusal::{
     ExtendRefusal, LegacyActionRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
@@ -319,6 +320,27 @@ impl Service {
         Ok(())
     }
 
+    /// Cinder's rule: a volume that is not `available` keeps its front-end QoS through a
+    /// retype (the host applies those specs and cannot be told of new ones), so neither the
+    /// old nor the new type may have specs other than `back-end` when they differ.
+    async fn front_end_qos_stays(
+        &self,
+        volume: &Volume,
+        new_qos: Option<QosSpecsId>,
+    ) -> Result<(), DomainError> {
+        let old_qos = volume.volume_type_qos_specs_id;
+        if volume.status == VolumeStatus::Available || old_qos == new_qos {
+            return Ok(());
+        }
+        for id in [old_qos, new_qos].into_iter().flatten() {
+            let specs = self.store.get_qos_specs(id).await?;
+            if specs.is_some_and(|s| s.consumer != Consumer::BackEnd) {
+                return Err(DomainError::RetypeChangesFrontEndQos(volume.id));
+            }
+        }
+        Ok(())
+    }
+
     /// Changes a volume's type. A change of multiattach-ness needs an `available`
     /// volume and, towards multiattach, the `volume:multiattach` rule.
     pub async fn retype_volume(
@@ -340,6 +362,8 @@ impl Service {
                 self.policy.enforce(rules::MULTIATTACH, caller, &target)?;
             }
         }
+        self.front_end_qos_stays(&volume, new_type.qos_specs_id)
+            .await?;
         // Nothing migrates here: the volume's own backend must suit the new type.
         if volume.host.is_some() && !self.backend_suits(&volume, &new_type).await? {
             return Err(DomainError::RetypeNeedsMigration);

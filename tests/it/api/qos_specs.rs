@@ -393,7 +393,72 @@ async fn listings_page(app: TestApp) {
         .assert_fault(400, "badRequest", "Invalid sort key");
 }
 
+/// Cinder's retype rule: a volume that is not `available` cannot change front-end QoS
+/// (the host applies it), while back-end specs may change; an available volume may.
+async fn retype_keeps_front_end_qos_of_attached_volumes(app: TestApp) {
+    let front = create_qos(
+        &app,
+        json!({"name": "fe", "consumer": "front-end", "read_iops_sec": "1"}),
+    )
+    .await;
+    let back = create_qos(
+        &app,
+        json!({"name": "be", "consumer": "back-end", "a": "1"}),
+    )
+    .await;
+    let back2 = create_qos(
+        &app,
+        json!({"name": "be2", "consumer": "back-end", "a": "2"}),
+    )
+    .await;
+    for (name, qos) in [
+        ("plain", None),
+        ("t-fe", Some(&front)),
+        ("t-be", Some(&back)),
+        ("t-be2", Some(&back2)),
+    ] {
+        let type_id = app.create_type(name, json!({})).await;
+        if let Some(qos) = qos {
+            let path = format!("/{qos}/associate?vol_type_id={type_id}");
+            let associated = qos_call(&app, Method::GET, &path, None).await;
+            assert_eq!(associated.status, 202, "{}", associated.text);
+        }
+    }
+    let retype = |volume: String, to: &'static str| {
+        let app = &app;
+        async move {
+            app.volume_action(&volume, json!({"os-retype": {"new_type": to}}))
+                .await
+        }
+    };
+    let attached = str_of(
+        &app.create_volume(json!({"size": 1, "volume_type": "plain"}))
+            .await,
+        "id",
+    );
+    app.attach_fully(&attached, I1, conn()).await;
+    retype(attached.clone(), "t-fe").await.assert_fault(
+        400,
+        "badRequest",
+        &format!("Invalid input received: Retype cannot change front-end qos specs for in-use volume: {attached}."),
+    );
+    assert_eq!(app.volume_status(&attached).await, "in-use");
+    let to_back = retype(attached.clone(), "t-be").await;
+    assert_eq!(to_back.status, 202, "{}", to_back.text);
+    let between_back = retype(attached.clone(), "t-be2").await;
+    assert_eq!(between_back.status, 202, "{}", between_back.text);
+    let available = str_of(
+        &app.create_volume(json!({"size": 1, "volume_type": "plain"}))
+            .await,
+        "id",
+    );
+    let to_front = retype(available.clone(), "t-fe").await;
+    assert_eq!(to_front.status, 202, "{}", to_front.text);
+    app.assert_consistent(&attached).await;
+}
+
 backend_tests!(
+    retype_keeps_front_end_qos_of_attached_volumes,
     listings_page,
     spec_keys_and_values_have_cinders_length_limits,
     qos_lifecycle,
