@@ -77,6 +77,7 @@ pub enum Endpoint {
     CapabilitiesShow,
     HostList,
     HostShow,
+    HostUpdate,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -159,6 +160,7 @@ impl Endpoint {
             Endpoint::CapabilitiesShow => "CapabilitiesShow",
             Endpoint::HostList => "HostList",
             Endpoint::HostShow => "HostShow",
+            Endpoint::HostUpdate => "HostUpdate",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,

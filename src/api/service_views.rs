@@ -20,6 +20,7 @@ use super::error::ApiError;
 use super::paging::parse_bool;
 use super::query::{last, CinderQuery};
 use crate::api::AppState;
+use crate::domain::placement::PoolFilters;
 use crate::domain::service_record::{ServiceRecord, VOLUME_BINARY};
 use crate::domain::time::format_timestamp;
 
@@ -30,7 +31,7 @@ pub fn router() -> Router<AppState> {
         .route("/scheduler-stats/get_pools", get(get_pools))
         .route("/capabilities/{host}", get(capabilities))
         .route("/os-hosts", get(list_hosts))
-        .route("/os-hosts/{host}", get(show_host))
+        .route("/os-hosts/{host}", get(show_host).put(update_host))
 }
 
 fn service_view(ctx: &Ctx, service: &ServiceRecord, now: DateTime<Utc>) -> Value {
@@ -187,7 +188,26 @@ async fn get_pools(
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::PoolList)?;
     let detail = last(&query, "detail").and_then(parse_bool).unwrap_or(false);
-    let pools = state.service.scheduler_pools(&ctx.caller).await?;
+    // Filters from 3.28 (Cinder ignores them before), `volume_type` among them from 3.35.
+    let mut filters = PoolFilters::default();
+    let mut volume_type = None;
+    if ctx.version.at_least(3, 28) {
+        for (key, value) in &query {
+            match key.as_str() {
+                "detail" => {}
+                "name" => filters.name = Some(value.clone()),
+                "volume_type" if ctx.version.at_least(3, 35) => volume_type = Some(value.as_str()),
+                "volume_type" => {}
+                _ => {
+                    filters.capabilities.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+    let pools = state
+        .service
+        .scheduler_pools(&ctx.caller, &filters, volume_type)
+        .await?;
     let items: Vec<Value> = pools
         .into_iter()
         .map(|pool| match detail {
@@ -252,6 +272,57 @@ async fn list_hosts(
         })
         .collect();
     Ok(Json(json!({ "hosts": items })))
+}
+
+/// `PUT /os-hosts/{host}`, as Cinder reads its body: top-level keys, only `status`, with
+/// `enable` or `disable` (case and spaces aside); `{}` changes nothing.
+async fn update_host(
+    State(state): State<AppState>,
+    ctx: Ctx,
+    Path(path): Path<HostPath>,
+    body: JsonBody,
+) -> Result<Json<Value>, ApiError> {
+    ctx.require(Endpoint::HostUpdate)?;
+    let fields = match body.0 {
+        Value::Object(fields) => fields,
+        _ => {
+            return Err(ApiError::BadRequest(
+                "The request body must be an object.".to_owned(),
+            ))
+        }
+    };
+    let mut enabled = None;
+    for (raw_key, raw_value) in &fields {
+        if raw_key.trim().to_lowercase() != "status" {
+            return Err(ApiError::BadRequest(format!(
+                "Invalid update setting: '{raw_key}'"
+            )));
+        }
+        let text = raw_value.as_str().map(|v| v.trim().to_lowercase());
+        enabled = Some(match text.as_deref() {
+            Some("enable") => true,
+            Some("disable") => false,
+            _ => {
+                let shown = raw_value
+                    .as_str()
+                    .map_or_else(|| raw_value.to_string(), str::to_owned);
+                return Err(ApiError::BadRequest(format!("Invalid status: '{shown}'")));
+            }
+        });
+    }
+    let Some(enabled) = enabled else {
+        return Ok(Json(json!({})));
+    };
+    let service = state
+        .service
+        .set_host_enabled(&ctx.caller, &path.host, enabled)
+        .await?;
+    let status = if service.disabled {
+        "disabled"
+    } else {
+        "enabled"
+    };
+    Ok(Json(json!({"host": path.host, "status": status})))
 }
 
 async fn show_host(

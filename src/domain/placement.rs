@@ -173,5 +173,38 @@ fn as_bool(value: &Value) -> bool {
     matches!(text.as_str(), "1" | "t" | "true" | "on" | "y" | "yes")
 }
 
+/// `GET /scheduler-stats/get_pools` filters (3.28+): the pool's name, and any other key a
+/// capability that must equal the value given (Cinder's `_equal_after_convert`: a boolean
+/// capability compares as a boolean, any other as text; a pool without it is left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PoolFilters {
+    pub name: Option<String>,
+    pub capabilities: BTreeMap<String, String>,
+}
+
+/// Whether the pool `name` with `capabilities` passes `filters`.
+pub fn pool_matches(name: &str, capabilities: &Map<String, Value>, filters: &PoolFilters) -> bool {
+    if filters.name.as_deref().is_some_and(|wanted| wanted != name) {
+        return false;
+    }
+    filters
+        .capabilities
+        .iter()
+        .all(|(key, wanted)| match capabilities.get(key) {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(have)) => *have == oslo_bool(wanted),
+            Some(Value::String(have)) => have == wanted,
+            Some(other) => &other.to_string() == wanted,
+        })
+}
+
+/// oslo's `bool_from_string`: `1`, `t`, `true`, `on`, `y`, `yes` (any case) are true.
+fn oslo_bool(text: &str) -> bool {
+    matches!(
+        text.trim().to_ascii_lowercase().as_str(),
+        "1" | "t" | "true" | "on" | "y" | "yes"
+    )
+}
+
 #[cfg(test)]
 mod tests;

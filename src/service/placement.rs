@@ -114,7 +114,7 @@ impl Service {
 }
 
 /// A type's extra specs with a value (a spec without one asks for nothing here).
-fn specs_of(volume_type: &VolumeType) -> BTreeMap<String, String> {
+pub(super) fn specs_of(volume_type: &VolumeType) -> BTreeMap<String, String> {
     volume_type
         .extra_specs
         .iter()

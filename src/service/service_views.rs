@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::placement::Pool;
+use super::placement::{specs_of, Pool};
 use super::Service;
+use crate::domain::placement::{self, PoolFilters};
 use crate::domain::service_record::{host_matches, ProjectUsage, ServiceRecord, VOLUME_BINARY};
 use crate::domain::volume::Volume;
 use crate::domain::{DomainError, RequestContext};
@@ -80,9 +81,29 @@ impl Service {
         }
     }
 
-    pub async fn scheduler_pools(&self, caller: &RequestContext) -> Result<Vec<Pool>, DomainError> {
+    /// The pools `filters` let through and, with `volume_type`, whose capabilities
+    /// satisfy that type's extra specs (as placement asks them).
+    pub async fn scheduler_pools(
+        &self,
+        caller: &RequestContext,
+        filters: &PoolFilters,
+        volume_type: Option<&str>,
+    ) -> Result<Vec<Pool>, DomainError> {
         self.enforce_admin_view(caller, rules::GET_POOLS)?;
-        self.pools().await
+        let specs = match volume_type {
+            Some(name_or_id) => Some(specs_of(
+                &self.resolve_volume_type(caller, name_or_id).await?,
+            )),
+            None => None,
+        };
+        let mut pools = self.pools().await?;
+        pools.retain(|pool| {
+            placement::pool_matches(&pool.name, &pool.capabilities, filters)
+                && specs
+                    .as_ref()
+                    .is_none_or(|specs| placement::satisfies(&pool.capabilities, specs))
+        });
+        Ok(pools)
     }
 
     /// The capabilities of the backend (or pool) named `host`.
@@ -119,6 +140,21 @@ impl Service {
     }
 
     /// `os-hosts/{host}`: what each project keeps on the volume service `host`.
+    /// `PUT /os-hosts/{host}` with a status: the volume service on `host` takes new
+    /// volumes again, or no longer (as `os-services/enable` and `disable` do).
+    pub async fn set_host_enabled(
+        &self,
+        caller: &RequestContext,
+        host: &str,
+        enabled: bool,
+    ) -> Result<ServiceRecord, DomainError> {
+        self.enforce_admin_view(caller, rules::HOSTS)?;
+        self.store
+            .set_service_disabled(host, VOLUME_BINARY, !enabled, None, self.clock.now())
+            .await?
+            .ok_or_else(|| DomainError::HostNotFound(host.to_owned()))
+    }
+
     pub async fn host_usage(
         &self,
         caller: &RequestContext,

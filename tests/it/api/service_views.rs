@@ -285,7 +285,124 @@ async fn hosts_list_and_usage(app: TestApp) {
         .assert_fault(403, "forbidden", "volume_extension:hosts");
 }
 
+/// `get_pools` filters as Cinder's: from 3.28 by name and by any capability (booleans as
+/// booleans, a missing capability matches nothing), from 3.35 by a volume type's extra
+/// specs; before, the filters are ignored.
+async fn pools_filter(app: TestApp) {
+    let spec = |name: &str| {
+        let dir = app.volumes_dir.join(name);
+        format!("{name}=file,dir={},capabilities.tier={name}", dir.display())
+    };
+    let (gold, silver) = (spec("gold"), spec("silver"));
+    let app = app.with_backends(&[gold.as_str(), silver.as_str()]).await;
+    let node = backend_host(&app).split('@').next().unwrap().to_owned();
+    let names = |query: &'static str, version: &'static str| {
+        let app = &app;
+        async move {
+            let listed = app
+                .get(&format!("/v3/p1/scheduler-stats/get_pools{query}"))
+                .version(version)
+                .send()
+                .await;
+            assert_eq!(listed.status, 200, "{query}: {}", listed.text);
+            let mut names: Vec<String> = listed.json["pools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| str_of(p, "name").rsplit('#').next().unwrap().to_owned())
+                .collect();
+            names.sort();
+            names
+        }
+    };
+    assert_eq!(names("?tier=gold", "3.27").await, ["gold", "silver"]);
+    assert_eq!(names("?tier=gold", "3.28").await, ["gold"]);
+    assert_eq!(names("?tier=gold&detail=true", "3.28").await, ["gold"]);
+    assert_eq!(names("?multiattach=True", "3.28").await, ["gold", "silver"]);
+    assert!(names("?multiattach=false", "3.28").await.is_empty());
+    assert!(names("?no_such_capability=1", "3.28").await.is_empty());
+    let by_name = app
+        .get(&format!(
+            "/v3/p1/scheduler-stats/get_pools?name={node}@silver%23silver"
+        ))
+        .version("3.28")
+        .send()
+        .await;
+    assert_eq!(
+        by_name.json["pools"],
+        json!([{"name": format!("{node}@silver#silver")}])
+    );
+    app.create_type("silvery", json!({"tier": "silver"})).await;
+    assert_eq!(names("?volume_type=silvery", "3.35").await, ["silver"]);
+    assert_eq!(
+        names("?volume_type=silvery", "3.34").await,
+        ["gold", "silver"]
+    );
+    app.get("/v3/p1/scheduler-stats/get_pools?volume_type=nope")
+        .version("3.35")
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "nope");
+}
+
+/// `PUT /os-hosts/{host}`: `disable` keeps new volumes off the host's backend (a create
+/// ends in `error`), `enable` lets them back; Cinder's 400s for other keys and values.
+async fn hosts_update_enables_and_disables(app: TestApp) {
+    let host = backend_host(&app);
+    let put = |body: Value| {
+        let app = &app;
+        let path = format!("/v3/p1/os-hosts/{host}");
+        async move { app.request(Method::PUT, &path).json(&body).send().await }
+    };
+    let disabled = put(json!({"status": " Disable "})).await;
+    assert_eq!(disabled.status, 200, "{}", disabled.text);
+    assert_eq!(disabled.json, json!({"host": host, "status": "disabled"}));
+    // As os-services sees it; os-hosts lists only enabled services, as Cinder's.
+    let services = app
+        .get(&format!("/v3/p1/os-services?host={host}&binary=cinder-volume"))
+        .send()
+        .await;
+    assert_eq!(services.json["services"][0]["status"], "disabled", "{}", services.text);
+    let listed = app.get("/v3/p1/os-hosts").send().await;
+    let hosts = listed.json["hosts"].as_array().unwrap();
+    assert!(hosts.iter().all(|h| h["host_name"] != json!(host)), "{hosts:?}");
+    assert_eq!(
+        app.create_volume(json!({"size": 1})).await["status"],
+        "error"
+    );
+    let enabled = put(json!({"status": "enable"})).await;
+    assert_eq!(enabled.json, json!({"host": host, "status": "enabled"}));
+    assert_eq!(
+        app.create_volume(json!({"size": 1})).await["status"],
+        "available"
+    );
+    assert_eq!(put(json!({})).await.json, json!({}));
+    put(json!({"maintenance_mode": "enable"}))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "Invalid update setting: 'maintenance_mode'",
+        );
+    put(json!({"status": "off"}))
+        .await
+        .assert_fault(400, "badRequest", "Invalid status: 'off'");
+    app.request(Method::PUT, "/v3/p1/os-hosts/nowhere")
+        .json(&json!({"status": "enable"}))
+        .send()
+        .await
+        .assert_fault(404, "itemNotFound", "Host nowhere could not be found.");
+    app.request(Method::PUT, &format!("/v3/p1/os-hosts/{host}"))
+        .token(MEMBER_P1)
+        .json(&json!({"status": "disable"}))
+        .send()
+        .await
+        .assert_fault(403, "forbidden", "volume_extension:hosts");
+}
+
 backend_tests!(
+    hosts_update_enables_and_disables,
+    pools_filter,
     services_list_and_filter,
     enable_disable_freeze,
     pools_and_capabilities_agree,
