@@ -536,6 +536,21 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
         let driver = match driver.value.as_str() {
             "file" | "iscsi-sim" | "tgt" | "rbd" => driver.value.clone(),
             RBD_DRIVER_CLASS => "rbd".to_owned(),
+            // LVM is Cinder's reference driver, so devstack-style files name it: say what
+            // serves the same purpose here.
+            other if other.starts_with("cinder.volume.drivers.lvm.") => {
+                return Err(t.error(
+                    name,
+                    "volume_driver",
+                    format!(
+                        "'{other}' (Cinder's LVM driver) has no counterpart here: volumes are \
+                         not logical volumes. For volumes served over iSCSI by tgtd, as LVM with \
+                         target_helper = tgtadm serves them, use volume_driver = tgt with \
+                         dir = <a directory for the volume files>; for local files, file \
+                         (docs/backends.md)"
+                    ),
+                ))
+            }
             other => {
                 return Err(t.error(
                     name,

@@ -161,7 +161,11 @@ fn bad_values_name_the_file_section_and_option() {
         ("[database]\nconnection = mysql://x/y\n", "[database] connection: the 'mysql' database is not supported"),
         ("[DEFAULT]\nenabled_backends = lvm\n", "[DEFAULT] enabled_backends: names the backend 'lvm', but the file has no [lvm] section"),
         ("[DEFAULT]\nenabled_backends = lvm\n[lvm]\nvolume_driver = cinder.volume.drivers.lvm.LVMVolumeDriver\n",
-         "[lvm] volume_driver: 'cinder.volume.drivers.lvm.LVMVolumeDriver' is not a driver cinder-attach has"),
+         "[lvm] volume_driver: 'cinder.volume.drivers.lvm.LVMVolumeDriver' (Cinder's LVM driver) has no counterpart here"),
+        ("[DEFAULT]\nenabled_backends = lvm\n[lvm]\nvolume_driver = cinder.volume.drivers.lvm.LVMVolumeDriver\n",
+         "use volume_driver = tgt with dir ="),
+        ("[DEFAULT]\nenabled_backends = nfs\n[nfs]\nvolume_driver = cinder.volume.drivers.nfs.NfsDriver\n",
+         "[nfs] volume_driver: 'cinder.volume.drivers.nfs.NfsDriver' is not a driver cinder-attach has (file, iscsi-sim, tgt, rbd or cinder.volume.drivers.rbd.RBDDriver)"),
         ("[database]\nmax_pool_size = many\n", "[database] max_pool_size: 'many' is not a number"),
     ];
     for (text, expected) in cases {
