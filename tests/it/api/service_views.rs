@@ -359,13 +359,22 @@ async fn hosts_update_enables_and_disables(app: TestApp) {
     assert_eq!(disabled.json, json!({"host": host, "status": "disabled"}));
     // As os-services sees it; os-hosts lists only enabled services, as Cinder's.
     let services = app
-        .get(&format!("/v3/p1/os-services?host={host}&binary=cinder-volume"))
+        .get(&format!(
+            "/v3/p1/os-services?host={host}&binary=cinder-volume"
+        ))
         .send()
         .await;
-    assert_eq!(services.json["services"][0]["status"], "disabled", "{}", services.text);
+    assert_eq!(
+        services.json["services"][0]["status"], "disabled",
+        "{}",
+        services.text
+    );
     let listed = app.get("/v3/p1/os-hosts").send().await;
     let hosts = listed.json["hosts"].as_array().unwrap();
-    assert!(hosts.iter().all(|h| h["host_name"] != json!(host)), "{hosts:?}");
+    assert!(
+        hosts.iter().all(|h| h["host_name"] != json!(host)),
+        "{hosts:?}"
+    );
     assert_eq!(
         app.create_volume(json!({"size": 1})).await["status"],
         "error"
