@@ -12,7 +12,7 @@ use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
-use super::side_tables::{KeyValue, SideTable};
+use super::side_tables::{items_of, KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
 use crate::domain::paging::Page;
@@ -218,11 +218,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         if found.is_empty() {
             return Ok(found);
         }
-        let mut items = Sql::new("select qos_specs_id, key, value from qos_specs_items ");
-        items
-            .push("where deleted = false and qos_specs_id in (")
-            .push_list(found.iter().map(|q| q.id))
-            .push(")");
+        let items = items_of(SideTable::QosSpecs, found.iter().map(|q| q.id.uuid()));
         let rows: Vec<KeyValue> = reads.fetch_all(items).await?;
         Self::fill_items(&mut found, rows);
         Ok(found)

@@ -66,6 +66,21 @@ impl FromRow for KeyValue {
     }
 }
 
+/// The live items of `table` that belong to `owners`, in one statement (a listing's
+/// metadata, specs or items after its page was read).
+pub(super) fn items_of(table: SideTable, owners: impl IntoIterator<Item = Uuid>) -> Sql {
+    let mut sql = Sql::new("select ");
+    sql.push(table.owner_column())
+        .push(", key, value from ")
+        .push(table.table())
+        .push(" where deleted = false and ")
+        .push(table.owner_column())
+        .push(" in (")
+        .push_list(owners)
+        .push(")");
+    sql
+}
+
 /// The rows of a lookup that left-joins a side table (one row per item, one row with no
 /// item when there are none): the owner, taken from the first row, and every item.
 /// `None` when there are no rows at all.

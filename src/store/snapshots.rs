@@ -13,7 +13,7 @@ use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
-use super::side_tables::{KeyValue, SideTable};
+use super::side_tables::{items_of, KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::event::EventKind;
 use crate::domain::ids::SnapshotId;
@@ -297,11 +297,10 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         if found.is_empty() {
             return Ok(found);
         }
-        let mut metadata = Sql::new("select snapshot_id, key, value from snapshot_metadata ");
-        metadata
-            .push("where deleted = false and snapshot_id in (")
-            .push_list(found.iter().map(|s| s.id))
-            .push(")");
+        let metadata = items_of(
+            SideTable::SnapshotMetadata,
+            found.iter().map(|s| s.id.uuid()),
+        );
         let rows: Vec<KeyValue> = reads.fetch_all(metadata).await?;
         Self::with_metadata(&mut found, rows);
         Ok(found)
