@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import uuid
 
 from support import free_port
@@ -98,6 +99,11 @@ def run(name, binary):
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"cinder-attach-doc-{name}-"))
     script, count = script_for(name, binary, port, work)
     env = dict(os.environ, CINDER_ATTACH_LISTEN=f"127.0.0.1:{port}")
+    # createdb, psql and dropdb as the docs run them (`-h 127.0.0.1 -U postgres`) need the
+    # password a fresh install asks for: the tests' database URL's (scripts/start-postgres
+    # sets `postgres`); with trust auth it is not asked.
+    password = urllib.parse.urlsplit(os.environ.get("TEST_DATABASE_URL", "")).password
+    env.setdefault("PGPASSWORD", password or "postgres")
     bash = subprocess.Popen(["bash", "-c", script], cwd=work, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
