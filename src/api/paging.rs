@@ -2,6 +2,7 @@
 //! `sort=key:dir,...` or the deprecated `sort_key`/`sort_dir`. Everything else is a filter.
 
 use super::error::ApiError;
+use super::microversion::ApiVersion;
 use crate::domain::ids::parse_uuid_like;
 use crate::domain::paging::{Page, SortDir, MAX_LIMIT};
 
@@ -118,6 +119,14 @@ pub fn parse_listing<K: Copy>(
         },
         filters,
     })
+}
+
+/// Whether a listing asks for its `count` over all pages: `with_count=true`, from 3.45.
+pub fn wants_count(version: ApiVersion, query: &[(String, String)]) -> bool {
+    version.at_least(3, 45)
+        && query
+            .iter()
+            .any(|(k, v)| k == "with_count" && parse_bool(v) == Some(true))
 }
 
 /// Lower-case boolean spellings oslo accepts (`strutils.bool_from_string`, strict).

@@ -14,7 +14,7 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::{base_url, next_link};
-use super::paging::{parse_bool, parse_listing};
+use super::paging::{parse_bool, parse_listing, wants_count};
 use super::query::CinderQuery;
 use super::volume_metadata::{metadata_schema, MetaItemBody, MetadataBody, METADATA, META_ITEM};
 use crate::api::AppState;
@@ -211,12 +211,7 @@ async fn listing(
         .service
         .list_snapshots(&ctx.caller, filters.clone(), all_tenants, &listing.page)
         .await?;
-    // `with_count` (3.45): how many there are over all pages, as for volumes.
-    let wants_count = ctx.version.at_least(3, 45)
-        && query
-            .iter()
-            .any(|(k, v)| k == "with_count" && parse_bool(v) == Some(true));
-    let count = if wants_count {
+    let count = if wants_count(ctx.version, query) {
         let service = &state.service;
         Some(
             service

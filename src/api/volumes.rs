@@ -15,7 +15,7 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::{base_url, next_link};
-use super::paging::{parse_bool, parse_listing};
+use super::paging::{parse_bool, parse_listing, wants_count};
 use super::query::CinderQuery;
 use super::views::{volume_detail, volume_summary};
 use super::volume_metadata;
@@ -322,11 +322,7 @@ async fn list_volumes(
                 .service
                 .list_volumes(&ctx.caller, filters.clone(), all_tenants, &listing.page)
                 .await?;
-            let wants_count = ctx.version.at_least(3, 45)
-                && query
-                    .iter()
-                    .any(|(k, v)| k == "with_count" && parse_bool(v) == Some(true));
-            let count = if wants_count {
+            let count = if wants_count(ctx.version, query) {
                 Some(
                     state
                         .service

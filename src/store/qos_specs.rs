@@ -218,7 +218,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         if found.is_empty() {
             return Ok(found);
         }
-        let items = items_of(SideTable::QosSpecs, found.iter().map(|q| q.id.uuid()));
+        let items = items_of(SideTable::QosSpecs, found.iter().map(|q| q.id));
         let rows: Vec<KeyValue> = reads.fetch_all(items).await?;
         Self::fill_items(&mut found, rows);
         Ok(found)

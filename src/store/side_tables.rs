@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::db::error::StoreError;
 use super::db::row::{Columns, FromRow};
-use super::db::sql::Sql;
+use super::db::sql::{Bind, Sql};
 use super::db::{Database, Executor};
 use super::SqlStore;
 use crate::domain::refusal::MetadataRefusal;
@@ -66,9 +66,9 @@ impl FromRow for KeyValue {
     }
 }
 
-/// The live items of `table` that belong to `owners`, in one statement (a listing's
-/// metadata, specs or items after its page was read).
-pub(super) fn items_of(table: SideTable, owners: impl IntoIterator<Item = Uuid>) -> Sql {
+/// The live items of `table` that belong to `owners`, in one statement, by key (a
+/// listing's metadata, specs or items after its page was read).
+pub(super) fn items_of<B: Bind>(table: SideTable, owners: impl IntoIterator<Item = B>) -> Sql {
     let mut sql = Sql::new("select ");
     sql.push(table.owner_column())
         .push(", key, value from ")
@@ -77,7 +77,7 @@ pub(super) fn items_of(table: SideTable, owners: impl IntoIterator<Item = Uuid>)
         .push(table.owner_column())
         .push(" in (")
         .push_list(owners)
-        .push(")");
+        .push(") order by key");
     sql
 }
 

@@ -297,10 +297,7 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
         if found.is_empty() {
             return Ok(found);
         }
-        let metadata = items_of(
-            SideTable::SnapshotMetadata,
-            found.iter().map(|s| s.id.uuid()),
-        );
+        let metadata = items_of(SideTable::SnapshotMetadata, found.iter().map(|s| s.id));
         let rows: Vec<KeyValue> = reads.fetch_all(metadata).await?;
         Self::with_metadata(&mut found, rows);
         Ok(found)

@@ -12,7 +12,7 @@ use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
-use super::side_tables::{left_joined, KeyValue, SideTable};
+use super::side_tables::{items_of, left_joined, KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
 use crate::domain::event::EventKind;
@@ -168,20 +168,6 @@ fn push_volume_filters(sql: &mut Sql, filters: &VolumeFilters) {
     }
 }
 
-/// `select owner, key, value from <table>` for the live items of `ids`.
-fn side_items(table: SideTable, ids: &[VolumeId]) -> Sql {
-    let mut sql = Sql::new("select ");
-    sql.push(table.owner_column())
-        .push(", key, value from ")
-        .push(table.table())
-        .push(" where deleted = false and ")
-        .push(table.owner_column())
-        .push(" in (")
-        .push_list(ids.iter().copied())
-        .push(") order by key");
-    sql
-}
-
 impl<D: Database> SqlStore<D> {
     /// Metadata, admin metadata and live attachments of `volumes`, filled in.
     async fn load_volume_details(
@@ -195,10 +181,13 @@ impl<D: Database> SqlStore<D> {
         let index: HashMap<VolumeId, usize> =
             ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let metadata: Vec<KeyValue> = reads
-            .fetch_all(side_items(SideTable::VolumeMetadata, &ids))
+            .fetch_all(items_of(SideTable::VolumeMetadata, ids.iter().copied()))
             .await?;
         let admin: Vec<KeyValue> = reads
-            .fetch_all(side_items(SideTable::VolumeAdminMetadata, &ids))
+            .fetch_all(items_of(
+                SideTable::VolumeAdminMetadata,
+                ids.iter().copied(),
+            ))
             .await?;
         let mut sql = Sql::new("select ");
         sql.push(ATTACHMENT_COLUMNS)
