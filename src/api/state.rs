@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
+use crate::notify::RelayHealth;
 use crate::service::Service;
 
 /// Settings handlers need at request time.
@@ -14,6 +15,8 @@ pub struct ServiceConfig {
     pub public_endpoint: Option<String>,
     pub request_timeout: Duration,
     pub max_body_bytes: usize,
+    /// The notification relay's health, when this process relays (`--notify-url`).
+    pub relay: Option<Arc<RelayHealth>>,
 }
 
 impl Default for ServiceConfig {
@@ -22,6 +25,7 @@ impl Default for ServiceConfig {
             public_endpoint: None,
             request_timeout: Duration::from_secs(60),
             max_body_bytes: 1024 * 1024,
+            relay: None,
         }
     }
 }

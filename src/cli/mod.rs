@@ -414,7 +414,8 @@ pub struct HealthcheckArgs {
     /// The service's listen address (an unspecified IP is asked on loopback).
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]
     pub listen: SocketAddr,
-    /// Ask the database too (`/healthcheck?detailed`).
+    /// Ask the database and the notification relay too (`/healthcheck?detailed`): a relay
+    /// that cannot deliver fails the check although the API serves.
     #[arg(long)]
     pub detailed: bool,
     /// Seconds to wait for the answer.

@@ -1,6 +1,7 @@
 //! `cinder-attach healthcheck`: asks a running service's `/healthcheck` (with `--detailed`,
-//! the database too), for a container's HEALTHCHECK or a monitoring script: exit 0 when it
-//! answers 200, 1 otherwise.
+//! the database and the notification relay too), for a container's HEALTHCHECK or a
+//! monitoring script: exit 0 when it answers 200 and, in detail, `"status": "OK"`; 1
+//! otherwise.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
@@ -42,7 +43,7 @@ pub async fn healthcheck(args: &HealthcheckArgs) -> Result<(), String> {
     let (status, body) = tokio::time::timeout(Duration::from_secs(args.timeout), ask)
         .await
         .map_err(|_| format!("{url}: no answer within {} s", args.timeout))??;
-    if status.is_success() {
+    if status.is_success() && !degraded(&body) {
         println!("{}", body.trim());
         Ok(())
     } else {
@@ -50,9 +51,27 @@ pub async fn healthcheck(args: &HealthcheckArgs) -> Result<(), String> {
     }
 }
 
+/// A detailed answer whose status is not `OK`: the API serves, something else (the
+/// notification relay) does not.
+fn degraded(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|answer| answer.get("status").cloned())
+        .is_some_and(|status| status != "OK")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_degraded_detail_is_a_failure_and_plain_ok_is_not() {
+        assert!(!degraded("OK"));
+        assert!(!degraded(r#"{"status": "OK", "database": "OK"}"#));
+        assert!(degraded(
+            r#"{"status": "DEGRADED", "notifications": {"relay": "failing"}}"#
+        ));
+    }
 
     #[test]
     fn an_unspecified_address_is_asked_on_loopback() {

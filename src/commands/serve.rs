@@ -38,6 +38,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let host_name = args.backends.host_name();
     crate::origin::set_publisher(&host_name);
+    let mut relay = None;
     if let Some(url) = &args.notify.notify_url {
         let bus = BusConfig {
             url: url.clone(),
@@ -50,7 +51,10 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             std::process::id(),
             uuid::Uuid::new_v4()
         );
-        notify::start(store.clone(), clock.clone(), bus, holder);
+        notify::check_bus(&bus).await.map_err(StartError::Config)?;
+        let health = Arc::new(notify::RelayHealth::default());
+        notify::start(store.clone(), clock.clone(), bus, holder, health.clone());
+        relay = Some(health);
         tracing::info!(exchange = %args.notify.notify_exchange, topic = %args.notify.notify_topic, "notifications relayed to the message bus");
     }
     let backends = register_backends(
@@ -87,6 +91,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
         public_endpoint: args.public_endpoint.clone(),
         request_timeout: args.request_timeout(),
         max_body_bytes: args.max_body_bytes,
+        relay,
     };
     let auth = authenticator(&args, &policy, config.request_timeout)?;
     // Work that a previous run of this host left half-done is finished in the background.

@@ -42,6 +42,8 @@ pub enum EventKind {
     SnapshotCreateEnd,
     SnapshotDeleteStart,
     SnapshotDeleteEnd,
+    /// A retype done: the payload names the new type (Cinder's manager `retype`).
+    VolumeRetype,
 }
 
 impl EventKind {
@@ -79,6 +81,7 @@ impl EventKind {
             EventKind::SnapshotCreateEnd => "snapshot.create.end",
             EventKind::SnapshotDeleteStart => "snapshot.delete.start",
             EventKind::SnapshotDeleteEnd => "snapshot.delete.end",
+            EventKind::VolumeRetype => "volume.retype",
         }
     }
 

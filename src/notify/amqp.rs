@@ -33,6 +33,25 @@ pub enum PublishError {
     TimedOut,
 }
 
+impl PublishError {
+    /// The broker answered and said no: to these credentials (403 ACCESS_REFUSED), to
+    /// this virtual host (530 NOT_ALLOWED, 402 INVALID_PATH), or to the exchange or queues
+    /// as configured (406 PRECONDITION_FAILED: declared before with another durability).
+    /// Every later attempt gets the same answer, unlike a broker that is not up yet.
+    pub fn is_refusal(&self) -> bool {
+        let PublishError::Amqp(err) = self else {
+            return false;
+        };
+        match err.kind() {
+            lapin::ErrorKind::ProtocolError(amqp) => {
+                matches!(amqp.get_id(), 402 | 403 | 406 | 530)
+            }
+            lapin::ErrorKind::AuthProviderError(_) => true,
+            _ => false,
+        }
+    }
+}
+
 /// A confirmed channel to the broker.
 pub struct Publisher {
     connection: Connection,

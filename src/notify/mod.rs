@@ -6,12 +6,14 @@
 
 mod amqp;
 mod bus_url;
+mod health;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use amqp::{BusConfig, PublishError, Publisher};
 pub use bus_url::bus_url;
+pub use health::{RelayHealth, RelayState};
 
 use crate::clock::Clock;
 use crate::store::Store;
@@ -29,12 +31,49 @@ const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// (stopping, or starting) must not hold the relay until the heartbeat notices.
 const BROKER_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Runs the relay in the background for as long as the process lives.
-pub fn start(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, holder: String) {
-    tokio::spawn(async move { relay(store, clock, bus, holder).await });
+/// Dials the broker once, at start. A broker that refuses these credentials, this
+/// virtual host or the exchange as configured would refuse every later attempt too, so
+/// that is an error naming the cause; one that cannot be reached yet only holds the
+/// events back (they wait in the outbox), so that is a warning.
+pub async fn check_bus(bus: &BusConfig) -> Result<(), String> {
+    let dialed = tokio::time::timeout(BROKER_TIMEOUT, Publisher::connect(bus))
+        .await
+        .unwrap_or(Err(PublishError::TimedOut));
+    match dialed {
+        Ok(publisher) => {
+            publisher.close().await;
+            Ok(())
+        }
+        Err(err) if err.is_refusal() => Err(format!(
+            "the message bus refused the notification relay ({err}); \
+             check the user, password and virtual host of --notify-url or transport_url"
+        )),
+        Err(err) => {
+            tracing::warn!(error = %err, "message bus unreachable at start; events wait in the outbox until it answers");
+            Ok(())
+        }
+    }
 }
 
-async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, holder: String) {
+/// Runs the relay in the background for as long as the process lives; `health` follows
+/// how it fares.
+pub fn start(
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    bus: BusConfig,
+    holder: String,
+    health: Arc<RelayHealth>,
+) {
+    tokio::spawn(async move { relay(store, clock, bus, holder, health).await });
+}
+
+async fn relay(
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    bus: BusConfig,
+    holder: String,
+    health: Arc<RelayHealth>,
+) {
     let lease = chrono::Duration::from_std(LEASE).unwrap_or(chrono::Duration::seconds(10));
     let mut held_until = None;
     let mut publisher: Option<Publisher> = None;
@@ -52,6 +91,7 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
                 }
             };
             if held_until.is_none() {
+                health.standby();
                 tokio::time::sleep(LEASE / 2).await;
                 continue;
             }
@@ -65,6 +105,7 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
             }
         };
         if pending.is_empty() {
+            health.caught_up();
             tokio::time::sleep(IDLE_POLL).await;
             continue;
         }
@@ -78,6 +119,7 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
             Ok(p) => p,
             Err(err) => {
                 tracing::warn!(error = %err, pending = pending.len(), "notification relay: message bus unreachable; events wait");
+                health.failing(err.to_string(), clock.now());
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
@@ -93,11 +135,13 @@ async fn relay(store: Arc<dyn Store>, clock: Arc<dyn Clock>, bus: BusConfig, hol
         }
         match failure {
             None => {
+                health.delivering();
                 backoff = Duration::from_millis(250);
                 publisher = Some(current);
             }
             Some(err) => {
                 tracing::warn!(error = %err, "notification relay: publishing stopped; will retry");
+                health.failing(err.to_string(), clock.now());
                 current.close().await;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);

@@ -61,7 +61,7 @@ pub use exports::{ExportStore, NewExport};
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
-pub use outbox::EventStore;
+pub use outbox::{EventBacklog, EventStore};
 pub use purge::{PurgeReport, PurgeStore};
 pub use qos_specs::QosSpecsStore;
 pub use quotas::QuotaStore;

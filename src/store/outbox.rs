@@ -30,6 +30,9 @@ pub trait EventStore: Send + Sync {
     /// Up to `limit` events the broker has not confirmed yet, in `seq` order.
     async fn pending_events(&self, limit: u32) -> Result<Vec<RecordedEvent>, StoreError>;
 
+    /// How many events wait for the broker, and when the oldest of them was recorded.
+    async fn event_backlog(&self) -> Result<EventBacklog, StoreError>;
+
     /// The broker confirmed these events.
     async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError>;
 
@@ -41,6 +44,14 @@ pub trait EventStore: Send + Sync {
         now: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<bool, StoreError>;
+}
+
+/// The events the broker has not confirmed yet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventBacklog {
+    pub pending: i64,
+    /// When the oldest of them was recorded.
+    pub oldest: Option<DateTime<Utc>>,
 }
 
 /// The JSON functions of each database, for the payload statement.
@@ -380,6 +391,13 @@ impl<D: Database> EventStore for SqlStore<D> {
         sql.push(" where sent_at is null order by seq limit ")
             .push_bind(i64::from(limit));
         self.db.fetch_all(sql).await
+    }
+
+    async fn event_backlog(&self) -> Result<EventBacklog, StoreError> {
+        let sql = Sql::new("select count(*), min(created_at) from events where sent_at is null");
+        let row: Option<(i64, Option<DateTime<Utc>>)> = self.db.fetch_optional(sql).await?;
+        let (pending, oldest) = row.unwrap_or((0, None));
+        Ok(EventBacklog { pending, oldest })
     }
 
     #[tracing::instrument(skip_all, err)]

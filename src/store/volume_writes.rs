@@ -556,6 +556,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .bind(retype.new_multiattach)
             .bind(now);
         tx.execute(sql).await?;
+        self.record_events(&mut tx, &[EventKind::VolumeRetype], id, None, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -272,6 +272,83 @@ def test_urls_as_operators_write_them_reach_the_broker(broker, form):
         listener.stop()
 
 
+@pytest.mark.parametrize("refusal", ["password", "virtual host"])
+def test_a_broker_that_refuses_the_relay_stops_start_up_naming_why(broker, refusal):
+    """Wrong credentials or a virtual host the broker lacks would be refused at every
+    attempt while events pile up; the service says so at start instead."""
+    port = broker.amqp_url.split(":")[-1].split("/")[0]
+    url, cause = {
+        "password": (f"amqp://guest:wrong@127.0.0.1:{port}/", "ACCESS_REFUSED"),
+        "virtual host": (f"amqp://guest:guest@127.0.0.1:{port}/no-such-vhost", "vhost no-such-vhost not found"),
+    }[refusal]
+    workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-refused-"))
+    try:
+        started = subprocess.run(
+            [
+                str(BINARY), "serve", "--listen", f"127.0.0.1:{free_port()}",
+                "--database-url", f"sqlite://{workdir / 'cinder.db'}",
+                "--backend", f"file=file,dir={workdir / 'volumes'}", "--notify-url", url,
+            ],
+            capture_output=True, text=True, timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("CINDER_ATTACH_")},
+        )
+        assert started.returncode != 0, started.stderr
+        assert "the message bus refused the notification relay" in started.stderr
+        assert cause in started.stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(workdir)], check=False)
+
+
+def detailed_health(url, headers=None):
+    answer = requests.get(f"{url}/healthcheck?detailed", headers=headers or {}, timeout=5)
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_healthcheck_shows_a_relay_that_cannot_deliver_and_its_backlog():
+    """A broker not up yet does not stop start-up; until it answers, the detailed
+    healthcheck says the relay fails (the error only to admins), how many events wait and
+    for how long, and `cinder-attach healthcheck --detailed` fails; then they go out."""
+    node = RabbitNode()  # its port is chosen; nothing listens there yet
+    service = Service("sqlite", ["--notify-url", node.amqp_url])
+    try:
+        made = requests.post(f"{service.url}/v3/p1/volumes", headers=ADMIN, json={"volume": {"size": 1}})
+        assert made.status_code == 202, made.text
+        deadline = time.monotonic() + 30
+        while detailed_health(service.url)["notifications"]["relay"] != "failing":
+            assert time.monotonic() < deadline, detailed_health(service.url)
+            time.sleep(0.2)
+        time.sleep(1.1)
+        anonymous = detailed_health(service.url)
+        assert anonymous["status"] == "DEGRADED" and anonymous["database"] == "OK"
+        relay = anonymous["notifications"]
+        assert relay["pending"] >= 2  # volume.create.start and .end
+        assert relay["oldest_pending_age_seconds"] >= 1
+        assert "error" not in relay
+        assert "Connection refused" in detailed_health(service.url, ADMIN)["notifications"]["error"]
+        port = service.url.rsplit(":", 1)[1]
+        probe = subprocess.run(
+            [str(BINARY), "healthcheck", "--listen", f"127.0.0.1:{port}", "--detailed"],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert probe.returncode == 1 and "DEGRADED" in probe.stderr, (probe.stdout, probe.stderr)
+
+        node.start()
+        deadline = time.monotonic() + 90
+        while True:
+            health = detailed_health(service.url)
+            if health["status"] == "OK" and health["notifications"]["pending"] == 0:
+                break
+            assert time.monotonic() < deadline, health
+            time.sleep(0.5)
+        assert health["notifications"] == {
+            "relay": "delivering", "pending": 0, "oldest_pending_age_seconds": None,
+        }
+    finally:
+        service.stop()
+        node.destroy()
+
+
 class Load:
     """Attach cycles (create with a connector, complete, delete) from a few threads on one
     shared volume; a journal of every attachment the service acknowledged. Each thread

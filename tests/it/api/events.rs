@@ -366,7 +366,31 @@ async fn snapshots_and_failed_creates_are_reported(app: TestApp) {
     assert_eq!(trail[1]["payload"]["status"], "error");
 }
 
+/// A retype is reported once it is done (Cinder's `volume.retype`), the payload naming
+/// the new type; a refused one reports nothing.
+async fn a_retype_is_reported_with_its_new_type(app: TestApp) {
+    let gold = app.create_type("gold", json!({})).await;
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let refused = app
+        .volume_action(&volume, json!({"os-retype": {"new_type": "no-such-type"}}))
+        .await;
+    assert_eq!(refused.status, 404, "{}", refused.text);
+    let retyped = app
+        .volume_action(&volume, json!({"os-retype": {"new_type": "gold"}}))
+        .await;
+    assert_eq!(retyped.status, 202, "{}", retyped.text);
+    let trail = events(&app, &format!("?volume_id={volume}")).await;
+    assert_eq!(
+        types(&trail),
+        ["volume.create.start", "volume.create.end", "volume.retype"]
+    );
+    assert_eq!(trail[2]["payload"]["volume_type"], json!(gold));
+    assert_eq!(trail[2]["payload"]["status"], "available");
+    assert_eq!(trail[2]["priority"], "INFO");
+}
+
 backend_tests!(
+    a_retype_is_reported_with_its_new_type,
     transfers_are_reported,
     snapshots_and_failed_creates_are_reported,
     a_shared_volume_cycle_is_reported,
