@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::db::error::StoreError;
 use super::db::sql::Sql;
-use super::db::Database;
+use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
 
 /// Rows removed per statement.
@@ -40,7 +40,23 @@ pub trait PurgeStore: Send + Sync {
     /// Removes the user messages that expired before `now` (deleted or not), as Cinder's
     /// message reaper does; how many.
     async fn purge_expired_messages(&self, now: DateTime<Utc>) -> Result<u64, StoreError>;
+    /// Removes (soft-deletes, as `cinder-manage service remove` does) the services not
+    /// heard from since `silent_since` that hold no live volume: backends taken out of
+    /// the configuration, hosts renamed. They would stay listed `down` forever otherwise.
+    /// The services removed, as `(binary, host)`.
+    async fn remove_stale_services(
+        &self,
+        silent_since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(String, String)>, StoreError>;
 }
+
+/// Services silent since `$2` with no live volume, soft-deleted at `$1`.
+const REMOVE_STALE_SERVICES: &str = "update services set deleted = true, deleted_at = $1 \
+     where deleted = false and coalesce(updated_at, created_at) < $2 \
+       and not exists (select 1 from volumes v \
+                        where v.deleted = false and v.service_uuid = services.uuid) \
+     returning binary_name, host";
 
 /// Messages past their `expires_at` (`$1`: now).
 const EXPIRED_MESSAGES: &str = "delete from messages where id in \
@@ -194,6 +210,19 @@ impl<D: Database> PurgeStore for SqlStore<D> {
             report.tables.push((table, removed));
         }
         Ok(report)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn remove_stale_services(
+        &self,
+        silent_since: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let sql = Sql::new(REMOVE_STALE_SERVICES).bind(now).bind(silent_since);
+        let mut tx = self.db.begin_write().await?;
+        let removed = tx.fetch_all(sql).await?;
+        tx.commit().await?;
+        Ok(removed)
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -314,7 +314,73 @@ async fn purge_keeps_a_payload_while_it_is_shared(app: TestApp) {
     );
 }
 
+/// The hosts `os-services` lists, sorted.
+async fn service_hosts(app: &TestApp) -> Vec<String> {
+    let services = app
+        .request(axum::http::Method::GET, "/v3/p1/os-services")
+        .send()
+        .await;
+    assert_eq!(services.status, 200, "{}", services.text);
+    let mut hosts: Vec<String> = services.json["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| str_of(s, "host"))
+        .collect();
+    hosts.sort();
+    hosts
+}
+
+/// Services silent since the cut-off with no live volume (a backend taken out of the
+/// configuration) are removed; a silent one still holding a volume and the live ones stay.
+async fn purge_removes_stale_services(app: TestApp) {
+    let long_ago = (Utc::now() - Duration::days(30)).to_rfc3339();
+    for (host, uuid) in [("gone@old", Uuid::new_v4()), ("gone@busy", Uuid::new_v4())] {
+        app.db
+            .execute(&format!(
+                "insert into services (uuid, host, binary_name, backend_name, driver, \
+                   created_at, updated_at) \
+                 values ('{uuid}', '{host}', 'cinder-volume', 'b', 'file', '{long_ago}', '{long_ago}')"
+            ))
+            .await
+            .unwrap();
+        if host == "gone@busy" {
+            let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+            app.db
+                .execute(&format!(
+                    "update volumes set service_uuid = '{uuid}', host = 'gone@busy#b' where id = '{v}'"
+                ))
+                .await
+                .unwrap();
+        }
+    }
+    let before = service_hosts(&app).await;
+    assert!(before.contains(&"gone@old".to_string()), "{before:?}");
+    let removed = app
+        .store
+        .remove_stale_services(Utc::now() - Duration::days(7), Utc::now())
+        .await
+        .unwrap();
+    assert_eq!(
+        removed,
+        [("cinder-volume".to_string(), "gone@old".to_string())]
+    );
+    let after = service_hosts(&app).await;
+    let mut expected = before.clone();
+    expected.retain(|host| host != "gone@old");
+    assert_eq!(after, expected);
+    assert!(after.contains(&"gone@busy".to_string()));
+    // Run again: nothing more goes.
+    let again = app
+        .store
+        .remove_stale_services(Utc::now() - Duration::days(7), Utc::now())
+        .await
+        .unwrap();
+    assert!(again.is_empty(), "{again:?}");
+}
+
 backend_tests!(
+    purge_removes_stale_services,
     purge_keeps_a_payload_while_it_is_shared,
     purge_removes_old_deleted_rows_only,
     purge_runs_beside_attach_cycles,
