@@ -55,6 +55,31 @@ impl FileBackend {
         &self.dir
     }
 
+    /// The uuids of the files in the directory named `prefix<uuid>`, sorted.
+    async fn ids_named(&self, prefix: &str) -> Result<Vec<Uuid>, BackendError> {
+        let mut entries = match tokio::fs::read_dir(&self.dir).await {
+            Ok(entries) => entries,
+            // No directory yet: nothing was ever created here.
+            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => return Err(Self::failed("list the volume directory", err)),
+        };
+        let mut ids = Vec::new();
+        while let Some(entry) = entries
+            .next_entry()
+            .await
+            .map_err(|err| Self::failed("list the volume directory", err))?
+        {
+            let name = entry.file_name();
+            let id = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(prefix))
+                .and_then(|n| Uuid::parse_str(n).ok());
+            ids.extend(id);
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
     pub fn path_of(&self, volume_id: VolumeId) -> PathBuf {
         self.dir.join(volume_file_name(volume_id))
     }
@@ -242,28 +267,21 @@ impl Backend for FileBackend {
     }
 
     async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
-        let mut entries = match tokio::fs::read_dir(&self.dir).await {
-            Ok(entries) => entries,
-            // No directory yet: nothing was ever created here.
-            Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => return Err(Self::failed("list the volume directory", err)),
-        };
-        let mut ids = Vec::new();
-        while let Some(entry) = entries
-            .next_entry()
-            .await
-            .map_err(|err| Self::failed("list the volume directory", err))?
-        {
-            let name = entry.file_name();
-            let id = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("volume-"))
-                .and_then(|n| Uuid::parse_str(n).ok())
-                .map(VolumeId::from);
-            ids.extend(id);
-        }
-        ids.sort();
-        Ok(ids)
+        Ok(self
+            .ids_named("volume-")
+            .await?
+            .into_iter()
+            .map(VolumeId::from)
+            .collect())
+    }
+
+    async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
+        Ok(self
+            .ids_named("snapshot-")
+            .await?
+            .into_iter()
+            .map(SnapshotId::from)
+            .collect())
     }
 
     fn validate_connector(&self, _connector: &Connector) -> Result<(), BackendError> {

@@ -90,6 +90,10 @@ impl Backend for IscsiSimBackend {
         self.storage.list_volumes().await
     }
 
+    async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
+        self.storage.list_snapshots().await
+    }
+
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
         match connector.get("initiator") {
             Some(Value::String(initiator)) if !initiator.trim().is_empty() => Ok(()),

@@ -187,6 +187,9 @@ pub trait Backend: Send + Sync + 'static {
     /// Every volume whose storage this backend holds (for consistency checks).
     async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError>;
 
+    /// Every snapshot whose data this backend holds (for consistency checks).
+    async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError>;
+
     /// Checks a connector before anything is reserved.
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError>;
 

@@ -94,9 +94,15 @@ async fn pass(
             .list_volumes()
             .await
             .map_err(|e| format!("cannot list the storage of {}: {e}", backend.host))?;
+        let snapshot_ids = backend
+            .driver
+            .list_snapshots()
+            .await
+            .map_err(|e| format!("cannot list the snapshots of {}: {e}", backend.host))?;
         objects.push(BackendObjects {
             host: backend.host.clone(),
             volume_ids: ids.into_iter().collect::<BTreeSet<_>>(),
+            snapshot_ids: snapshot_ids.into_iter().collect(),
         });
     }
     let snapshot = store
@@ -123,6 +129,7 @@ fn is_storage_finding(finding: &Finding) -> bool {
         finding,
         Finding::BackendObjectMissing { .. }
             | Finding::BackendObjectWithoutVolume { .. }
+            | Finding::SnapshotDataWithoutRecord { .. }
             | Finding::ExportDrift { .. }
     )
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::attach::status_consistent;
 use super::attachment::AttachStatus;
-use super::ids::{AttachmentId, VolumeId};
+use super::ids::{AttachmentId, SnapshotId, VolumeId};
 use super::quota::{self, QuotaRows, Usage};
 use super::volume::VolumeStatus;
 
@@ -51,6 +51,8 @@ pub struct Snapshot {
     pub specs_of_deleted_attachments: Vec<(AttachmentId, String)>,
     /// Every project that has volumes, snapshots or limits of its own.
     pub quotas: Vec<ProjectQuota>,
+    /// Every live snapshot: `(snapshot, its volume)`.
+    pub snapshots: Vec<(SnapshotId, VolumeId)>,
 }
 
 /// What one backend holds: the volumes whose data it stores.
@@ -59,6 +61,8 @@ pub struct BackendObjects {
     /// `hostname@backend`, the prefix of its volumes' `host`.
     pub host: String,
     pub volume_ids: BTreeSet<VolumeId>,
+    /// The snapshots whose data it stores.
+    pub snapshot_ids: BTreeSet<SnapshotId>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,6 +93,12 @@ pub enum Finding {
     },
     BackendObjectWithoutVolume {
         volume_id: VolumeId,
+        backend_host: String,
+    },
+    /// Snapshot data on a backend that no live snapshot of one of its volumes owns:
+    /// left behind by a delete that lost its record, or written by hand.
+    SnapshotDataWithoutRecord {
+        snapshot_id: SnapshotId,
         backend_host: String,
     },
     /// What a backend exports (targets, accounts, who may log in) differs from what the
@@ -160,6 +170,13 @@ impl std::fmt::Display for Finding {
             } => write!(
                 f,
                 "backend {backend_host} holds data for volume {volume_id}, which is not a live volume"
+            ),
+            Finding::SnapshotDataWithoutRecord {
+                snapshot_id,
+                backend_host,
+            } => write!(
+                f,
+                "backend {backend_host} holds data for snapshot {snapshot_id}, which is not a live snapshot of its volumes"
             ),
             Finding::ExportDrift {
                 backend_host,
@@ -331,6 +348,18 @@ fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Findin
                 });
             }
         }
+        let owned: BTreeSet<SnapshotId> = snapshot
+            .snapshots
+            .iter()
+            .filter(|(_, volume)| live.contains_key(volume))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in backend.snapshot_ids.difference(&owned) {
+            findings.push(Finding::SnapshotDataWithoutRecord {
+                snapshot_id: *id,
+                backend_host: backend.host.clone(),
+            });
+        }
     }
     findings
 }
@@ -362,6 +391,7 @@ mod tests {
         vec![BackendObjects {
             host: "h@file".to_owned(),
             volume_ids: volumes.iter().map(|v| v.id).collect(),
+            snapshot_ids: BTreeSet::new(),
         }]
     }
 
@@ -381,6 +411,7 @@ mod tests {
             volumes: vec![single.clone(), shared.clone(), idle.clone()],
             specs_of_deleted_attachments: vec![],
             quotas: vec![],
+            snapshots: vec![],
         };
         assert_eq!(
             check(&snapshot, &storage(&[&single, &shared, &idle])),
@@ -426,6 +457,7 @@ mod tests {
                 (deleted_attachment, "initiator".to_owned()),
             ],
             quotas: vec![over_quota("p1")],
+            snapshots: vec![],
         };
         let mut backends = storage(&[&lying, &crowded, &stale, &growing]);
         backends[0].volume_ids.insert(stray);

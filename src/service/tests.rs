@@ -77,6 +77,9 @@ impl Backend for Recording {
     async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
         self.files.list_volumes().await
     }
+    async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
+        self.files.list_snapshots().await
+    }
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
         self.files.validate_connector(connector)
     }

@@ -10,7 +10,7 @@ use super::db::{Database, Executor, Transaction};
 use super::{PoolUse, SqlStore, StoreKind};
 use crate::domain::attachment::AttachStatus;
 use crate::domain::consistency::{AttachmentFacts, ProjectQuota, Snapshot, VolumeFacts};
-use crate::domain::ids::{AttachmentId, ServiceId, VolumeId};
+use crate::domain::ids::{AttachmentId, ServiceId, SnapshotId, VolumeId};
 use crate::domain::quota::QuotaDefaults;
 use crate::domain::volume::VolumeStatus;
 
@@ -61,6 +61,10 @@ const ATTACHMENT_COUNTS: &str = "select attach_status, count(*) from volume_atta
 
 const VOLUME_COUNTS: &str =
     "select status, count(*) from volumes where deleted = false group by status order by status";
+
+/// Every live snapshot and its volume.
+const SNAPSHOT_SNAPSHOTS: &str =
+    "select id, volume_id from snapshots where deleted = false order by id";
 
 const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host, \
      v.reserved_growth from volumes v where v.deleted = false order by v.id";
@@ -126,6 +130,8 @@ impl<D: Database> Operations for SqlStore<D> {
         let specs: Vec<(AttachmentId, String)> =
             tx.fetch_all(Sql::new(SNAPSHOT_STRAY_SPECS)).await?;
         let projects: Vec<(String,)> = tx.fetch_all(Sql::new(SNAPSHOT_PROJECTS)).await?;
+        let snapshots: Vec<(SnapshotId, VolumeId)> =
+            tx.fetch_all(Sql::new(SNAPSHOT_SNAPSHOTS)).await?;
         let mut quotas = Vec::with_capacity(projects.len());
         for (project_id,) in projects {
             // Only limits stored in the database: the checker reads no configuration.
@@ -164,6 +170,7 @@ impl<D: Database> Operations for SqlStore<D> {
                 .collect(),
             specs_of_deleted_attachments: specs,
             quotas,
+            snapshots,
         })
     }
 

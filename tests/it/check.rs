@@ -29,6 +29,7 @@ async fn findings(app: &TestApp) -> BTreeSet<(String, String)> {
             let value = serde_json::to_value(f).expect("serialises");
             let id = value
                 .get("attachment_id")
+                .or_else(|| value.get("snapshot_id"))
                 .or_else(|| value.get("volume_id"))
                 .or_else(|| value.get("project_id"))
                 .and_then(Value::as_str)
@@ -39,10 +40,22 @@ async fn findings(app: &TestApp) -> BTreeSet<(String, String)> {
         .collect()
 }
 
+/// Takes a snapshot of an available volume; its id.
+async fn take_snapshot(app: &TestApp, volume: &str) -> String {
+    let taken = app
+        .request(axum::http::Method::POST, "/v3/p1/snapshots")
+        .json(&json!({"snapshot": {"volume_id": volume}}))
+        .send()
+        .await;
+    assert_eq!(taken.status, 202, "{}", taken.text);
+    str_of(&taken.json["snapshot"], "id")
+}
+
 async fn checker_is_quiet_after_normal_use(app: TestApp) {
     let single = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let shared = app.multiattach_volume().await;
     let idle = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    take_snapshot(&app, &idle).await;
     app.attach_fully(&single, &Uuid::new_v4().to_string(), conn())
         .await;
     app.attach_fully(&shared, &Uuid::new_v4().to_string(), conn())
@@ -96,6 +109,9 @@ async fn checker_finds_every_seeded_violation(app: TestApp) {
     // A volume whose file is gone, and a file no volume owns.
     let dataless = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let stray = Uuid::new_v4();
+    // Snapshot data no snapshot record owns: written by hand, or its record deleted.
+    let stray_snapshot = Uuid::new_v4();
+    let forgotten = take_snapshot(&app, &dataless).await;
 
     app.db
         .execute(&format!(
@@ -103,12 +119,18 @@ async fn checker_finds_every_seeded_violation(app: TestApp) {
              insert into volume_attachment (id, volume_id, instance_uuid, attach_status, attach_mode, created_at, deleted)
              values ('{intruder}', '{crowded}', 'i-9', 'attached', 'rw', '2026-01-02T03:04:05+00:00', false);
              update volumes set deleted = true, status = 'deleted' where id = '{orphaned}';
-             update volume_attachment set deleted = true, attach_status = 'deleted' where id = '{dropped}';"
+             update volume_attachment set deleted = true, attach_status = 'deleted' where id = '{dropped}';
+             update snapshots set deleted = true, status = 'deleted' where id = '{forgotten}';"
         ))
         .await
         .expect("seed applies");
     std::fs::remove_file(app.volume_file(&dataless)).expect("file removed");
     std::fs::write(app.volumes_dir.join(format!("volume-{stray}")), b"").expect("stray file");
+    std::fs::write(
+        app.volumes_dir.join(format!("snapshot-{stray_snapshot}")),
+        b"",
+    )
+    .expect("stray snapshot file");
 
     let expected: BTreeSet<(String, String)> = [
         ("status_mismatch", lying),
@@ -119,6 +141,8 @@ async fn checker_finds_every_seeded_violation(app: TestApp) {
         ("backend_object_without_volume", stray.to_string()),
         // The deleted volume's file is still there too.
         ("backend_object_without_volume", orphaned),
+        ("snapshot_data_without_record", stray_snapshot.to_string()),
+        ("snapshot_data_without_record", forgotten),
     ]
     .into_iter()
     .map(|(k, id)| (k.to_owned(), id))

@@ -124,6 +124,8 @@ async fn images_snapshots_and_clones(app: TestApp) {
         snapshots_of(&conf, &source),
         [format!("snapshot-{snapshot}")]
     );
+    // The checker finds it where the backend keeps it.
+    assert!(snapshots_listed(&app).await.contains(&snapshot));
 
     // Volumes from the snapshot are copy-on-write clones: as quick at 100 GiB as at 2.
     let mut took = Vec::new();
@@ -181,10 +183,24 @@ async fn images_snapshots_and_clones(app: TestApp) {
         delete(&app, &format!("/v3/p1/snapshots/{snapshot}")).await,
         202
     );
+    assert!(!snapshots_listed(&app).await.contains(&snapshot));
     for id in [&made[1], &deep, &source] {
         assert_eq!(delete(&app, &format!("/v3/p1/volumes/{id}")).await, 202);
         assert_eq!(image_of(&conf, id), None, "{id}");
     }
+}
+
+/// The snapshots whose data the app's backend lists (for `cinder-attach check`).
+async fn snapshots_listed(app: &TestApp) -> Vec<String> {
+    let spec = app.backend_specs()[0].clone();
+    let backends = cinder_attach::commands::check::backends_from_specs(
+        &[spec.parse().expect("spec")],
+        "test-host",
+        &app.store,
+    )
+    .expect("builds");
+    let listed = backends[0].driver.list_snapshots().await.expect("lists");
+    listed.iter().map(ToString::to_string).collect()
 }
 
 /// Cinder's RBD connection info, and a host that uses only it: a librbd client built

@@ -429,6 +429,10 @@ impl Backend for TgtBackend {
         self.storage.list_volumes().await
     }
 
+    async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
+        self.storage.list_snapshots().await
+    }
+
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
         match connector.get("initiator") {
             Some(Value::String(initiator)) if is_iscsi_name(initiator) => Ok(()),
