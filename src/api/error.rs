@@ -38,6 +38,10 @@ pub enum ApiError {
     /// Over quota: 413 `overLimit` with Cinder's `Retry-After: 0`.
     #[error("{0}")]
     OverLimit(String),
+    /// Too many attempts from one client (the console's sign-in): 429 with
+    /// `Retry-After`.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after: u64 },
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]
@@ -68,6 +72,7 @@ impl ApiError {
             ApiError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) | ApiError::OverLimit(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -108,7 +113,7 @@ pub fn fault_name(status: StatusCode) -> &'static str {
         404 => "itemNotFound",
         405 => "badMethod",
         409 => "conflictingRequest",
-        413 => "overLimit",
+        413 | 429 => "overLimit",
         415 => "badMediaType",
         501 => "notImplemented",
         503 => "serviceUnavailable",
@@ -140,6 +145,22 @@ impl IntoResponse for ApiError {
             let body = json!({ fault_name(status): fault });
             return (status, [(axum::http::header::RETRY_AFTER, "0")], Json(body)).into_response();
         }
+        if let ApiError::TooManyRequests {
+            message,
+            retry_after,
+        } = &self
+        {
+            let fault =
+                json!({"code": 429, "message": message, "retryAfter": retry_after.to_string()});
+            let body = json!({ fault_name(status): fault });
+            let wait = retry_after.to_string();
+            return (
+                status,
+                [(axum::http::header::RETRY_AFTER, wait)],
+                Json(body),
+            )
+                .into_response();
+        }
         fault_response(status, &self.message())
     }
 }
@@ -160,6 +181,7 @@ mod tests {
             (409, "conflictingRequest"),
             (413, "overLimit"),
             (415, "badMediaType"),
+            (429, "overLimit"),
             (500, "computeFault"),
             (501, "notImplemented"),
             (503, "serviceUnavailable"),

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::console::SignInLimiter;
 use crate::auth::Authenticator;
 use crate::metrics::Metrics;
 use crate::notify::RelayHealth;
@@ -41,6 +42,8 @@ pub struct Shared {
     pub config: Arc<ServiceConfig>,
     pub auth: Arc<Authenticator>,
     pub metrics: Arc<Metrics>,
+    /// Failed console sign-ins per client.
+    pub sign_ins: SignInLimiter,
 }
 
 impl AppState {
@@ -50,6 +53,7 @@ impl AppState {
             config: Arc::new(config),
             auth: Arc::new(auth),
             metrics: Arc::new(Metrics::default()),
+            sign_ins: SignInLimiter::default(),
         }))
     }
 }

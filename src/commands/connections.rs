@@ -9,7 +9,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::http::Request;
 use axum::Router;
+use hyper::body::Incoming;
+use tower::util::MapRequest;
+
+use crate::api::console::ClientAddr;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -52,7 +57,7 @@ pub async fn accept_until(
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(err) => {
                     // Out of file descriptors and the like: wait instead of spinning.
                     tracing::warn!(error = %err, "cannot accept a connection");
@@ -62,8 +67,14 @@ pub async fn accept_until(
             },
             () = &mut shutdown => break,
         };
+        let (stream, peer) = stream;
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // The handlers that count per client (the console's sign-in) read the peer.
+        let with_peer = MapRequest::new(app.clone(), move |mut request: Request<Incoming>| {
+            request.extensions_mut().insert(ClientAddr(peer));
+            request
+        });
+        let service = TowerToHyperService::new(with_peer);
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(err) = connection.await {

@@ -6,6 +6,8 @@ shown as text, a phone-sized screen, and a member of another project seeing noth
 CONSOLE_SCREENSHOT=path saves the Volumes screen with the shared volume attached twice
 (the picture in docs/operations.md)."""
 
+import http.client
+import json
 import os
 import shutil
 import threading
@@ -20,7 +22,7 @@ from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from conftest import Server
+from conftest import Server, _stores
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -40,9 +42,9 @@ def drained(server):
     return server
 
 
-@pytest.fixture(scope="module")
-def service():
-    started = drained(Server("sqlite"))
+@pytest.fixture(scope="module", params=_stores())
+def service(request):
+    started = drained(Server(request.param))
     yield started
     started.stop()
 
@@ -134,6 +136,40 @@ def test_the_console_is_served_with_a_strict_policy(service):
     refused = requests.post(f"{service.url}/console/session", json={"username": "u", "password": "p"})
     assert refused.status_code == 401
     assert "noauth" in refused.json()["unauthorized"]["message"]
+
+
+def sign_in_from(url, source_ip, body):
+    """POST /console/session over a socket bound to `source_ip` (any 127.x address
+    reaches loopback), so the service sees a client of that address."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10, source_address=(source_ip, 0))
+    try:
+        connection.request("POST", "/console/session", body=json.dumps(body),
+                           headers={"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        headers = {name.lower(): value for name, value in answer.getheaders()}
+        return answer.status, headers, json.loads(answer.read() or b"null")
+    finally:
+        connection.close()
+
+
+def test_failed_sign_ins_are_limited_per_client_address():
+    """Five failures from one address hold that address back (429, Retry-After) while
+    another address signs in."""
+    server = drained(Server("sqlite"))
+    try:
+        for _ in range(5):
+            status, _, _ = sign_in_from(server.url, "127.0.0.1", {"token": " "})
+            assert status == 401
+        status, headers, body = sign_in_from(server.url, "127.0.0.1", {"token": "admin:p1"})
+        assert status == 429, body
+        assert 1 <= int(headers["retry-after"]) <= 60
+        assert "Too many failed sign-ins" in body["overLimit"]["message"]
+        status, _, body = sign_in_from(server.url, "127.0.0.2", {"token": "admin:p1"})
+        assert status == 200, body
+        assert body["session"]["project_id"] == "p1"
+    finally:
+        server.stop()
 
 
 def test_a_shared_volume_through_the_console(service, browser):

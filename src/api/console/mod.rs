@@ -6,12 +6,17 @@
 //! Every console response carries a strict Content-Security-Policy: scripts and styles
 //! only from these files, requests only to this origin, no framing, no inline code.
 
+mod sign_in_limit;
+
+use std::time::Instant;
+
 use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::middleware::{from_fn, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::Extension;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::json;
@@ -19,6 +24,7 @@ use serde_json::json;
 use super::error::ApiError;
 use super::AppState;
 use crate::auth::{AuthError, PasswordLogin, SignIn};
+pub use sign_in_limit::{ClientAddr, SignInLimiter};
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
@@ -97,7 +103,21 @@ fn default_domain() -> String {
     "Default".to_owned()
 }
 
-async fn sign_in(State(state): State<AppState>, body: axum::body::Bytes) -> Response {
+async fn sign_in(
+    State(state): State<AppState>,
+    client: Option<Extension<ClientAddr>>,
+    body: axum::body::Bytes,
+) -> Response {
+    let client = client.map(|Extension(ClientAddr(addr))| addr.ip());
+    if let Err(seconds) = state.sign_ins.admit(client, Instant::now()) {
+        return ApiError::TooManyRequests {
+            message: format!(
+                "Too many failed sign-ins from this address; try again in {seconds} seconds."
+            ),
+            retry_after: seconds,
+        }
+        .into_response();
+    }
     let request: SessionRequest = match serde_json::from_slice(&body) {
         Ok(request) => request,
         Err(err) => {
@@ -122,6 +142,7 @@ async fn sign_in(State(state): State<AppState>, body: axum::body::Bytes) -> Resp
     };
     match state.auth.sign_in(offered).await {
         Ok(signed_in) => {
+            state.sign_ins.succeeded(client);
             let c = &signed_in.context;
             let mut response = Json(json!({"session": {
                 "token": signed_in.token,
@@ -140,7 +161,10 @@ async fn sign_in(State(state): State<AppState>, body: axum::body::Bytes) -> Resp
         Err(AuthError::Unavailable(message)) => {
             ApiError::ServiceUnavailable(message).into_response()
         }
-        Err(err) => ApiError::Unauthorized(err.to_string()).into_response(),
+        Err(err) => {
+            state.sign_ins.failed(client, Instant::now());
+            ApiError::Unauthorized(err.to_string()).into_response()
+        }
     }
 }
 

@@ -89,7 +89,31 @@ async fn trusted_headers_sign_in_is_refused(app: TestApp) {
         .assert_fault(401, "unauthorized", "proxy");
 }
 
+/// Five failed sign-ins from one client and the sixth attempt, right or wrong, is
+/// refused (429, Cinder's overLimit fault, Retry-After) before it is tried.
+async fn failed_sign_ins_are_limited(app: TestApp) {
+    for _ in 0..5 {
+        app.request(Method::POST, "/console/session")
+            .json(&json!({"token": " "}))
+            .send()
+            .await
+            .assert_fault(401, "unauthorized", "sign in with a token");
+    }
+    let held = app
+        .request(Method::POST, "/console/session")
+        .json(&json!({"token": "admin:p1"}))
+        .send()
+        .await;
+    held.assert_fault(429, "overLimit", "Too many failed sign-ins");
+    let wait: u64 = held.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(held.json["overLimit"]["retryAfter"], wait.to_string());
+    // The API itself is not limited.
+    assert_eq!(app.get("/v3/p1/volumes").send().await.status, 200);
+}
+
 backend_tests!(
+    failed_sign_ins_are_limited,
     pages_carry_a_strict_policy,
     noauth_sign_in_gives_a_usable_token,
     trusted_headers_sign_in_is_refused
