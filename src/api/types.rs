@@ -326,6 +326,7 @@ async fn create_specs(
             &ctx.caller,
             &path.type_id,
             body.extra_specs,
+            None,
             rules::EXTRA_SPECS_CREATE,
         )
         .await?;
@@ -347,7 +348,13 @@ async fn update_spec(
     }
     let specs = state
         .service
-        .set_extra_specs(&ctx.caller, &path.type_id, specs, rules::EXTRA_SPECS_UPDATE)
+        .set_extra_specs(
+            &ctx.caller,
+            &path.type_id,
+            specs,
+            Some(&path.key),
+            rules::EXTRA_SPECS_UPDATE,
+        )
         .await?;
     Ok(Json(specs_json(&specs)))
 }

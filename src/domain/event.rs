@@ -44,6 +44,15 @@ pub enum EventKind {
     SnapshotDeleteEnd,
     /// A retype done: the payload names the new type (Cinder's manager `retype`).
     VolumeRetype,
+    /// Volume type changes, from Cinder's `volumeType` notifier: the type as it is after
+    /// the change under `volume_types`.
+    VolumeTypeCreate,
+    VolumeTypeUpdate,
+    VolumeTypeDelete,
+    /// Extra spec changes, from Cinder's `volumeTypeExtraSpecs` notifier.
+    VolumeTypeExtraSpecsCreate,
+    VolumeTypeExtraSpecsUpdate,
+    VolumeTypeExtraSpecsDelete,
 }
 
 impl EventKind {
@@ -82,6 +91,25 @@ impl EventKind {
             EventKind::SnapshotDeleteStart => "snapshot.delete.start",
             EventKind::SnapshotDeleteEnd => "snapshot.delete.end",
             EventKind::VolumeRetype => "volume.retype",
+            EventKind::VolumeTypeCreate => "volume_type.create",
+            EventKind::VolumeTypeUpdate => "volume_type.update",
+            EventKind::VolumeTypeDelete => "volume_type.delete",
+            EventKind::VolumeTypeExtraSpecsCreate => "volume_type_extra_specs.create",
+            EventKind::VolumeTypeExtraSpecsUpdate => "volume_type_extra_specs.update",
+            EventKind::VolumeTypeExtraSpecsDelete => "volume_type_extra_specs.delete",
+        }
+    }
+
+    /// The notifier Cinder sends it from: the publisher is `<notifier>.<host>`.
+    pub fn notifier(self) -> &'static str {
+        match self {
+            EventKind::VolumeTypeCreate
+            | EventKind::VolumeTypeUpdate
+            | EventKind::VolumeTypeDelete => "volumeType",
+            EventKind::VolumeTypeExtraSpecsCreate
+            | EventKind::VolumeTypeExtraSpecsUpdate
+            | EventKind::VolumeTypeExtraSpecsDelete => "volumeTypeExtraSpecs",
+            _ => "volume",
         }
     }
 
@@ -161,9 +189,10 @@ pub struct RecordedEvent {
     pub event_type: String,
     pub priority: String,
     pub publisher_id: String,
-    pub volume_id: VolumeId,
+    /// `None` for events about no volume (volume types).
+    pub volume_id: Option<VolumeId>,
     pub attachment_id: Option<AttachmentId>,
-    /// The volume's project.
+    /// The volume's project; for events about no volume, the caller's.
     pub project_id: String,
     pub caller_user_id: Option<String>,
     pub caller_project_id: Option<String>,
@@ -221,7 +250,7 @@ mod tests {
             event_type: "volume.attach.start".into(),
             priority: "INFO".into(),
             publisher_id: "volume.host1".into(),
-            volume_id: VolumeId::from(Uuid::nil()),
+            volume_id: Some(VolumeId::from(Uuid::nil())),
             attachment_id: None,
             project_id: "p1".into(),
             caller_user_id: Some("u1".into()),

@@ -315,12 +315,14 @@ impl Service {
             .ok_or_else(|| type_not_found(type_id))
     }
 
-    /// Adds or replaces specs (`POST .../extra_specs` and `PUT .../extra_specs/{key}`).
+    /// Adds or replaces specs (`POST .../extra_specs`, or `PUT .../extra_specs/{key}`
+    /// with the `named_key`).
     pub async fn set_extra_specs(
         &self,
         caller: &RequestContext,
         type_id: &str,
         specs: ExtraSpecs,
+        named_key: Option<&str>,
         rule: &'static str,
     ) -> Result<ExtraSpecs, DomainError> {
         self.policy.enforce(rule, caller, &Target::caller(caller))?;
@@ -328,7 +330,7 @@ impl Service {
         check_sharing_specs(&specs).map_err(invalid_spec)?;
         match self
             .store
-            .set_extra_specs(uuid, &specs, self.clock.now())
+            .set_extra_specs(uuid, &specs, named_key, self.clock.now())
             .await?
         {
             Outcome::Done(()) => Ok(specs),

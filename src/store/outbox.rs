@@ -8,6 +8,8 @@
 //! order and marks them sent once the broker confirmed them; one process relays at a
 //! time, the holder of a lease row.
 
+mod type_events;
+
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
@@ -21,6 +23,7 @@ use super::db::{Database, Executor, Transaction};
 use super::{SqlStore, StoreKind};
 use crate::domain::event::{EventFilters, EventKind, RecordedEvent};
 use crate::domain::ids::{AttachmentId, SnapshotId, VolumeId};
+pub(crate) use type_events::SpecsChange;
 
 #[async_trait]
 pub trait EventStore: Send + Sync {

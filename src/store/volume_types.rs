@@ -11,8 +11,10 @@ use super::db::error::StoreError;
 use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
+use super::outbox::SpecsChange;
 use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
+use crate::domain::event::EventKind;
 use crate::domain::ids::VolumeTypeId;
 use crate::domain::refusal::{ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeInUse};
 use crate::domain::volume_type::{
@@ -43,10 +45,13 @@ pub trait VolumeTypeStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), TypeInUse>, StoreError>;
     /// Adds or replaces specs of a type no live volume uses.
+    /// Adds or replaces specs; `named_key` is the key a `PUT .../extra_specs/{key}` named
+    /// (reported as an update), `None` for a `POST`.
     async fn set_extra_specs(
         &self,
         id: VolumeTypeId,
         specs: &ExtraSpecs,
+        named_key: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), ExtraSpecsRefusal>, StoreError>;
     /// Removes one spec of a type no live volume uses.
@@ -226,6 +231,8 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
+        self.record_type_event(&mut tx, EventKind::VolumeTypeCreate, new.id, new.created_at)
+            .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -269,6 +276,8 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         if let Some(new_name) = update.name.as_deref().filter(|n| *n != old_name) {
             Self::rename_type_quotas(&mut tx, &old_name, new_name, now).await?;
         }
+        self.record_type_event(&mut tx, EventKind::VolumeTypeUpdate, id, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -283,6 +292,9 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
         };
+        // Reported as the type was, extra specs included (Cinder reads it before).
+        self.record_type_event(&mut tx, EventKind::VolumeTypeDelete, id, now)
+            .await?;
         Self::remove_items(&mut tx, SideTable::TypeExtraSpecs, id.uuid(), None, now).await?;
         for statement in [DELETE_ACCESS, DELETE_TYPE] {
             tx.execute(Sql::new(statement).bind(id).bind(now)).await?;
@@ -296,6 +308,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         &self,
         id: VolumeTypeId,
         specs: &ExtraSpecs,
+        named_key: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), ExtraSpecsRefusal>, StoreError> {
         let mut tx = match self.begin_spec_write(id).await? {
@@ -316,6 +329,15 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
             tx.execute(sql).await?;
         }
         tx.execute(Sql::new(TOUCH_TYPE).bind(id).bind(now)).await?;
+        let (kind, change) = match named_key {
+            Some(key) => (EventKind::VolumeTypeExtraSpecsUpdate, SpecsChange::Key(key)),
+            None => (
+                EventKind::VolumeTypeExtraSpecsCreate,
+                SpecsChange::Set(specs),
+            ),
+        };
+        self.record_spec_event(&mut tx, kind, id, change, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -342,6 +364,15 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         if removed == 0 {
             return Ok(Outcome::Refused(SpecRemovalRefusal::NoSuchKey));
         }
+        let change = SpecsChange::Key(key);
+        self.record_spec_event(
+            &mut tx,
+            EventKind::VolumeTypeExtraSpecsDelete,
+            id,
+            change,
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

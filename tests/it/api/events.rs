@@ -389,7 +389,94 @@ async fn a_retype_is_reported_with_its_new_type(app: TestApp) {
     assert_eq!(trail[2]["priority"], "INFO");
 }
 
+/// Type and extra-spec changes are reported as Cinder's API sends them (`volumeType` and
+/// `volumeTypeExtraSpecs` notifiers), about no volume, in the caller's project; a refused
+/// change reports nothing.
+async fn type_changes_are_reported(app: TestApp) {
+    let id = app.create_type("audited", json!({"k": "v"})).await;
+    let path = format!("/v3/p1/types/{id}");
+    let send = |method: Method, path: String, body: Option<Value>| {
+        let request = app.request(method, &path);
+        async move {
+            match body {
+                Some(body) => request.json(&body).send().await,
+                None => request.send().await,
+            }
+        }
+    };
+    let renamed = send(
+        Method::PUT,
+        path.clone(),
+        Some(json!({"volume_type": {"description": "kept"}})),
+    )
+    .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.text);
+    let added = send(
+        Method::POST,
+        format!("{path}/extra_specs"),
+        Some(json!({"extra_specs": {"a": "1", "b": "2"}})),
+    )
+    .await;
+    assert_eq!(added.status, 200, "{}", added.text);
+    let replaced = send(
+        Method::PUT,
+        format!("{path}/extra_specs/a"),
+        Some(json!({"a": "3"})),
+    )
+    .await;
+    assert_eq!(replaced.status, 200, "{}", replaced.text);
+    let missing = send(Method::DELETE, format!("{path}/extra_specs/nope"), None).await;
+    assert_eq!(missing.status, 404, "{}", missing.text);
+    let removed = send(Method::DELETE, format!("{path}/extra_specs/b"), None).await;
+    assert_eq!(removed.status, 202, "{}", removed.text);
+    let deleted = send(Method::DELETE, path.clone(), None).await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+
+    let trail: Vec<Value> = events(&app, "")
+        .await
+        .into_iter()
+        .filter(|e| str_of(e, "event_type").starts_with("volume_type"))
+        .collect();
+    assert_eq!(
+        types(&trail),
+        [
+            "volume_type.create",
+            "volume_type.update",
+            "volume_type_extra_specs.create",
+            "volume_type_extra_specs.update",
+            "volume_type_extra_specs.delete",
+            "volume_type.delete",
+        ]
+    );
+    for event in &trail {
+        assert_eq!(event["volume_id"], Value::Null);
+        assert_eq!(event["project_id"], "p1");
+        let notifier = if str_of(event, "event_type").starts_with("volume_type_extra_specs") {
+            "volumeTypeExtraSpecs."
+        } else {
+            "volumeType."
+        };
+        assert!(
+            str_of(event, "publisher_id").starts_with(notifier),
+            "{event}"
+        );
+    }
+    let created = &trail[0]["payload"]["volume_types"];
+    assert_eq!(created["id"], json!(id));
+    assert_eq!(created["name"], "audited");
+    assert_eq!(created["is_public"], true);
+    assert_eq!(created["extra_specs"], json!({"k": "v"}));
+    assert_eq!(trail[1]["payload"]["volume_types"]["description"], "kept");
+    assert_eq!(trail[2]["payload"]["type_id"], json!(id));
+    assert_eq!(trail[2]["payload"]["specs"], json!({"a": "1", "b": "2"}));
+    assert_eq!(trail[3]["payload"]["id"], "a");
+    assert_eq!(trail[4]["payload"]["id"], "b");
+    let gone = &trail[5]["payload"]["volume_types"];
+    assert_eq!(gone["extra_specs"], json!({"k": "v", "a": "3"}));
+}
+
 backend_tests!(
+    type_changes_are_reported,
     a_retype_is_reported_with_its_new_type,
     transfers_are_reported,
     snapshots_and_failed_creates_are_reported,
