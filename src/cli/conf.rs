@@ -455,6 +455,17 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
         "notify_durable",
         oslo_bool,
     )?;
+    // Asked for TLS, the relay must not dial in clear.
+    for key in ["ssl", "rabbit_use_ssl"] {
+        if let Some(ssl) = t.take("oslo_messaging_rabbit", key) {
+            let reason = match oslo_bool(&ssl.value) {
+                Ok(on) if on == "true" => crate::notify::NO_TLS.to_owned(),
+                Ok(_) => continue,
+                Err(reason) => reason,
+            };
+            return Err(t.error("oslo_messaging_rabbit", key, reason));
+        }
+    }
     Ok(())
 }
 

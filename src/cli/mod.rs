@@ -294,7 +294,7 @@ pub enum Command {
 #[derive(Debug, Clone, clap::Args)]
 pub struct NotifyArgs {
     /// The message bus to publish notifications to, `amqp://user:password@host:5672/vhost`
-    /// (`amqps://` for TLS; an empty vhost is `/`), or oslo.messaging's `rabbit://` URL
+    /// (an empty vhost is `/`), or oslo.messaging's `rabbit://` URL, its hosts tried in turn
     /// (Cinder's `[oslo_messaging_notifications] transport_url`). Unset: events are
     /// recorded and kept, and nothing is published.
     #[arg(long, env = "CINDER_ATTACH_NOTIFY_URL", value_parser = crate::notify::bus_url)]

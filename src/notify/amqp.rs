@@ -15,6 +15,7 @@ use crate::domain::event::{oslo_envelope, RecordedEvent};
 /// Where and how notifications are published.
 #[derive(Debug, Clone)]
 pub struct BusConfig {
+    /// The broker's AMQP URLs, space-separated (`bus_url`), tried in turn.
     pub url: String,
     pub exchange: String,
     /// The topic; the routing key is `<topic>.<priority>` (`notifications.info`).
@@ -60,8 +61,36 @@ pub struct Publisher {
 }
 
 impl Publisher {
-    pub async fn connect(config: &BusConfig) -> Result<Publisher, PublishError> {
-        let connection = Connection::connect(&config.url, ConnectionProperties::default()).await?;
+    /// Dials the brokers in turn, each for at most `per_host`: the first that takes the
+    /// relay. When none does, a refusal if one refused (that is what needs fixing), else
+    /// the last failure.
+    pub async fn connect(
+        config: &BusConfig,
+        per_host: std::time::Duration,
+    ) -> Result<Publisher, PublishError> {
+        let mut refusal = None;
+        let mut last = PublishError::TimedOut;
+        for url in super::bus_url::bus_hosts(&config.url) {
+            let dialed = tokio::time::timeout(per_host, Self::connect_to(url, config))
+                .await
+                .unwrap_or(Err(PublishError::TimedOut));
+            match dialed {
+                Ok(publisher) => return Ok(publisher),
+                Err(err) => {
+                    tracing::debug!(error = %err, "message bus host did not take the relay; trying the next");
+                    if err.is_refusal() && refusal.is_none() {
+                        refusal = Some(err);
+                    } else {
+                        last = err;
+                    }
+                }
+            }
+        }
+        Err(refusal.unwrap_or(last))
+    }
+
+    async fn connect_to(url: &str, config: &BusConfig) -> Result<Publisher, PublishError> {
+        let connection = Connection::connect(url, ConnectionProperties::default()).await?;
         let channel = connection.create_channel().await?;
         let durable = config.durable;
         channel

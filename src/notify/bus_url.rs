@@ -1,19 +1,41 @@
-//! The message bus's address as operators write it, made the AMQP URL the relay dials.
-//! - `rabbit://user:pass@host:port/vhost`, oslo.messaging's transport URL (Cinder's
-//!   `transport_url`): its first host of several, its virtual host;
+//! The message bus's address as operators write it, made the AMQP URLs the relay dials.
+//! - `rabbit://user:pass@host:port,user:pass@host2:port/vhost`, oslo.messaging's
+//!   transport URL (Cinder's `transport_url`): every host, in order, each with its own
+//!   credentials or else the first host's, and the virtual host;
 //! - `amqp://` and `amqps://` as they are, except that an empty virtual host (`.../`, a
 //!   trailing slash) means RabbitMQ's default `/`, as oslo, pika and kombu read it. To
 //!   the AMQP URI rules it would be the virtual host `""`, which no broker has: the relay
 //!   would be refused at every attempt while events pile up.
+//!
+//! Several URLs are kept in one string, separated by spaces (which no URL holds
+//! unescaped); `bus_hosts` splits it again.
 
-/// The AMQP URL for `url`, or why it cannot be one.
+/// Said of a URL (or configuration) that asks for TLS to the broker: dialling in clear
+/// instead would send the broker's password and every notification unencrypted.
+pub const NO_TLS: &str = "TLS to the message bus (amqps://, ssl=1) is not supported by this \
+     version: the relay would send credentials and events in clear; use amqp:// on a \
+     trusted network or a TLS tunnel to the broker";
+
+/// Whether oslo's query options ask for TLS (`ssl=1`, `ssl=true`).
+fn asks_tls(query: &str) -> bool {
+    query.split('&').any(|option| {
+        matches!(
+            option.split_once('='),
+            Some(("ssl", value)) if matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+        )
+    })
+}
+
+/// The AMQP URLs for `url`, space-separated, or why it cannot be one.
 pub fn bus_url(url: &str) -> Result<String, String> {
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| format!("'{url}' is not a URL (amqp://, amqps:// or rabbit://)"))?;
+    let oslo = scheme == "rabbit";
     let scheme = match scheme {
         "rabbit" => "amqp",
-        "amqp" | "amqps" => scheme,
+        "amqp" => scheme,
+        "amqps" => return Err(NO_TLS.to_owned()),
         other => {
             return Err(format!(
                 "'{other}://' is not a message bus this service speaks \
@@ -26,36 +48,55 @@ pub fn bus_url(url: &str) -> Result<String, String> {
         Some((vhost, query)) => (vhost, Some(query)),
         None => (path, None),
     };
-    // oslo's URL lists hosts with commas, each with its own credentials or the first
-    // one's; the relay dials the first.
-    let entry = authority.split(',').next().unwrap_or_default();
-    let (credentials, first) = match entry.rsplit_once('@') {
-        Some((credentials, host)) => (Some(credentials), host),
-        None => (None, entry),
-    };
-    if first.is_empty() {
-        return Err(format!("'{url}' names no host"));
-    }
     let vhost = if vhost.is_empty() { "%2f" } else { vhost };
-    let mut out = format!("{scheme}://");
-    if let Some(credentials) = credentials {
-        out.push_str(credentials);
-        out.push('@');
+    if oslo && query.is_some_and(asks_tls) {
+        return Err(NO_TLS.to_owned());
     }
-    out.push_str(first);
-    out.push('/');
-    out.push_str(vhost);
-    // oslo's own query options (`ssl=1`, ...) mean nothing to an AMQP URL.
-    if let Some(query) = query.filter(|_| !url.starts_with("rabbit://")) {
-        out.push('?');
-        out.push_str(query);
+    // oslo's own query options mean nothing to an AMQP URL.
+    let query = query.filter(|_| !oslo);
+    // Only oslo's URL lists hosts with commas; in an AMQP URL a comma is just a character.
+    let entries: Vec<&str> = if oslo {
+        authority.split(',').collect()
+    } else {
+        vec![authority]
+    };
+    let mut first_credentials = None;
+    let mut urls = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let (credentials, host) = match entry.rsplit_once('@') {
+            Some((credentials, host)) => (Some(credentials), host),
+            None => (None, entry),
+        };
+        if host.is_empty() {
+            return Err(format!("'{url}' names no host"));
+        }
+        let credentials = credentials.or(first_credentials);
+        first_credentials = first_credentials.or(credentials);
+        let mut out = format!("{scheme}://");
+        if let Some(credentials) = credentials {
+            out.push_str(credentials);
+            out.push('@');
+        }
+        out.push_str(host);
+        out.push('/');
+        out.push_str(vhost);
+        if let Some(query) = query {
+            out.push('?');
+            out.push_str(query);
+        }
+        urls.push(out);
     }
-    Ok(out)
+    Ok(urls.join(" "))
+}
+
+/// The URLs `bus_url` made, in the order to try them.
+pub fn bus_hosts(urls: &str) -> impl Iterator<Item = &str> {
+    urls.split_whitespace()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bus_url;
+    use super::{bus_hosts, bus_url};
 
     #[test]
     fn an_empty_virtual_host_is_the_default_one() {
@@ -71,21 +112,25 @@ mod tests {
             "amqp://u:p@h:5672/cinder"
         );
         assert_eq!(
-            bus_url("amqps://u:p@h:5671/?heartbeat=10").unwrap(),
-            "amqps://u:p@h:5671/%2f?heartbeat=10"
+            bus_url("amqp://u:p@h:5672/?heartbeat=10").unwrap(),
+            "amqp://u:p@h:5672/%2f?heartbeat=10"
         );
     }
 
     #[test]
     fn oslo_transport_urls_are_read_as_oslo_reads_them() {
         assert_eq!(
-            bus_url("rabbit://u:p@h1:5672,u:p@h2:5672/").unwrap(),
-            "amqp://u:p@h1:5672/%2f"
+            bus_url("rabbit://u:p@h1:5672,v:q@h2:5672/").unwrap(),
+            "amqp://u:p@h1:5672/%2f amqp://v:q@h2:5672/%2f"
         );
+        let both = bus_url("rabbit://u:p@h1:5672,h2:5672/nova").unwrap();
         assert_eq!(
-            bus_url("rabbit://u:p@h1:5672,h2:5672/").unwrap(),
-            "amqp://u:p@h1:5672/%2f"
+            bus_hosts(&both).collect::<Vec<_>>(),
+            ["amqp://u:p@h1:5672/nova", "amqp://u:p@h2:5672/nova"]
         );
+        assert!(bus_url("rabbit://u:p@h1:5672,/")
+            .unwrap_err()
+            .contains("names no host"));
         assert_eq!(
             bus_url("rabbit://u:p@h1:5672/openstack?ssl=0").unwrap(),
             "amqp://u:p@h1:5672/openstack"
@@ -98,6 +143,10 @@ mod tests {
             .unwrap_err()
             .contains("only RabbitMQ"));
         assert!(bus_url("h:5672").unwrap_err().contains("not a URL"));
+        for tls in ["amqps://u:p@h:5671/", "rabbit://u:p@h:5671/?ssl=1"] {
+            assert_eq!(bus_url(tls).unwrap_err(), super::NO_TLS, "{tls}");
+        }
+        assert!(bus_url("rabbit://u:p@h:5672/?ssl=0").is_ok());
         assert!(bus_url("amqp:///vhost")
             .unwrap_err()
             .contains("names no host"));

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use amqp::{BusConfig, PublishError, Publisher};
-pub use bus_url::bus_url;
+pub use bus_url::{bus_url, NO_TLS};
 pub use health::{RelayHealth, RelayState};
 
 use crate::clock::Clock;
@@ -26,8 +26,8 @@ const IDLE_POLL: Duration = Duration::from_millis(100);
 const LEASE: Duration = Duration::from_secs(10);
 /// The longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
-/// How long connecting, or one batch's publishes and confirms, may take before the
-/// connection is given up: a broker that accepted the socket and then went silent
+/// How long connecting to one broker host, or one batch's publishes and confirms, may
+/// take before the connection is given up: a broker that accepted the socket and then went silent
 /// (stopping, or starting) must not hold the relay until the heartbeat notices.
 const BROKER_TIMEOUT: Duration = Duration::from_secs(15);
 
@@ -36,9 +36,7 @@ const BROKER_TIMEOUT: Duration = Duration::from_secs(15);
 /// that is an error naming the cause; one that cannot be reached yet only holds the
 /// events back (they wait in the outbox), so that is a warning.
 pub async fn check_bus(bus: &BusConfig) -> Result<(), String> {
-    let dialed = tokio::time::timeout(BROKER_TIMEOUT, Publisher::connect(bus))
-        .await
-        .unwrap_or(Err(PublishError::TimedOut));
+    let dialed = Publisher::connect(bus, BROKER_TIMEOUT).await;
     match dialed {
         Ok(publisher) => {
             publisher.close().await;
@@ -111,9 +109,7 @@ async fn relay(
         }
         let connected = match publisher.take() {
             Some(p) if p.is_connected() => Ok(p),
-            _ => tokio::time::timeout(BROKER_TIMEOUT, Publisher::connect(&bus))
-                .await
-                .unwrap_or(Err(PublishError::TimedOut)),
+            _ => Publisher::connect(&bus, BROKER_TIMEOUT).await,
         };
         let current = match connected {
             Ok(p) => p,

@@ -246,14 +246,16 @@ def test_a_listener_hears_a_shared_volume_cycle(broker, store):
         listener.stop()
 
 
-@pytest.mark.parametrize("form", ["trailing slash", "oslo"])
+@pytest.mark.parametrize("form", ["trailing slash", "oslo", "oslo, first host down"])
 def test_urls_as_operators_write_them_reach_the_broker(broker, form):
     """`amqp://.../` (an empty virtual host: `/`, as oslo and pika read it) and oslo's
-    `rabbit://` transport URL (first host of several) both deliver."""
+    `rabbit://` transport URL (several hosts, tried in turn, the others taking the first
+    one's credentials) all deliver."""
     port = broker.amqp_url.split(":")[-1].split("/")[0]
     url = {
         "trailing slash": f"amqp://guest:guest@127.0.0.1:{port}/",
         "oslo": f"rabbit://guest:guest@127.0.0.1:{port},guest:guest@127.0.0.1:1/",
+        "oslo, first host down": f"rabbit://guest:guest@127.0.0.1:1,127.0.0.1:{port}/",
     }[form]
     listener = Listener(broker.transport_url, durable=False)
     service = Service("sqlite", ["--notify-url", url])

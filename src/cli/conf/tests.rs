@@ -103,7 +103,7 @@ fn notifications_follow_oslo_messaging_options() {
     let settings = load(&[path.to_path_buf()]).expect("loads");
     assert_eq!(
         values(&settings, "notify_url"),
-        ["amqp://cinder:pw@mq1:5672/%2f"]
+        ["amqp://cinder:pw@mq1:5672/%2f amqp://cinder:pw@mq2:5672/%2f"]
     );
     assert_eq!(values(&settings, "notify_topic"), ["notifications"]);
     assert_eq!(values(&settings, "notify_exchange"), ["cinder"]);
@@ -167,6 +167,10 @@ fn bad_values_name_the_file_section_and_option() {
         ("[DEFAULT]\nenabled_backends = nfs\n[nfs]\nvolume_driver = cinder.volume.drivers.nfs.NfsDriver\n",
          "[nfs] volume_driver: 'cinder.volume.drivers.nfs.NfsDriver' is not a driver cinder-attach has (file, iscsi-sim, tgt, rbd or cinder.volume.drivers.rbd.RBDDriver)"),
         ("[database]\nmax_pool_size = many\n", "[database] max_pool_size: 'many' is not a number"),
+        ("[DEFAULT]\ntransport_url = rabbit://u:p@mq:5671/\n[oslo_messaging_notifications]\ndriver = messagingv2\n[oslo_messaging_rabbit]\nssl = true\n",
+         "[oslo_messaging_rabbit] ssl: TLS to the message bus (amqps://, ssl=1) is not supported"),
+        ("[DEFAULT]\ntransport_url = amqps://u:p@mq:5671/\n[oslo_messaging_notifications]\ndriver = messaging\n",
+         "[DEFAULT] transport_url: TLS to the message bus"),
     ];
     for (text, expected) in cases {
         let path = write(text);
