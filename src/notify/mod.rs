@@ -20,8 +20,13 @@ use crate::store::Store;
 
 /// Events read and published per round.
 const BATCH: u32 = 200;
-/// How often an idle relay looks for new events.
+/// How often an idle relay looks for new events where the database cannot wake it
+/// (SQLite), or while writers are committing.
 const IDLE_POLL: Duration = Duration::from_millis(100);
+/// How long an idle relay on PostgreSQL waits for a write's notification before it looks
+/// anyway (a notification lost with a connection); under half the lease, which is renewed
+/// between waits.
+const IDLE_LISTEN: Duration = Duration::from_secs(4);
 /// How long a relay's lease lasts; it is renewed at half of it.
 const LEASE: Duration = Duration::from_secs(10);
 /// The longest wait between reconnection attempts.
@@ -104,7 +109,10 @@ async fn relay(
         };
         if pending.is_empty() {
             health.caught_up();
-            tokio::time::sleep(IDLE_POLL).await;
+            if let Err(err) = store.wait_for_events(IDLE_POLL, IDLE_LISTEN).await {
+                tracing::warn!(error = %err, "notification relay: cannot wait for new events; polling");
+                tokio::time::sleep(IDLE_POLL).await;
+            }
             continue;
         }
         let connected = match publisher.take() {

@@ -13,6 +13,8 @@ mod type_events;
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
+use std::time::Duration;
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -38,6 +40,12 @@ pub trait EventStore: Send + Sync {
 
     /// The broker confirmed these events.
     async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError>;
+
+    /// Waits for new events, as the relay's lease holder with nothing left to send: on
+    /// PostgreSQL until a write records one (it notifies while the relay waits) or
+    /// `longest` passed; where the database cannot notify, or writers are committing
+    /// right now, for `poll`.
+    async fn wait_for_events(&self, poll: Duration, longest: Duration) -> Result<(), StoreError>;
 
     /// Takes or renews the relay's lease for `holder` until `until` (refused while
     /// another holder's lease runs). Whether `holder` holds it now.
@@ -245,8 +253,14 @@ const MARK_SENT: &str = "update events set sent_at = $1 where sent_at is null an
 /// Takes the lease when it is free, expired or already `$1`'s.
 const TAKE_LEASE: &str = "\
     insert into event_relay (name, holder, expires_at) values ('notifications', $1, $3) \
-    on conflict (name) do update set holder = $1, expires_at = $3 \
+    on conflict (name) do update set holder = $1, expires_at = $3, waiting = false \
      where event_relay.holder = $1 or event_relay.expires_at < $2";
+
+/// The channel writes notify an idle relay on (migration 0014).
+const RELAY_CHANNEL: &str = "cinder_attach_events";
+
+/// Whether any event waits for the broker.
+const ANY_PENDING: &str = "select seq from events where sent_at is null limit 1";
 
 const LEASE_HOLDER: &str = "select holder from event_relay where name = 'notifications'";
 
@@ -401,6 +415,35 @@ impl<D: Database> EventStore for SqlStore<D> {
         let row: Option<(i64, Option<DateTime<Utc>>)> = self.db.fetch_optional(sql).await?;
         let (pending, oldest) = row.unwrap_or((0, None));
         Ok(EventBacklog { pending, oldest })
+    }
+
+    async fn wait_for_events(&self, poll: Duration, longest: Duration) -> Result<(), StoreError> {
+        if !self.db.listen(RELAY_CHANNEL).await? {
+            tokio::time::sleep(poll).await;
+            return Ok(());
+        }
+        let set: Option<(bool,)> = self
+            .db
+            .fetch_optional(Sql::new("select cinder_attach_relay_waiting(true)"))
+            .await?;
+        if set != Some((true,)) {
+            // Writers are committing: their events are next.
+            tokio::time::sleep(poll).await;
+            return Ok(());
+        }
+        // Events committed before `waiting` was set notified nobody: look once more.
+        let pending: Result<Option<(i64,)>, _> =
+            self.db.fetch_optional(Sql::new(ANY_PENDING)).await;
+        let waited = match pending {
+            Ok(None) => self.db.wait_notified(longest).await,
+            Ok(Some(_)) => Ok(()),
+            Err(err) => Err(err),
+        };
+        let cleared = self
+            .db
+            .fetch_optional::<(bool,)>(Sql::new("select cinder_attach_relay_waiting(false)"))
+            .await;
+        waited.and(cleared.map(drop))
     }
 
     #[tracing::instrument(skip_all, err)]

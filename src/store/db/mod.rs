@@ -96,6 +96,26 @@ pub trait Database: Send + Sync + 'static {
     /// How busy each connection pool is.
     fn pool_use(&self) -> Vec<PoolUse>;
 
+    /// Listens on `channel` (`LISTEN`) from now on, if the database can notify; whether
+    /// it listens. SQLite has no notifications: its callers poll.
+    fn listen(
+        &self,
+        _channel: &'static str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        async { Ok(false) }
+    }
+
+    /// Waits for a notification on the channel `listen` took, for at most `longest`.
+    fn wait_notified(
+        &self,
+        longest: std::time::Duration,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            tokio::time::sleep(longest).await;
+            Ok(())
+        }
+    }
+
     /// Waits for connections in use to come back and closes them.
     fn close(&self) -> impl Future<Output = ()> + Send;
 }

@@ -3,10 +3,13 @@
 //! (`FOR UPDATE`).
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgRow};
+use sqlx::postgres::{
+    PgArguments, PgConnectOptions, PgConnection, PgListener, PgPoolOptions, PgRow,
+};
 use sqlx::{Arguments, Row as _};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
@@ -23,6 +26,9 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
 pub struct Postgres {
     pool: PgPool,
+    /// Where a `LISTEN` connection goes (`listen`), opened when first asked for.
+    server: PgConnectOptions,
+    listener: tokio::sync::Mutex<Option<PgListener>>,
     /// Bounds the connections that hold a lock for `hold_lock` to half the pool: each
     /// holder still needs one more for the write it holds the lock around.
     lock_holders: Arc<Semaphore>,
@@ -44,7 +50,7 @@ impl Postgres {
             idle_timeout: IDLE_TIMEOUT,
         };
         let pool = PgPool::connect(
-            server,
+            server.clone(),
             options.max_connections,
             options.acquire_timeout,
             checks,
@@ -59,6 +65,8 @@ impl Postgres {
         let holders = (options.max_connections / 2).max(1) as usize;
         Ok(Self {
             pool,
+            server,
+            listener: tokio::sync::Mutex::new(None),
             lock_holders: Arc::new(Semaphore::new(holders)),
         })
     }
@@ -215,6 +223,38 @@ impl Database for Postgres {
         // A statement on its own commits as it runs.
         crate::commit_watch::note_commit();
         execute(&mut conn, &sql).await
+    }
+
+    async fn listen(&self, channel: &'static str) -> Result<bool, StoreError> {
+        let mut listener = self.listener.lock().await;
+        if listener.is_none() {
+            // sqlx's listener keeps a connection of its own and, when it is lost, opens
+            // another and listens again.
+            let pool = PgPoolOptions::new()
+                .max_connections(1)
+                .connect_lazy_with(self.server.clone());
+            let mut opened = PgListener::connect_with(&pool).await?;
+            opened.listen(channel).await?;
+            *listener = Some(opened);
+        }
+        Ok(true)
+    }
+
+    async fn wait_notified(&self, longest: Duration) -> Result<(), StoreError> {
+        let mut listener = self.listener.lock().await;
+        let Some(open) = listener.as_mut() else {
+            tokio::time::sleep(longest).await;
+            return Ok(());
+        };
+        match tokio::time::timeout(longest, open.try_recv()).await {
+            // Notified, timed out, or the connection was lost (a notification may have
+            // been lost with it): the caller looks again either way.
+            Ok(Ok(_)) | Err(_) => Ok(()),
+            Ok(Err(err)) => {
+                *listener = None;
+                Err(err.into())
+            }
+        }
     }
 
     fn pool_use(&self) -> Vec<PoolUse> {
