@@ -22,6 +22,31 @@ pub(super) fn snapshot_name(snapshot: SnapshotId) -> String {
     format!("snapshot-{snapshot}")
 }
 
+/// The snapshots (`snapshot-<id>`) of every volume image, sorted.
+pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
+    let mut ids = Vec::new();
+    for image in io.list_images()? {
+        if !image.starts_with("volume-") {
+            continue;
+        }
+        let opened = match io.open(&image, None, true) {
+            // Deleted since it was listed.
+            Err(e) if e.errno == ceph::ENOENT => continue,
+            other => other?,
+        };
+        ids.extend(
+            opened
+                .snapshots()?
+                .iter()
+                .filter_map(|name| name.strip_prefix("snapshot-"))
+                .filter_map(|id| uuid::Uuid::parse_str(id).ok())
+                .map(SnapshotId::from),
+        );
+    }
+    ids.sort();
+    Ok(ids)
+}
+
 /// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
 pub(super) fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
     let (_, ancestors) = access::image_chain(io, image)?;

@@ -531,30 +531,8 @@ impl Backend for RbdBackend {
     }
 
     async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
-        self.on_pool("list the snapshots", |io| {
-            let mut ids = Vec::new();
-            for image in io.list_images()? {
-                if !image.starts_with("volume-") {
-                    continue;
-                }
-                let opened = match io.open(&image, None, true) {
-                    // Deleted since it was listed.
-                    Err(e) if e.errno == ceph::ENOENT => continue,
-                    other => other?,
-                };
-                ids.extend(
-                    opened
-                        .snapshots()?
-                        .iter()
-                        .filter_map(|name| name.strip_prefix("snapshot-"))
-                        .filter_map(|id| uuid::Uuid::parse_str(id).ok())
-                        .map(SnapshotId::from),
-                );
-            }
-            ids.sort();
-            Ok(ids)
-        })
-        .await
+        self.on_pool("list the snapshots", images::snapshot_ids)
+            .await
     }
 
     fn validate_connector(&self, connector: &Connector) -> Result<(), BackendError> {
