@@ -23,10 +23,10 @@ const BATCH: u32 = 200;
 /// How often an idle relay looks for new events where the database cannot wake it
 /// (SQLite), or while writers are committing.
 const IDLE_POLL: Duration = Duration::from_millis(100);
-/// How long an idle relay on PostgreSQL waits for a write's notification before it looks
-/// anyway (a notification lost with a connection); under half the lease, which is renewed
-/// between waits.
-const IDLE_LISTEN: Duration = Duration::from_secs(4);
+/// How long an idle relay on PostgreSQL waits for a notification (this process's writes
+/// send one) before it looks anyway: for the writes of other processes, and for one that
+/// raced the relay's going idle. Under half the lease, which is renewed between waits.
+const IDLE_LISTEN: Duration = Duration::from_secs(1);
 /// How long a relay's lease lasts; it is renewed at half of it.
 const LEASE: Duration = Duration::from_secs(10);
 /// The longest wait between reconnection attempts.

@@ -119,6 +119,9 @@ pub struct SqlStore<D> {
     db: D,
     /// Whether writes record their notification events (`outbox.rs`).
     events: bool,
+    /// This process's relay waits on `LISTEN` (PostgreSQL): the writes that record events
+    /// notify it (`outbox.rs`).
+    relay_listening: std::sync::atomic::AtomicBool,
 }
 
 pub type PgStore = SqlStore<Postgres>;
@@ -132,12 +135,14 @@ pub async fn connect(options: &ConnectOptions) -> Result<Arc<dyn Store>, Connect
         Ok(Arc::new(SqlStore {
             db,
             events: options.record_events,
+            relay_listening: Default::default(),
         }))
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
         let db = Postgres::connect(options).await?;
         Ok(Arc::new(SqlStore {
             db,
             events: options.record_events,
+            relay_listening: Default::default(),
         }))
     } else {
         Err(ConnectError::UnsupportedScheme(redact_password(url)))

@@ -13,6 +13,7 @@ mod type_events;
 use std::sync::LazyLock;
 
 use async_trait::async_trait;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -42,9 +43,8 @@ pub trait EventStore: Send + Sync {
     async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError>;
 
     /// Waits for new events, as the relay's lease holder with nothing left to send: on
-    /// PostgreSQL until a write records one (it notifies while the relay waits) or
-    /// `longest` passed; where the database cannot notify, or writers are committing
-    /// right now, for `poll`.
+    /// PostgreSQL until a write of this process records one (it notifies while the relay
+    /// waits) or `longest` passed; where the database cannot notify, for `poll`.
     async fn wait_for_events(&self, poll: Duration, longest: Duration) -> Result<(), StoreError>;
 
     /// Takes or renews the relay's lease for `holder` until `until` (refused while
@@ -236,6 +236,25 @@ static INSERT_SNAPSHOT_EVENTS_POSTGRES: LazyLock<String> =
     LazyLock::new(|| insert_snapshot_events(&POSTGRES_JSON));
 static INSERT_SNAPSHOT_EVENTS_SQLITE: LazyLock<String> =
     LazyLock::new(|| insert_snapshot_events(&SQLITE_JSON));
+static INSERT_EVENTS_WAKING: LazyLock<String> = LazyLock::new(|| waking(&INSERT_EVENTS_POSTGRES));
+static INSERT_SNAPSHOT_EVENTS_WAKING: LazyLock<String> =
+    LazyLock::new(|| waking(&INSERT_SNAPSHOT_EVENTS_POSTGRES));
+
+/// A PostgreSQL events statement that also wakes this process's idle relay: `NOTIFY`
+/// inside the write's transaction, delivered when it commits. Only while the relay
+/// waits, so writes under load never take PostgreSQL's lock that orders notifying
+/// commits. Writes of other processes reach the relay when its wait ends (`longest`).
+pub(super) fn waking(statement: &str) -> String {
+    let woken = statement
+        .replacen(
+            "with p as materialized (",
+            &format!("with wake as materialized (select pg_notify('{RELAY_CHANNEL}', '')), p as materialized ("),
+            1,
+        )
+        .replacen("from p, ", "from p, wake, ", 1);
+    debug_assert_eq!(woken.matches("wake").count(), 2, "{statement}");
+    woken
+}
 
 /// An event without a payload of its own shares the one of the next event recorded with
 /// it (the same volume and time, the next `seq` that has one; `purge` keeps that one as
@@ -253,11 +272,20 @@ const MARK_SENT: &str = "update events set sent_at = $1 where sent_at is null an
 /// Takes the lease when it is free, expired or already `$1`'s.
 const TAKE_LEASE: &str = "\
     insert into event_relay (name, holder, expires_at) values ('notifications', $1, $3) \
-    on conflict (name) do update set holder = $1, expires_at = $3, waiting = false \
+    on conflict (name) do update set holder = $1, expires_at = $3 \
      where event_relay.holder = $1 or event_relay.expires_at < $2";
 
-/// The channel writes notify an idle relay on (migration 0014).
+/// The channel writes notify an idle relay on.
 const RELAY_CHANNEL: &str = "cinder_attach_events";
+
+/// The pauses between the idle relay's looks at the outbox before its long wait.
+const LINGER: [Duration; 5] = [
+    Duration::ZERO,
+    Duration::from_millis(20),
+    Duration::from_millis(40),
+    Duration::from_millis(80),
+    Duration::from_millis(160),
+];
 
 /// Whether any event waits for the broker.
 const ANY_PENDING: &str = "select seq from events where sent_at is null limit 1";
@@ -286,6 +314,32 @@ impl FromRow for RecordedEvent {
 }
 
 impl<D: Database> SqlStore<D> {
+    /// The relay's wait while `relay_listening` is set. A write whose statement ran before
+    /// the flag was set notified nobody, and may commit a moment later: the outbox is
+    /// looked at again over the first `LINGER` (a notification cuts each pause short),
+    /// then the wait is `longest`.
+    async fn wait_listening(&self, longest: Duration) -> Result<(), StoreError> {
+        for pause in LINGER {
+            if !pause.is_zero() {
+                self.db.wait_notified(pause).await?;
+            }
+            let pending: Option<(i64,)> = self.db.fetch_optional(Sql::new(ANY_PENDING)).await?;
+            if pending.is_some() {
+                return Ok(());
+            }
+        }
+        self.db.wait_notified(longest).await
+    }
+
+    /// `plain`, or `waking` while this process's relay listens.
+    fn while_listening(&self, plain: &'static str, waking: &'static str) -> &'static str {
+        if self.relay_listening.load(Ordering::Relaxed) {
+            waking
+        } else {
+            plain
+        }
+    }
+
     /// Records `kinds` about `volume` (and `attachment`) in `tx`, as the transaction's
     /// writes left them, on behalf of the current task's origin. Nothing when the store
     /// keeps no events.
@@ -313,8 +367,10 @@ impl<D: Database> SqlStore<D> {
         attachment: Option<AttachmentId>,
         now: DateTime<Utc>,
     ) -> Option<Sql> {
-        let text: &'static str = match D::KIND {
-            StoreKind::Postgres => &INSERT_EVENTS_POSTGRES,
+        let text = match D::KIND {
+            StoreKind::Postgres => {
+                self.while_listening(&INSERT_EVENTS_POSTGRES, &INSERT_EVENTS_WAKING)
+            }
             StoreKind::Sqlite => &INSERT_EVENTS_SQLITE,
         };
         self.events_statement(text, kinds, volume.uuid(), attachment, now)
@@ -328,8 +384,11 @@ impl<D: Database> SqlStore<D> {
         snapshot: SnapshotId,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let text: &'static str = match D::KIND {
-            StoreKind::Postgres => &INSERT_SNAPSHOT_EVENTS_POSTGRES,
+        let text = match D::KIND {
+            StoreKind::Postgres => self.while_listening(
+                &INSERT_SNAPSHOT_EVENTS_POSTGRES,
+                &INSERT_SNAPSHOT_EVENTS_WAKING,
+            ),
             StoreKind::Sqlite => &INSERT_SNAPSHOT_EVENTS_SQLITE,
         };
         if let Some(sql) = self.events_statement(text, kinds, snapshot.uuid(), None, now) {
@@ -422,28 +481,10 @@ impl<D: Database> EventStore for SqlStore<D> {
             tokio::time::sleep(poll).await;
             return Ok(());
         }
-        let set: Option<(bool,)> = self
-            .db
-            .fetch_optional(Sql::new("select cinder_attach_relay_waiting(true)"))
-            .await?;
-        if set != Some((true,)) {
-            // Writers are committing: their events are next.
-            tokio::time::sleep(poll).await;
-            return Ok(());
-        }
-        // Events committed before `waiting` was set notified nobody: look once more.
-        let pending: Result<Option<(i64,)>, _> =
-            self.db.fetch_optional(Sql::new(ANY_PENDING)).await;
-        let waited = match pending {
-            Ok(None) => self.db.wait_notified(longest).await,
-            Ok(Some(_)) => Ok(()),
-            Err(err) => Err(err),
-        };
-        let cleared = self
-            .db
-            .fetch_optional::<(bool,)>(Sql::new("select cinder_attach_relay_waiting(false)"))
-            .await;
-        waited.and(cleared.map(drop))
+        self.relay_listening.store(true, Ordering::SeqCst);
+        let waited = self.wait_listening(longest).await;
+        self.relay_listening.store(false, Ordering::SeqCst);
+        waited
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -20,7 +20,11 @@ fn options(url: String) -> ConnectOptions {
 /// A commit whose answer was lost counts as done exactly when the row carries the
 /// write's stamp; any other outcome passes through.
 async fn settles_by_the_rows_stamp<D: Database>(db: D) {
-    let store = SqlStore { db, events: false };
+    let store = SqlStore {
+        db,
+        events: false,
+        relay_listening: Default::default(),
+    };
     let (volume, attachment) = (VolumeId::generate(), AttachmentId::generate());
     let written = Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap();
     let volume_row = Sql::new(

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{insert_from_payload, JsonDialect, POSTGRES_JSON, SQLITE_JSON};
+use super::{insert_from_payload, waking, JsonDialect, POSTGRES_JSON, SQLITE_JSON};
 use crate::domain::event::EventKind;
 use crate::domain::ids::VolumeTypeId;
 use crate::store::db::error::StoreError;
@@ -110,6 +110,8 @@ static TYPE_SQLITE: LazyLock<String> = LazyLock::new(|| insert_type_events(&SQLI
 static SPECS_POSTGRES: LazyLock<String> =
     LazyLock::new(|| insert_spec_events(&POSTGRES_JSON, &POSTGRES));
 static SPECS_SQLITE: LazyLock<String> = LazyLock::new(|| insert_spec_events(&SQLITE_JSON, &SQLITE));
+static TYPE_WAKING: LazyLock<String> = LazyLock::new(|| waking(&TYPE_POSTGRES));
+static SPECS_WAKING: LazyLock<String> = LazyLock::new(|| waking(&SPECS_POSTGRES));
 
 impl<D: Database> SqlStore<D> {
     /// Records `kind` (a `volume_type.*` event) about type `id`, in `tx`.
@@ -120,8 +122,8 @@ impl<D: Database> SqlStore<D> {
         id: VolumeTypeId,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let text: &'static str = match D::KIND {
-            StoreKind::Postgres => &TYPE_POSTGRES,
+        let text = match D::KIND {
+            StoreKind::Postgres => self.while_listening(&TYPE_POSTGRES, &TYPE_WAKING),
             StoreKind::Sqlite => &TYPE_SQLITE,
         };
         if let Some(sql) = self.type_statement(text, kind, id, now) {
@@ -139,8 +141,8 @@ impl<D: Database> SqlStore<D> {
         change: SpecsChange<'_>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let text: &'static str = match D::KIND {
-            StoreKind::Postgres => &SPECS_POSTGRES,
+        let text = match D::KIND {
+            StoreKind::Postgres => self.while_listening(&SPECS_POSTGRES, &SPECS_WAKING),
             StoreKind::Sqlite => &SPECS_SQLITE,
         };
         let (specs, key) = match change {
