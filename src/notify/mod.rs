@@ -21,7 +21,7 @@ use crate::store::Store;
 /// Events read and published per round.
 const BATCH: u32 = 200;
 /// How often an idle relay looks for new events where the database cannot wake it
-/// (SQLite), or while writers are committing.
+/// (SQLite).
 const IDLE_POLL: Duration = Duration::from_millis(100);
 /// How long an idle relay on PostgreSQL waits for a notification (this process's writes
 /// send one) before it looks anyway: for the writes of other processes, and for one that
@@ -32,8 +32,9 @@ const LEASE: Duration = Duration::from_secs(10);
 /// The longest wait between reconnection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(10);
 /// How long connecting to one broker host, or one batch's publishes and confirms, may
-/// take before the connection is given up: a broker that accepted the socket and then went silent
-/// (stopping, or starting) must not hold the relay until the heartbeat notices.
+/// take before the connection is given up: a broker that accepted the socket and then
+/// went silent (stopping, or starting) must not hold the relay until the heartbeat
+/// notices.
 const BROKER_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Dials the broker once, at start. A broker that refuses these credentials, this
