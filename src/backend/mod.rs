@@ -531,7 +531,9 @@ impl BackendSpec {
             ],
         };
         let options = rbd::RbdOptions {
-            pool_name: pool.clone(),
+            // As Cinder's scheduler names a backend that reports no pools: its
+            // volume_backend_name (`host@ceph#ceph`), never the RADOS pool.
+            pool_name: self.identity().volume_backend_name,
             client,
             pool,
             user,
