@@ -599,6 +599,41 @@ async fn the_legacy_flow_opens_and_closes_the_target(app: TestApp) {
     assert!(checked(&app).await.is_empty());
 }
 
+/// A detach whose unbind fails (tgtd up, its control socket out of reach) still ends the
+/// attachment, as Cinder does, and leaves the host in the target's ACL; the volume's next
+/// access change removes that entry itself, without waiting for reconciliation (which
+/// this backend runs only hourly here).
+async fn an_acl_entry_a_failed_unbind_left_goes_at_the_next_change(app: TestApp) {
+    let Some(tgtd) = Tgtd::start("tgt::failed_unbind").await else {
+        return;
+    };
+    let spec = tgtd
+        .backend_spec("tgt", &app.volumes_dir)
+        .replace("reconcile_seconds=1", "reconcile_seconds=3600");
+    let app = app.with_backends(&[&spec]).await;
+    let v = app.multiattach_volume().await;
+    let (first, _) = attach(&app, &v, "host-a", IQN_A, "rw").await;
+    let socket = tgtd.control().socket();
+    let moved = format!("{socket}.moved");
+    std::fs::rename(&socket, &moved).expect("socket moved away");
+    let deleted = app.delete_attachment(&first).await;
+    std::fs::rename(&moved, &socket).expect("socket put back");
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    assert_eq!(app.volume_status(&v).await, "available");
+    assert_eq!(
+        tgtd.acls().await,
+        acl(&[(&rw_iqn(&v), &[IQN_A]), (&ro_iqn(&v), &[])]),
+        "the failed unbind left host-a in"
+    );
+    let (_, info) = attach(&app, &v, "host-b", IQN_B, "rw").await;
+    assert_eq!(
+        tgtd.acls().await,
+        acl(&[(&rw_iqn(&v), &[IQN_B]), (&ro_iqn(&v), &[])])
+    );
+    assert!(!can_log_in(&info, IQN_A).await);
+    assert!(can_log_in(&info, IQN_B).await);
+}
+
 backend_tests!(
     a_volume_from_a_snapshot_holds_its_bytes_over_iscsi,
     the_legacy_flow_opens_and_closes_the_target,
@@ -612,6 +647,7 @@ backend_tests!(
     tgtd_down_fails_attaches_and_creates_cleanly,
     extend_shows_at_the_next_login_and_delete_leaves_nothing,
     an_attached_volume_grows_under_its_host,
+    an_acl_entry_a_failed_unbind_left_goes_at_the_next_change,
 );
 
 /// Two server processes on one database share one tgtd: parallel attaches through

@@ -160,9 +160,31 @@ impl TgtBackend {
         joining: Option<AccessGrant>,
         leaving: Option<AccessGrant>,
     ) -> Result<Option<TargetExport>, BackendError> {
+        let changed = self.try_change_access(volume_id, joining, leaving).await;
+        if changed.is_err() {
+            self.mark_unsettled(&self.unsettled_mark(volume_id)).await;
+        }
+        changed
+    }
+
+    async fn try_change_access(
+        &self,
+        volume_id: VolumeId,
+        joining: Option<AccessGrant>,
+        leaving: Option<AccessGrant>,
+    ) -> Result<Option<TargetExport>, BackendError> {
         let Some((export, mut grants)) = self.export_with_grants(volume_id).await? else {
             return Ok(None);
         };
+        let unsettled = self.unsettled_mark(volume_id);
+        if tokio::fs::try_exists(&unsettled).await.unwrap_or(false) {
+            // An earlier change stopped part-way (a failed unbind leaves an ACL entry no
+            // session shows): start from tgtd's whole state this once.
+            grants.extend(joining);
+            self.sync_export(&export, &grants).await?;
+            let _ = tokio::fs::remove_file(&unsettled).await;
+            return Ok(Some(export));
+        }
         let control = &self.options.control;
         let mut shown = Vec::with_capacity(2);
         for tid in [export.read_write_tid(), export.read_only_tid()] {
@@ -193,6 +215,29 @@ impl TgtBackend {
         let path = self.storage.path_of(volume_id).display().to_string();
         self.apply(&steps, &export, &path, &[]).await?;
         Ok(Some(export))
+    }
+
+    /// The file that says a volume's last access change failed part-way. A file, not
+    /// memory, so every process sharing this tgtd (and the same volume directory) sees
+    /// it; reconciliation repairs the volume meanwhile either way.
+    fn unsettled_mark(&self, volume_id: VolumeId) -> std::path::PathBuf {
+        self.storage
+            .dir()
+            .join(".tgt-unsettled")
+            .join(volume_id.to_string())
+    }
+
+    async fn mark_unsettled(&self, mark: &std::path::Path) {
+        let written = match mark.parent() {
+            Some(dir) => match tokio::fs::create_dir_all(dir).await {
+                Ok(()) => tokio::fs::write(mark, b"").await,
+                Err(err) => Err(err),
+            },
+            None => Ok(()),
+        };
+        if let Err(err) = written {
+            tracing::warn!(mark = %mark.display(), error = %err, "could not mark a volume's export as unsettled");
+        }
     }
 
     async fn apply(
