@@ -10,6 +10,7 @@ mod control;
 mod plan;
 mod state;
 mod turns;
+mod unsettled;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -30,6 +31,7 @@ pub use control::{Control, ControlError};
 use plan::{plan, plan_change, Step, TargetSessions, Wanted, VOLUME_LUN};
 use state::{parse_accounts, parse_sessions, parse_targets, parse_targets_of, TargetState};
 use turns::Turns;
+use unsettled::Unsettled;
 
 /// Account names this driver creates start with this, so that reconciliation can tell
 /// its own accounts from an operator's.
@@ -162,7 +164,7 @@ impl TgtBackend {
     ) -> Result<Option<TargetExport>, BackendError> {
         let changed = self.try_change_access(volume_id, joining, leaving).await;
         if changed.is_err() {
-            self.mark_unsettled(&self.unsettled_mark(volume_id)).await;
+            Unsettled::of(self.storage.dir(), volume_id).mark().await;
         }
         changed
     }
@@ -176,13 +178,13 @@ impl TgtBackend {
         let Some((export, mut grants)) = self.export_with_grants(volume_id).await? else {
             return Ok(None);
         };
-        let unsettled = self.unsettled_mark(volume_id);
-        if tokio::fs::try_exists(&unsettled).await.unwrap_or(false) {
+        let unsettled = Unsettled::of(self.storage.dir(), volume_id);
+        if unsettled.is_marked().await {
             // An earlier change stopped part-way (a failed unbind leaves an ACL entry no
             // session shows): start from tgtd's whole state this once.
             grants.extend(joining);
             self.sync_export(&export, &grants).await?;
-            let _ = tokio::fs::remove_file(&unsettled).await;
+            unsettled.clear().await;
             return Ok(Some(export));
         }
         let control = &self.options.control;
@@ -215,29 +217,6 @@ impl TgtBackend {
         let path = self.storage.path_of(volume_id).display().to_string();
         self.apply(&steps, &export, &path, &[]).await?;
         Ok(Some(export))
-    }
-
-    /// The file that says a volume's last access change failed part-way. A file, not
-    /// memory, so every process sharing this tgtd (and the same volume directory) sees
-    /// it; reconciliation repairs the volume meanwhile either way.
-    fn unsettled_mark(&self, volume_id: VolumeId) -> std::path::PathBuf {
-        self.storage
-            .dir()
-            .join(".tgt-unsettled")
-            .join(volume_id.to_string())
-    }
-
-    async fn mark_unsettled(&self, mark: &std::path::Path) {
-        let written = match mark.parent() {
-            Some(dir) => match tokio::fs::create_dir_all(dir).await {
-                Ok(()) => tokio::fs::write(mark, b"").await,
-                Err(err) => Err(err),
-            },
-            None => Ok(()),
-        };
-        if let Err(err) = written {
-            tracing::warn!(mark = %mark.display(), error = %err, "could not mark a volume's export as unsettled");
-        }
     }
 
     async fn apply(
