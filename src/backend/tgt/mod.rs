@@ -441,6 +441,7 @@ impl Backend for TgtBackend {
                 .await
                 .map_err(|e| self.failed("forget the volume's export", e))?;
         }
+        Unsettled::of(self.storage.dir(), volume_id).clear().await;
         drop(turn);
         self.storage.delete_volume(volume_id).await
     }
