@@ -260,6 +260,12 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     }
     backends(&mut t)?;
     t.map("database", "connection", "database_url", database_url)?;
+    t.map("database", "max_retries", "db_max_retries", quota_limit)?;
+    t.map("database", "retry_interval", "db_retry_interval", |v| {
+        v.parse::<u64>()
+            .map(|n| n.to_string())
+            .map_err(|_| format!("'{v}' is not a number of seconds"))
+    })?;
     pool_size(&mut t)?;
     keystone(&mut t)?;
     policy_file(&mut t)?;

@@ -401,11 +401,29 @@ pub struct DatabaseArgs {
     /// Seconds to wait for a pooled connection before answering 503.
     #[arg(long, env = "CINDER_ATTACH_DB_ACQUIRE_TIMEOUT", default_value_t = 5)]
     pub db_acquire_timeout: u64,
+
+    /// Tries at start to reach a PostgreSQL primary before giving up (-1: for ever), as
+    /// oslo.db's `max_retries`.
+    #[arg(long, env = "CINDER_ATTACH_DB_MAX_RETRIES", default_value_t = 10, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(-1..))]
+    pub db_max_retries: i64,
+
+    /// Seconds between two of those tries, as oslo.db's `retry_interval`.
+    #[arg(long, env = "CINDER_ATTACH_DB_RETRY_INTERVAL", default_value_t = 10)]
+    pub db_retry_interval: u64,
 }
 
 impl DatabaseArgs {
     pub fn acquire_timeout(&self) -> Duration {
         Duration::from_secs(self.db_acquire_timeout.max(1))
+    }
+
+    /// How long to wait at start for a primary (oslo.db counts 0 tries as one).
+    pub fn start_wait(&self) -> crate::store::StartWait {
+        crate::store::StartWait {
+            attempts: u32::try_from(self.db_max_retries).ok().map(|n| n.max(1)),
+            interval: Duration::from_secs(self.db_retry_interval),
+        }
     }
 }
 

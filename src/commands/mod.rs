@@ -60,5 +60,12 @@ fn connect_options(db: &DatabaseArgs, migrate: bool, upkeep: bool) -> ConnectOpt
         migrate,
         upkeep,
         record_events: true,
+        // A serving or migrating process waits for the database to come (as Cinder's
+        // services and `cinder-manage db sync` do); a one-off command fails at once.
+        start_wait: if upkeep || migrate {
+            db.start_wait()
+        } else {
+            crate::store::StartWait::ONCE
+        },
     }
 }

@@ -125,6 +125,7 @@ async fn service() -> (Service, Arc<Recording>) {
         migrate: true,
         upkeep: false,
         record_events: true,
+        start_wait: crate::store::StartWait::ONCE,
     })
     .await
     .expect("in-memory store");

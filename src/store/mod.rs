@@ -52,7 +52,9 @@ mod writes;
 use std::sync::Arc;
 
 pub use attachments::AttachmentStore;
-pub use db::connect::{redact_password, ConnectError, ConnectOptions, PoolUse, StoreKind};
+pub use db::connect::{
+    redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
+};
 pub use db::error::{BoxError, StoreError};
 pub use db::postgres::Postgres;
 pub use db::sqlite::Sqlite;

@@ -171,6 +171,74 @@ fn failover_under_load() {
     let _ = std::fs::remove_dir_all(&volumes);
 }
 
+/// No HAProxy: the service is given every node in one libpq URL, the standby first. It
+/// passes over the standby, and after a switchover follows the new primary by itself.
+fn a_cluster_needs_no_router() {
+    let Some(cluster) = Patroni::start(2) else {
+        return;
+    };
+    let first = cluster.leader(Duration::from_secs(10));
+    let other = 1 - first;
+    let url = cluster.multi_host_url(&[other, first]);
+    let (server, volumes, _journal) = outage_server(&url, "no-router", REQUEST_TIMEOUT_S);
+    let (status, created) = server.send(
+        "POST",
+        "/v3/p1/volumes",
+        Some(&json!({"volume": {"size": 1}})),
+    );
+    assert_eq!(status, 202, "{created}");
+    let volume = created["volume"]["id"].as_str().unwrap().to_owned();
+    let probe = Probe::start(&server.addr, &volume);
+    // Only a synchronous standby may take over.
+    cluster.wait_healthy(Duration::from_secs(60));
+    std::thread::sleep(Duration::from_secs(1));
+    let started = Instant::now();
+    cluster.switchover(first, other);
+    let switchover = probe.outage_after(started, Duration::from_secs(30));
+    assert_eq!(cluster.leader(Duration::from_secs(10)), other);
+    std::thread::sleep(Duration::from_secs(1));
+    let statuses = probe.statuses();
+    drop(probe);
+    assert!(
+        statuses.iter().all(|s| [200, 503, 504].contains(s)),
+        "the probe saw other answers than 200, 503 and 504: {statuses:?}"
+    );
+    // The write went to the new primary, read there without the service.
+    let primary = cluster.multi_host_url(&[other]);
+    let mut on_primary = String::new();
+    for _ in 0..20 {
+        on_primary = psql_value(
+            &primary.replace("?target_session_attrs=read-write", ""),
+            &format!("select count(*) from volumes where id = '{volume}'"),
+        );
+        if on_primary == "1" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(on_primary, "1");
+    eprintln!("no-router test: time without writes over a switchover: {switchover:?}");
+    assert!(
+        switchover < Duration::from_secs(15),
+        "switchover took {switchover:?}"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&volumes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replicated_cluster_needs_no_router_postgres() {
+    tokio::task::block_in_place(a_cluster_needs_no_router);
+}
+
+fn psql_value(url: &str, sql: &str) -> String {
+    let done = std::process::Command::new("psql")
+        .args([url, "-qAtc", sql])
+        .output()
+        .expect("psql runs");
+    String::from_utf8_lossy(&done.stdout).trim().to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_acknowledged_is_lost_in_failovers_postgres() {
     tokio::task::block_in_place(failover_under_load);

@@ -74,3 +74,67 @@ async fn database_outage_under_load() {
     cinder_attach::telemetry::init_for_test();
     tokio::task::block_in_place(outage_under_load);
 }
+
+/// Started while its database is down, with a URL naming a dead server first (libpq's
+/// several hosts): the service waits, trying again every second as
+/// `--db-retry-interval` says, and serves once the database is up.
+fn started_before_its_database() {
+    let Some(cluster) = PgCluster::start() else {
+        return;
+    };
+    cluster.stop();
+    let dead = crate::support::load::free_port();
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{dead},127.0.0.1:{}/postgres?target_session_attrs=read-write",
+        cluster.port
+    );
+    let volumes =
+        std::env::temp_dir().join(format!("cinder-attach-late-db-{}", uuid::Uuid::new_v4()));
+    let started = Instant::now();
+    let resumer = std::thread::scope(|scope| {
+        let resumer = scope.spawn(|| {
+            std::thread::sleep(Duration::from_secs(3));
+            cluster.resume();
+            started.elapsed()
+        });
+        let server = crate::support::process::ServerProcess::start_with(
+            &url,
+            &volumes,
+            &[
+                "--db-acquire-timeout",
+                "1",
+                "--db-retry-interval",
+                "1",
+                "--db-max-retries",
+                "30",
+            ],
+        );
+        let waits = server
+            .startup_log
+            .iter()
+            .filter(|e| {
+                e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("no primary database server answers yet"))
+            })
+            .count();
+        assert!(waits >= 2, "it waited, saying so: {:?}", server.startup_log);
+        let (status, body) = server.send(
+            "POST",
+            "/v3/p1/volumes",
+            Some(&serde_json::json!({"volume": {"size": 1}})),
+        );
+        assert_eq!(status, 202, "{body}");
+        resumer.join().expect("resumed")
+    });
+    assert!(
+        started.elapsed() >= resumer,
+        "it served only once the database was up"
+    );
+    let _ = std::fs::remove_dir_all(&volumes);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_starts_before_its_database() {
+    tokio::task::block_in_place(started_before_its_database);
+}

@@ -634,7 +634,10 @@ async fn an_acl_entry_a_failed_unbind_left_goes_at_the_next_change(app: TestApp)
     assert!(can_log_in(&info, IQN_B).await);
     // The mark is gone with the change that settled the volume.
     let marks = app.volumes_dir.join(".tgt-unsettled");
-    assert_eq!(std::fs::read_dir(&marks).map(Iterator::count).unwrap_or(0), 0);
+    assert_eq!(
+        std::fs::read_dir(&marks).map(Iterator::count).unwrap_or(0),
+        0
+    );
 }
 
 backend_tests!(

@@ -44,6 +44,7 @@ fn cinders_own_options_become_flags() {
          extra_capabilities = {\"tier\": \"gold\", \"replication\": true}\n\
          [slow]\nvolume_driver = file\nbackend_availability_zone = az2\ndir = /srv/slow\n\
          [database]\nconnection = postgresql+psycopg2://cinder:s3cret@db/cinder\nmax_pool_size = 5\nmax_overflow = 10\n\
+         max_retries = -1\nretry_interval = 3\n\
          [keystone_authtoken]\nwww_authenticate_uri = https://keystone:5000\nauth_url = https://keystone:5000/\n\
          username = cinder\npassword = p#ss;word\nproject_name = service\n\
          user_domain_name = Default\nproject_domain_name = Default\nmemcached_servers = m:11211\n\
@@ -67,6 +68,8 @@ fn cinders_own_options_become_flags() {
         ["postgres://cinder:s3cret@db/cinder"]
     );
     assert_eq!(values(&settings, "db_max_connections"), ["15"]);
+    assert_eq!(values(&settings, "db_max_retries"), ["-1"]);
+    assert_eq!(values(&settings, "db_retry_interval"), ["3"]);
     assert_eq!(
         values(&settings, "keystone_url"),
         ["https://keystone:5000/v3"]

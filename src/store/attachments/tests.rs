@@ -14,6 +14,7 @@ fn options(url: String) -> ConnectOptions {
         migrate: true,
         upkeep: false,
         record_events: false,
+        start_wait: crate::store::StartWait::ONCE,
     }
 }
 

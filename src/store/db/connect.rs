@@ -35,6 +35,25 @@ pub struct ConnectOptions {
     pub upkeep: bool,
     /// Record notification events in the outbox (`false`: none, for comparison benches).
     pub record_events: bool,
+    /// How long a PostgreSQL store waits at start for a primary to answer.
+    pub start_wait: StartWait,
+}
+
+/// oslo.db's `[database] max_retries` and `retry_interval`: tries at start, the pause
+/// after each that fails because no server answers (or only a standby does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartWait {
+    /// `None`: for ever (oslo's -1).
+    pub attempts: Option<u32>,
+    pub interval: Duration,
+}
+
+impl StartWait {
+    /// One try, no wait: for commands and tests that should fail at once.
+    pub const ONCE: StartWait = StartWait {
+        attempts: Some(1),
+        interval: Duration::ZERO,
+    };
 }
 
 impl std::fmt::Debug for ConnectOptions {
@@ -46,6 +65,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("migrate", &self.migrate)
             .field("upkeep", &self.upkeep)
             .field("record_events", &self.record_events)
+            .field("start_wait", &self.start_wait)
             .finish()
     }
 }

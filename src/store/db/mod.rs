@@ -6,6 +6,7 @@ use std::future::Future;
 
 pub mod connect;
 pub mod error;
+mod pg_hosts;
 mod pg_pool;
 pub mod postgres;
 mod read_only;

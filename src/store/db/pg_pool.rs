@@ -12,11 +12,13 @@
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sqlx::postgres::{PgConnectOptions, PgConnection};
+
+use super::pg_hosts::PgHosts;
 use sqlx::{ConnectOptions as _, Connection as _, Executor as _};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -53,7 +55,9 @@ pub(super) struct PgPool {
 }
 
 struct Inner {
-    options: PgConnectOptions,
+    hosts: PgHosts,
+    /// The server that last opened a connection: new ones try it first.
+    current: AtomicUsize,
     checks: PoolChecks,
     /// One permit per connection that may be open; a handed-out connection holds one.
     permits: Arc<Semaphore>,
@@ -84,16 +88,30 @@ pub(super) struct Pooled {
 impl PgPool {
     /// A pool of up to `max` connections, one of them opened now, so that a wrong address
     /// or password shows at start-up.
+    #[cfg(test)]
     pub async fn connect(
         options: PgConnectOptions,
         max: u32,
         acquire_timeout: Duration,
         checks: PoolChecks,
     ) -> Result<Self, sqlx::Error> {
+        let hosts = PgHosts {
+            servers: vec![options],
+            connect_timeout: None,
+        };
+        let pool = Self::new(hosts, max, acquire_timeout, checks);
+        drop(pool.acquire().await?);
+        Ok(pool)
+    }
+
+    /// A pool of up to `max` connections to the first of `hosts` that answers and passes
+    /// the checks; none is opened yet.
+    pub fn new(hosts: PgHosts, max: u32, acquire_timeout: Duration, checks: PoolChecks) -> Self {
         let max = max.max(1);
-        let pool = Self {
+        Self {
             inner: Arc::new(Inner {
-                options,
+                hosts,
+                current: AtomicUsize::new(0),
                 checks,
                 permits: Arc::new(Semaphore::new(max as usize)),
                 max,
@@ -101,9 +119,13 @@ impl PgPool {
                 idle: Mutex::new(Vec::new()),
                 open: AtomicU32::new(0),
             }),
-        };
-        drop(pool.acquire().await?);
-        Ok(pool)
+        }
+    }
+
+    /// The server new connections go to first (the one that last took one).
+    pub fn current_server(&self) -> PgConnectOptions {
+        let servers = &self.inner.hosts.servers;
+        servers[self.inner.current.load(Ordering::Relaxed) % servers.len()].clone()
     }
 
     /// A connection, waiting up to the acquire timeout for one to be free.
@@ -208,19 +230,12 @@ impl Inner {
         }
     }
 
-    /// Opens a connection, trying again while the server cannot be reached (or is not
-    /// the one wanted), until `deadline`.
+    /// Opens a connection, trying again while no server can be reached (or none is the
+    /// one wanted), until `deadline`.
     async fn open_new(&self, deadline: Instant) -> Result<PgConnection, sqlx::Error> {
         let mut backoff = FIRST_BACKOFF;
         loop {
-            let attempt = tokio::time::timeout_at(deadline.into(), async {
-                let mut conn = self.options.connect().await?;
-                (self.checks.on_open)(&mut conn).await?;
-                Ok::<_, sqlx::Error>(conn)
-            })
-            .await
-            .map_err(|_| sqlx::Error::PoolTimedOut)?;
-            match attempt {
+            match self.open_on_any(deadline).await {
                 Ok(conn) => {
                     self.open.fetch_add(1, Ordering::Relaxed);
                     return Ok(conn);
@@ -235,6 +250,49 @@ impl Inner {
                 Err(err) => return Err(err),
             }
         }
+    }
+
+    /// One try of every server in turn, from the one that last opened a connection: the
+    /// first that answers and passes the checks. A server that cannot be reached (or is
+    /// a standby) passes the turn on; any other error (a wrong password) ends the try.
+    async fn open_on_any(&self, deadline: Instant) -> Result<PgConnection, sqlx::Error> {
+        let servers = &self.hosts.servers;
+        let first = self.current.load(Ordering::Relaxed);
+        let mut last = None;
+        for turn in 0..servers.len() {
+            let at = (first + turn) % servers.len();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // The servers still to try share what time is left, unless libpq's
+            // connect_timeout says how long one may take.
+            let share = left / u32::try_from(servers.len() - turn).unwrap_or(1);
+            let limit = self.hosts.connect_timeout.unwrap_or(share).min(left);
+            let attempt = tokio::time::timeout(limit, async {
+                let mut conn = servers[at].connect().await?;
+                (self.checks.on_open)(&mut conn).await?;
+                Ok::<_, sqlx::Error>(conn)
+            })
+            .await
+            .unwrap_or_else(|_| Err(sqlx::Error::PoolTimedOut));
+            match attempt {
+                Ok(conn) => {
+                    self.current.store(at, Ordering::Relaxed);
+                    return Ok(conn);
+                }
+                Err(
+                    err @ (sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut),
+                ) => {
+                    if servers.len() > 1 {
+                        tracing::debug!(server = at, error = %err, "database server passed over");
+                    }
+                    last = Some(err);
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last.unwrap_or(sqlx::Error::PoolTimedOut))
     }
 
     /// Whether a connection opened `age` ago may still be used.

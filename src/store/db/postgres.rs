@@ -7,15 +7,16 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{
-    PgArguments, PgConnectOptions, PgConnection, PgListener, PgPoolOptions, PgRow,
-};
+use sqlx::postgres::{PgArguments, PgConnection, PgListener, PgPoolOptions, PgRow};
 use sqlx::{Arguments, Row as _};
 use tokio::sync::Semaphore;
 use uuid::Uuid;
 
-use super::connect::{redact_password, ConnectError, ConnectOptions, PoolUse, StoreKind};
+use super::connect::{
+    redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
+};
 use super::error::StoreError;
+use super::pg_hosts;
 use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
 use super::read_only::{self, opened_since_read_only};
 use super::row::{Columns, FromRow, Row};
@@ -26,8 +27,6 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
 pub struct Postgres {
     pool: PgPool,
-    /// Where a `LISTEN` connection goes (`listen`), opened when first asked for.
-    server: PgConnectOptions,
     listener: tokio::sync::Mutex<Option<PgListener>>,
     /// Bounds the connections that hold a lock for `hold_lock` to half the pool: each
     /// holder still needs one more for the write it holds the lock around.
@@ -42,21 +41,22 @@ impl Postgres {
             url: url.clone(),
             source,
         };
-        let server: PgConnectOptions = options.url.parse().map_err(connect_error)?;
+        let hosts = pg_hosts::parse(&options.url).map_err(connect_error)?;
         let checks = PoolChecks {
             on_open: |conn| Box::pin(refuse_standby(conn)),
             usable_at_age: opened_since_read_only,
             max_lifetime: MAX_LIFETIME,
             idle_timeout: IDLE_TIMEOUT,
         };
-        let pool = PgPool::connect(
-            server.clone(),
+        let pool = PgPool::new(
+            hosts,
             options.max_connections,
             options.acquire_timeout,
             checks,
-        )
-        .await
-        .map_err(connect_error)?;
+        );
+        first_connection(&pool, options.start_wait, &url)
+            .await
+            .map_err(connect_error)?;
         if options.migrate {
             let mut conn = pool.acquire().await.map_err(connect_error)?;
             MIGRATOR.run(conn.start()).await?;
@@ -65,10 +65,37 @@ impl Postgres {
         let holders = (options.max_connections / 2).max(1) as usize;
         Ok(Self {
             pool,
-            server,
             listener: tokio::sync::Mutex::new(None),
             lock_holders: Arc::new(Semaphore::new(holders)),
         })
+    }
+}
+
+/// The first connection, so that a wrong password shows at start. While no server
+/// answers (or only a standby does), it is tried again as `wait` says: the service starts
+/// with its database, or while a failover elects a primary.
+async fn first_connection(pool: &PgPool, wait: StartWait, url: &str) -> Result<(), sqlx::Error> {
+    let mut attempt = 1u32;
+    loop {
+        match pool.acquire().await {
+            Ok(conn) => {
+                if attempt > 1 {
+                    tracing::info!(%url, attempt, "database reached");
+                }
+                drop(conn);
+                return Ok(());
+            }
+            Err(err @ (sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolTimedOut))
+                if wait.attempts.is_none_or(|n| attempt < n) =>
+            {
+                let left = wait.attempts.map(|n| n - attempt);
+                tracing::warn!(%url, error = %err, attempts_left = ?left,
+                    "no primary database server answers yet; trying again in {:?}", wait.interval);
+                tokio::time::sleep(wait.interval).await;
+                attempt += 1;
+            }
+            Err(err) => return Err(err),
+        }
     }
 }
 
@@ -232,7 +259,7 @@ impl Database for Postgres {
             // another and listens again.
             let pool = PgPoolOptions::new()
                 .max_connections(1)
-                .connect_lazy_with(self.server.clone());
+                .connect_lazy_with(self.pool.current_server());
             let mut opened = PgListener::connect_with(&pool).await?;
             opened.listen(channel).await?;
             *listener = Some(opened);

@@ -102,6 +102,7 @@ impl TestDb {
             migrate: true,
             upkeep: true,
             record_events: true,
+            start_wait: cinder_attach::store::StartWait::ONCE,
         }
     }
 

@@ -15,6 +15,8 @@ pub struct Patroni {
     pub router_url: String,
     /// Each node's Patroni REST address.
     apis: Vec<String>,
+    /// Each node's PostgreSQL port (the router's URL reaches them with it).
+    pub node_ports: Vec<u16>,
 }
 
 fn script() -> PathBuf {
@@ -61,6 +63,9 @@ impl Patroni {
             apis: (0..nodes)
                 .map(|i| format!("127.0.0.1:{}", env[&format!("NODE{i}_API")]))
                 .collect(),
+            node_ports: (0..nodes)
+                .map(|i| env[&format!("NODE{i}_PG")].parse().expect("a port"))
+                .collect(),
             dir,
         })
     }
@@ -69,6 +74,21 @@ impl Patroni {
     fn says_yes(&self, node: usize, path: &str) -> bool {
         let api = &self.apis[node];
         reachable(api) && http(api, "GET", path, None).0 == 200
+    }
+
+    /// The nodes' PostgreSQL servers in one libpq URL, `order` giving which come first,
+    /// with no router: the client finds the primary itself.
+    pub fn multi_host_url(&self, order: &[usize]) -> String {
+        let hosts: Vec<String> = order
+            .iter()
+            .map(|&n| format!("127.0.0.1:{}", self.node_ports[n]))
+            .collect();
+        let (before, after) = self.router_url.split_once("@").expect("user@host");
+        let path = after.split_once('/').map_or("", |(_, path)| path);
+        format!(
+            "{before}@{}/{path}?target_session_attrs=read-write",
+            hosts.join(",")
+        )
     }
 
     /// The node Patroni calls the primary, once there is one (waits up to `within`).
