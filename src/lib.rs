@@ -18,5 +18,6 @@ pub mod policy;
 pub mod service;
 pub mod store;
 pub mod telemetry;
+pub mod tls_client;
 
 pub use api::{build_app, AppState};

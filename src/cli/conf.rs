@@ -406,6 +406,8 @@ fn keystone(t: &mut Translation<'_>) -> Result<(), ConfError> {
     )?;
     t.map(section, "cafile", "keystone_cafile", not_empty)?;
     t.map(section, "insecure", "keystone_insecure", oslo_bool)?;
+    t.map(section, "certfile", "keystone_certfile", not_empty)?;
+    t.map(section, "keyfile", "keystone_keyfile", not_empty)?;
     Ok(())
 }
 

@@ -690,6 +690,13 @@ pub struct KeystoneArgs {
     /// Do not check an https:// Keystone's certificate (a test bed only: logged as a warning).
     #[arg(long, env = "CINDER_ATTACH_KEYSTONE_INSECURE")]
     pub keystone_insecure: bool,
+    /// PEM certificate (chain) shown to an https:// Keystone that asks for a client
+    /// certificate; its key in --keystone-keyfile (or in this same file).
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_CERTFILE")]
+    pub keystone_certfile: Option<std::path::PathBuf>,
+    /// PEM private key of --keystone-certfile.
+    #[arg(long, env = "CINDER_ATTACH_KEYSTONE_KEYFILE")]
+    pub keystone_keyfile: Option<std::path::PathBuf>,
     /// Seconds a validated token is trusted without asking again (0: always ask).
     #[arg(
         long,

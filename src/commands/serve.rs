@@ -242,6 +242,8 @@ fn authenticator(
                 tls: KeystoneTls {
                     cafile: k.keystone_cafile.clone(),
                     insecure: k.keystone_insecure,
+                    certfile: k.keystone_certfile.clone(),
+                    keyfile: k.keystone_keyfile.clone(),
                 },
             };
             if config.tls.insecure {

@@ -153,3 +153,35 @@ def test_expired_tokens_are_refused():
     finally:
         subprocess.run(["kill", values["KEYSTONE_PID"]], check=False)
         subprocess.run(["rm", "-rf", values["KEYSTONE_WORK"]], check=False)
+
+
+@pytest.mark.skipif(not os.environ.get("KEYSTONE_MTLS_URL"), reason="the test Keystone has no client-certificate port")
+def test_a_keystone_that_asks_for_a_client_certificate_gets_one(accounts):
+    """`[keystone_authtoken] certfile`/`keyfile`: a Keystone that takes only clients with a
+    certificate from its CA is reached with one; without it, tokens cannot be checked and
+    nothing is served (503, not a pass)."""
+    mtls = ["--keystone-url", os.environ["KEYSTONE_MTLS_URL"], "--keystone-cafile", KEYSTONE_CAFILE]
+    common = ["--auth-strategy", "keystone", *mtls, "--keystone-username", accounts["service_user"],
+              "--keystone-password", "pw", "--keystone-project", accounts["service_project"]]
+    token = login(accounts["user"], "pw", accounts["project"], accounts["url"])
+
+    def list_volumes(server):
+        request = urllib.request.Request(f"{server.url}/v3/{accounts['project_id']}/volumes",
+                                         headers={"X-Auth-Token": token})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status
+        except urllib.error.HTTPError as err:
+            return err.code
+
+    with_certificate = Server("sqlite", [*common, "--keystone-certfile", os.environ["KEYSTONE_CLIENT_CERT"],
+                                         "--keystone-keyfile", os.environ["KEYSTONE_CLIENT_KEY"]])
+    try:
+        assert list_volumes(with_certificate) == 200
+    finally:
+        with_certificate.stop()
+    without = Server("sqlite", common)
+    try:
+        assert list_volumes(without) == 503
+    finally:
+        without.stop()

@@ -213,7 +213,7 @@ impl World {
     ) -> KeystoneAuth {
         let tls = KeystoneTls {
             cafile: Some(self.cafile.clone()),
-            insecure: false,
+            ..Default::default()
         };
         self.keystone_with(cache_seconds, url, password, tls)
             .expect("a usable Keystone configuration")
@@ -501,8 +501,8 @@ async fn keystones_certificate_is_checked(app: TestApp) {
     .expect("answered, not hung");
     answer.assert_fault(503, "serviceUnavailable", "identity service is unavailable");
     let insecure = KeystoneTls {
-        cafile: None,
         insecure: true,
+        ..Default::default()
     };
     let unchecked = world
         .keystone_with(0, None, None, insecure)

@@ -48,6 +48,7 @@ fn cinders_own_options_become_flags() {
          [keystone_authtoken]\nwww_authenticate_uri = https://keystone:5000\nauth_url = https://keystone:5000/\n\
          username = cinder\npassword = p#ss;word\nproject_name = service\n\
          user_domain_name = Default\nproject_domain_name = Default\nmemcached_servers = m:11211\n\
+         certfile = /etc/cinder/client.pem\nkeyfile = /etc/cinder/client.key\n\
          [oslo_policy]\npolicy_file = /etc/cinder/policy.yaml\n",
     );
     let settings = load(&[path.to_path_buf()]).expect("loads");
@@ -69,6 +70,14 @@ fn cinders_own_options_become_flags() {
     );
     assert_eq!(values(&settings, "db_max_connections"), ["15"]);
     assert_eq!(values(&settings, "db_max_retries"), ["-1"]);
+    assert_eq!(
+        values(&settings, "keystone_certfile"),
+        ["/etc/cinder/client.pem"]
+    );
+    assert_eq!(
+        values(&settings, "keystone_keyfile"),
+        ["/etc/cinder/client.key"]
+    );
     assert_eq!(values(&settings, "db_retry_interval"), ["3"]);
     assert_eq!(
         values(&settings, "keystone_url"),
