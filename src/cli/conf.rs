@@ -463,15 +463,19 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
         "notify_durable",
         oslo_bool,
     )?;
-    // Asked for TLS, the relay must not dial in clear.
     for key in ["ssl", "rabbit_use_ssl"] {
-        if let Some(ssl) = t.take("oslo_messaging_rabbit", key) {
-            let reason = match oslo_bool(&ssl.value) {
-                Ok(on) if on == "true" => crate::notify::NO_TLS.to_owned(),
-                Ok(_) => continue,
-                Err(reason) => reason,
-            };
-            return Err(t.error("oslo_messaging_rabbit", key, reason));
+        t.map("oslo_messaging_rabbit", key, "notify_ssl", oslo_bool)?;
+    }
+    for (keys, flag) in [
+        (["ssl_ca_file", "kombu_ssl_ca_certs"], "notify_ssl_ca_file"),
+        (
+            ["ssl_cert_file", "kombu_ssl_certfile"],
+            "notify_ssl_cert_file",
+        ),
+        (["ssl_key_file", "kombu_ssl_keyfile"], "notify_ssl_key_file"),
+    ] {
+        for key in keys {
+            t.map("oslo_messaging_rabbit", key, flag, not_empty)?;
         }
     }
     Ok(())

@@ -321,6 +321,23 @@ pub struct NotifyArgs {
     #[arg(long, env = "CINDER_ATTACH_NOTIFY_DURABLE")]
     pub notify_durable: bool,
 
+    /// TLS to every broker host, as oslo's `[oslo_messaging_rabbit] ssl` (an `amqps://`
+    /// URL, or `?ssl=1` in a `rabbit://` one, asks for it too).
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_SSL")]
+    pub notify_ssl: bool,
+
+    /// PEM file of the CA(s) that sign the broker's certificate (default: the system's
+    /// trusted roots); oslo's `ssl_ca_file`.
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_SSL_CA_FILE")]
+    pub notify_ssl_ca_file: Option<std::path::PathBuf>,
+
+    /// PEM certificate shown to a broker that asks for one, and its key (oslo's
+    /// `ssl_cert_file`, `ssl_key_file`).
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_SSL_CERT_FILE")]
+    pub notify_ssl_cert_file: Option<std::path::PathBuf>,
+    #[arg(long, env = "CINDER_ATTACH_NOTIFY_SSL_KEY_FILE")]
+    pub notify_ssl_key_file: Option<std::path::PathBuf>,
+
     /// Record events at all (`off` only to measure what the outbox costs).
     #[arg(long, env = "CINDER_ATTACH_EVENTS", value_enum, default_value_t = EventsMode::On)]
     pub events: EventsMode,

@@ -40,12 +40,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     crate::origin::set_publisher(&host_name);
     let mut relay = None;
     if let Some(url) = &args.notify.notify_url {
-        let bus = BusConfig {
-            url: url.clone(),
-            exchange: args.notify.notify_exchange.clone(),
-            topic: args.notify.notify_topic.clone(),
-            durable: args.notify.notify_durable,
-        };
+        let bus = bus_config(&args.notify, url).map_err(StartError::Config)?;
         let holder = format!(
             "{host_name}:{}:{}",
             std::process::id(),
@@ -148,6 +143,34 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Where and how the relay publishes: every host over TLS when `--notify-ssl` says so,
+/// the TLS files read now so that an unusable one stops start-up.
+fn bus_config(notify: &crate::cli::NotifyArgs, url: &str) -> Result<BusConfig, String> {
+    let url = if notify.notify_ssl {
+        notify::with_tls(url)
+    } else {
+        url.to_owned()
+    };
+    let files = crate::tls_client::TlsClient {
+        cafile: notify.notify_ssl_ca_file.clone(),
+        certfile: notify.notify_ssl_cert_file.clone(),
+        keyfile: notify.notify_ssl_key_file.clone(),
+        insecure: false,
+    };
+    let tls = if url.split_whitespace().any(|u| u.starts_with("amqps://")) {
+        Some(notify::tls::BusTls::new(&files)?)
+    } else {
+        None
+    };
+    Ok(BusConfig {
+        url,
+        exchange: notify.notify_exchange.clone(),
+        topic: notify.notify_topic.clone(),
+        durable: notify.notify_durable,
+        tls,
+    })
 }
 
 /// The listening socket. With `reuse_port` several processes can listen on one address

@@ -22,6 +22,9 @@ pub struct BusConfig {
     pub topic: String,
     /// oslo.messaging's `amqp_durable_queues`.
     pub durable: bool,
+    /// How `amqps://` hosts are reached (`None`: the system's trusted roots, no client
+    /// certificate).
+    pub tls: Option<super::tls::BusTls>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +51,11 @@ impl PublishError {
                 matches!(amqp.get_id(), 402 | 403 | 406 | 530)
             }
             lapin::ErrorKind::AuthProviderError(_) => true,
+            // A certificate the CA file does not vouch for (or a client certificate the
+            // broker does not take) fails the same way every time.
+            lapin::ErrorKind::IOError(io) => io
+                .get_ref()
+                .is_some_and(|inner| inner.is::<rustls::Error>()),
             _ => false,
         }
     }
@@ -90,7 +98,16 @@ impl Publisher {
     }
 
     async fn connect_to(url: &str, config: &BusConfig) -> Result<Publisher, PublishError> {
-        let connection = Connection::connect(url, ConnectionProperties::default()).await?;
+        let connection = if url.starts_with("amqps://") {
+            let tls = match &config.tls {
+                Some(tls) => tls.clone(),
+                None => super::tls::BusTls::new(&Default::default())
+                    .map_err(|e| lapin::Error::from(std::io::Error::other(e)))?,
+            };
+            super::tls::connect(url, &tls).await?
+        } else {
+            Connection::connect(url, ConnectionProperties::default()).await?
+        };
         let channel = connection.create_channel().await?;
         let durable = config.durable;
         channel

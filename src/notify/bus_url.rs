@@ -10,12 +10,6 @@
 //! Several URLs are kept in one string, separated by spaces (which no URL holds
 //! unescaped); `bus_hosts` splits it again.
 
-/// Said of a URL (or configuration) that asks for TLS to the broker: dialling in clear
-/// instead would send the broker's password and every notification unencrypted.
-pub const NO_TLS: &str = "TLS to the message bus (amqps://, ssl=1) is not supported by this \
-     version: the relay would send credentials and events in clear; use amqp:// on a \
-     trusted network or a TLS tunnel to the broker";
-
 /// Whether oslo's query options ask for TLS (`ssl=1`, `ssl=true`).
 fn asks_tls(query: &str) -> bool {
     query.split('&').any(|option| {
@@ -34,8 +28,7 @@ pub fn bus_url(url: &str) -> Result<String, String> {
     let oslo = scheme == "rabbit";
     let scheme = match scheme {
         "rabbit" => "amqp",
-        "amqp" => scheme,
-        "amqps" => return Err(NO_TLS.to_owned()),
+        "amqp" | "amqps" => scheme,
         other => {
             return Err(format!(
                 "'{other}://' is not a message bus this service speaks \
@@ -49,9 +42,12 @@ pub fn bus_url(url: &str) -> Result<String, String> {
         None => (path, None),
     };
     let vhost = if vhost.is_empty() { "%2f" } else { vhost };
-    if oslo && query.is_some_and(asks_tls) {
-        return Err(NO_TLS.to_owned());
-    }
+    // oslo's `?ssl=1` puts every host behind TLS (on 5671 where no port is given).
+    let scheme = if oslo && query.is_some_and(asks_tls) {
+        "amqps"
+    } else {
+        scheme
+    };
     // oslo's own query options mean nothing to an AMQP URL.
     let query = query.filter(|_| !oslo);
     // Only oslo's URL lists hosts with commas; in an AMQP URL a comma is just a character.
@@ -78,6 +74,9 @@ pub fn bus_url(url: &str) -> Result<String, String> {
             out.push('@');
         }
         out.push_str(host);
+        if scheme == "amqps" && oslo && !has_port(host) {
+            out.push_str(":5671");
+        }
         out.push('/');
         out.push_str(vhost);
         if let Some(query) = query {
@@ -87,6 +86,24 @@ pub fn bus_url(url: &str) -> Result<String, String> {
         urls.push(out);
     }
     Ok(urls.join(" "))
+}
+
+/// Whether `host` (`name`, `name:port`, `[v6]`, `[v6]:port`) gives a port.
+fn has_port(host: &str) -> bool {
+    let after_address = host.rsplit_once(']').map_or(host, |(_, rest)| rest);
+    after_address.contains(':')
+}
+
+/// The same URLs with TLS to every host (oslo's `[oslo_messaging_rabbit] ssl = true`):
+/// `amqp://` becomes `amqps://`, its ports as they were.
+pub fn with_tls(urls: &str) -> String {
+    bus_hosts(urls)
+        .map(|url| match url.strip_prefix("amqp://") {
+            Some(rest) => format!("amqps://{rest}"),
+            None => url.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The URLs `bus_url` made, in the order to try them.
@@ -143,9 +160,18 @@ mod tests {
             .unwrap_err()
             .contains("only RabbitMQ"));
         assert!(bus_url("h:5672").unwrap_err().contains("not a URL"));
-        for tls in ["amqps://u:p@h:5671/", "rabbit://u:p@h:5671/?ssl=1"] {
-            assert_eq!(bus_url(tls).unwrap_err(), super::NO_TLS, "{tls}");
-        }
+        assert_eq!(
+            bus_url("amqps://u:p@h:5671/").unwrap(),
+            "amqps://u:p@h:5671/%2f"
+        );
+        assert_eq!(
+            bus_url("rabbit://u:p@h1,h2:6000,[::1]/?ssl=1").unwrap(),
+            "amqps://u:p@h1:5671/%2f amqps://u:p@h2:6000/%2f amqps://u:p@[::1]:5671/%2f"
+        );
+        assert_eq!(
+            super::with_tls("amqp://u:p@h1:5672/%2f amqps://u:p@h2/%2f"),
+            "amqps://u:p@h1:5672/%2f amqps://u:p@h2/%2f"
+        );
         assert!(bus_url("rabbit://u:p@h:5672/?ssl=0").is_ok());
         assert!(bus_url("amqp:///vhost")
             .unwrap_err()

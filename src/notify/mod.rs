@@ -7,12 +7,13 @@
 mod amqp;
 mod bus_url;
 mod health;
+pub mod tls;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use amqp::{BusConfig, PublishError, Publisher};
-pub use bus_url::{bus_url, NO_TLS};
+pub use bus_url::{bus_url, with_tls};
 pub use health::{RelayHealth, RelayState};
 
 use crate::clock::Clock;
@@ -50,7 +51,8 @@ pub async fn check_bus(bus: &BusConfig) -> Result<(), String> {
         }
         Err(err) if err.is_refusal() => Err(format!(
             "the message bus refused the notification relay ({err}); \
-             check the user, password and virtual host of --notify-url or transport_url"
+             check the user, password and virtual host of --notify-url or transport_url, \
+             and for TLS the CA, certificate and key files (--notify-ssl-*)"
         )),
         Err(err) => {
             tracing::warn!(error = %err, "message bus unreachable at start; events wait in the outbox until it answers");

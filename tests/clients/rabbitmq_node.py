@@ -18,16 +18,48 @@ def free_port():
         return s.getsockname()[1]
 
 
+def _openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_certificates(directory):
+    """A CA, a server certificate from it for localhost and 127.0.0.1, and a client one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "3", "-subj", "/CN=broker test CA",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+             cwd=directory)
+    for name, usage, extra in (("server", "serverAuth", "subjectAltName=DNS:localhost,IP:127.0.0.1\n"),
+                               ("client", "clientAuth", "")):
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=directory)
+        (directory / f"{name}.ext").write_text(f"{extra}basicConstraints=CA:FALSE\nextendedKeyUsage={usage}\n")
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", f"{name}.pem", "-days", "3", "-extfile", f"{name}.ext", cwd=directory)
+    return directory
+
+
 class RabbitNode:
-    def __init__(self):
+    def __init__(self, tls=False):
+        """`tls`: also a TLS listener (`tls_port`) with certificates in `tls_dir`, taking
+        only clients that show a certificate from its CA."""
         self.workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-rabbit-"))
         self.port = free_port()
         self.node = f"cinderattach-{uuid.uuid4().hex[:8]}@localhost"
         (self.workdir / "enabled_plugins").write_text("[].\n")
-        (self.workdir / "rabbitmq.conf").write_text(
-            f"listeners.tcp.default = 127.0.0.1:{self.port}\n"
-            "loopback_users.guest = true\n"
-        )
+        conf = f"listeners.tcp.default = 127.0.0.1:{self.port}\nloopback_users.guest = true\n"
+        self.tls_port = self.tls_dir = None
+        if tls:
+            self.tls_port = free_port()
+            self.tls_dir = make_certificates(self.workdir / "tls")
+            conf += (
+                f"listeners.ssl.default = 127.0.0.1:{self.tls_port}\n"
+                f"ssl_options.cacertfile = {self.tls_dir / 'ca.pem'}\n"
+                f"ssl_options.certfile = {self.tls_dir / 'server.pem'}\n"
+                f"ssl_options.keyfile = {self.tls_dir / 'server.key'}\n"
+                "ssl_options.verify = verify_peer\n"
+                "ssl_options.fail_if_no_peer_cert = true\n"
+            )
+        (self.workdir / "rabbitmq.conf").write_text(conf)
         self.env = dict(
             os.environ,
             HOME=str(self.workdir),

@@ -301,6 +301,76 @@ def test_a_broker_that_refuses_the_relay_stops_start_up_naming_why(broker, refus
         subprocess.run(["rm", "-rf", str(workdir)], check=False)
 
 
+
+@pytest.fixture(scope="module")
+def tls_broker():
+    node = RabbitNode(tls=True)
+    node.start()
+    yield node
+    node.destroy()
+
+
+def start_refused(args):
+    """Runs `serve` with `args`, expecting it to stop at start; its stderr."""
+    workdir = Path(tempfile.mkdtemp(prefix="cinder-attach-refused-"))
+    try:
+        started = subprocess.run(
+            [
+                str(BINARY), "serve", "--listen", f"127.0.0.1:{free_port()}",
+                "--database-url", f"sqlite://{workdir / 'cinder.db'}",
+                "--backend", f"file=file,dir={workdir / 'volumes'}", *args,
+            ],
+            capture_output=True, text=True, timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("CINDER_ATTACH_")},
+        )
+        assert started.returncode != 0, started.stderr
+        return started.stderr
+    finally:
+        subprocess.run(["rm", "-rf", str(workdir)], check=False)
+
+
+@pytest.mark.parametrize("form", ["amqps", "oslo ?ssl=1", "--notify-ssl"])
+def test_tls_to_the_broker_with_its_ca_and_a_client_certificate(tls_broker, form):
+    """amqps:// (or oslo's ssl=1, or [oslo_messaging_rabbit] ssl = true): the broker's
+    certificate is checked against --notify-ssl-ca-file and the relay shows its own
+    certificate to a broker that asks for one. Events arrive over TLS."""
+    tls, port = tls_broker.tls_dir, tls_broker.tls_port
+    url = {
+        "amqps": [f"amqps://guest:guest@localhost:{port}/"],
+        "oslo ?ssl=1": [f"rabbit://guest:guest@localhost:{port}/?ssl=1"],
+        "--notify-ssl": [f"amqp://guest:guest@localhost:{port}/", "--notify-ssl"],
+    }[form]
+    files = ["--notify-ssl-ca-file", str(tls / "ca.pem"), "--notify-ssl-cert-file", str(tls / "client.pem"),
+             "--notify-ssl-key-file", str(tls / "client.key")]
+    listener = Listener(tls_broker.transport_url, durable=False)
+    service = Service("sqlite", ["--notify-url", *url, *files])
+    try:
+        created = requests.post(f"{service.url}/v3/p1/volumes", headers=ADMIN, json={"volume": {"size": 1}})
+        assert created.status_code == 202, created.text
+        volume = created.json()["volume"]["id"]
+
+        def created_end(received):
+            return [n for n in received if n["event_type"] == "volume.create.end" and n["payload"]["volume_id"] == volume]
+
+        assert created_end(listener.wait_for(lambda r: created_end(r))), service.log_tail()
+    finally:
+        service.stop()
+        listener.stop()
+
+
+@pytest.mark.parametrize("missing", ["CA file", "client certificate"])
+def test_a_broker_whose_tls_does_not_check_out_stops_start_up(tls_broker, missing):
+    """A certificate no trusted CA signed, or a broker refusing a relay that shows none,
+    would fail at every attempt: the service says so at start."""
+    tls = tls_broker.tls_dir
+    args = {
+        "CA file": ["--notify-ssl-cert-file", str(tls / "client.pem"), "--notify-ssl-key-file", str(tls / "client.key")],
+        "client certificate": ["--notify-ssl-ca-file", str(tls / "ca.pem")],
+    }[missing]
+    stderr = start_refused(["--notify-url", f"amqps://guest:guest@localhost:{tls_broker.tls_port}/", *args])
+    assert "the message bus refused the notification relay" in stderr, stderr
+    assert {"CA file": "UnknownIssuer", "client certificate": "certificate"}[missing] in stderr, stderr
+
 def detailed_health(url, headers=None):
     answer = requests.get(f"{url}/healthcheck?detailed", headers=headers or {}, timeout=5)
     assert answer.status_code == 200, answer.text

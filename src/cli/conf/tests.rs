@@ -179,10 +179,8 @@ fn bad_values_name_the_file_section_and_option() {
         ("[DEFAULT]\nenabled_backends = nfs\n[nfs]\nvolume_driver = cinder.volume.drivers.nfs.NfsDriver\n",
          "[nfs] volume_driver: 'cinder.volume.drivers.nfs.NfsDriver' is not a driver cinder-attach has (file, iscsi-sim, tgt, rbd or cinder.volume.drivers.rbd.RBDDriver)"),
         ("[database]\nmax_pool_size = many\n", "[database] max_pool_size: 'many' is not a number"),
-        ("[DEFAULT]\ntransport_url = rabbit://u:p@mq:5671/\n[oslo_messaging_notifications]\ndriver = messagingv2\n[oslo_messaging_rabbit]\nssl = true\n",
-         "[oslo_messaging_rabbit] ssl: TLS to the message bus (amqps://, ssl=1) is not supported"),
-        ("[DEFAULT]\ntransport_url = amqps://u:p@mq:5671/\n[oslo_messaging_notifications]\ndriver = messaging\n",
-         "[DEFAULT] transport_url: TLS to the message bus"),
+        ("[DEFAULT]\ntransport_url = rabbit://u:p@mq:5671/\n[oslo_messaging_notifications]\ndriver = messagingv2\n[oslo_messaging_rabbit]\nssl = maybe\n",
+         "[oslo_messaging_rabbit] ssl: 'maybe' is not a boolean"),
     ];
     for (text, expected) in cases {
         let path = write(text);
@@ -193,6 +191,30 @@ fn bad_values_name_the_file_section_and_option() {
             "{shown}"
         );
     }
+}
+
+#[test]
+fn oslos_rabbit_tls_options_become_flags() {
+    let path = write(
+        "[DEFAULT]\ntransport_url = rabbit://u:p@mq:5671/\n\
+         [oslo_messaging_notifications]\ndriver = messagingv2\n\
+         [oslo_messaging_rabbit]\nssl = true\nssl_ca_file = /etc/rabbit/ca.pem\n\
+         kombu_ssl_certfile = /etc/rabbit/client.pem\nssl_key_file = /etc/rabbit/client.key\n",
+    );
+    let settings = load(&[path.to_path_buf()]).expect("loads");
+    assert_eq!(values(&settings, "notify_ssl"), ["true"]);
+    assert_eq!(
+        values(&settings, "notify_ssl_ca_file"),
+        ["/etc/rabbit/ca.pem"]
+    );
+    assert_eq!(
+        values(&settings, "notify_ssl_cert_file"),
+        ["/etc/rabbit/client.pem"]
+    );
+    assert_eq!(
+        values(&settings, "notify_ssl_key_file"),
+        ["/etc/rabbit/client.key"]
+    );
 }
 
 #[test]
