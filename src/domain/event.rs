@@ -53,6 +53,15 @@ pub enum EventKind {
     VolumeTypeExtraSpecsCreate,
     VolumeTypeExtraSpecsUpdate,
     VolumeTypeExtraSpecsDelete,
+    /// QoS specs changes, from Cinder's `QoSSpecs` notifier (its API controller's
+    /// payloads: the id or name, the times, the specs or the type concerned).
+    QosSpecsCreate,
+    QosSpecsUpdate,
+    QosSpecsDelete,
+    QosSpecsDeleteKeys,
+    QosSpecsAssociate,
+    QosSpecsDisassociate,
+    QosSpecsDisassociateAll,
 }
 
 impl EventKind {
@@ -97,6 +106,13 @@ impl EventKind {
             EventKind::VolumeTypeExtraSpecsCreate => "volume_type_extra_specs.create",
             EventKind::VolumeTypeExtraSpecsUpdate => "volume_type_extra_specs.update",
             EventKind::VolumeTypeExtraSpecsDelete => "volume_type_extra_specs.delete",
+            EventKind::QosSpecsCreate => "qos_specs.create",
+            EventKind::QosSpecsUpdate => "qos_specs.update",
+            EventKind::QosSpecsDelete => "qos_specs.delete",
+            EventKind::QosSpecsDeleteKeys => "qos_specs.delete_keys",
+            EventKind::QosSpecsAssociate => "qos_specs.associate",
+            EventKind::QosSpecsDisassociate => "qos_specs.disassociate",
+            EventKind::QosSpecsDisassociateAll => "qos_specs.disassociate_all",
         }
     }
 
@@ -109,6 +125,13 @@ impl EventKind {
             EventKind::VolumeTypeExtraSpecsCreate
             | EventKind::VolumeTypeExtraSpecsUpdate
             | EventKind::VolumeTypeExtraSpecsDelete => "volumeTypeExtraSpecs",
+            EventKind::QosSpecsCreate
+            | EventKind::QosSpecsUpdate
+            | EventKind::QosSpecsDelete
+            | EventKind::QosSpecsDeleteKeys
+            | EventKind::QosSpecsAssociate
+            | EventKind::QosSpecsDisassociate
+            | EventKind::QosSpecsDisassociateAll => "QoSSpecs",
             _ => "volume",
         }
     }

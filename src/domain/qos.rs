@@ -83,6 +83,8 @@ pub struct NewQosSpecs {
     pub id: QosSpecsId,
     pub name: String,
     pub consumer: Consumer,
+    /// The caller named the consumer (Cinder's `qos_specs.create` event shows it then).
+    pub consumer_given: bool,
     pub specs: QosItems,
     pub created_at: DateTime<Utc>,
 }

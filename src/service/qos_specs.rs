@@ -47,11 +47,12 @@ impl Service {
         if name.is_empty() {
             return Err(DomainError::QosNameEmpty);
         }
-        let consumer = take_consumer(&mut specs)?.unwrap_or(Consumer::BackEnd);
+        let given = take_consumer(&mut specs)?;
         let new = NewQosSpecs {
             id: QosSpecsId::generate(),
             name: name.to_owned(),
-            consumer,
+            consumer: given.unwrap_or(Consumer::BackEnd),
+            consumer_given: given.is_some(),
             specs,
             created_at: self.clock.now(),
         };

@@ -8,6 +8,7 @@
 //! order and marks them sent once the broker confirmed them; one process relays at a
 //! time, the holder of a lease row.
 
+mod qos_events;
 mod type_events;
 
 use std::sync::LazyLock;

@@ -14,11 +14,14 @@ use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
 use super::side_tables::{items_of, KeyValue, SideTable};
 use super::SqlStore;
+use crate::domain::event::EventKind;
 use crate::domain::ids::{QosSpecsId, VolumeTypeId};
 use crate::domain::paging::Page;
 use crate::domain::qos::{Association, Consumer, NewQosSpecs, QosItems, QosSortKey, QosSpecs};
 use crate::domain::refusal::{QosAssociationRefusal, QosInUse, QosKeyMissing};
+use crate::domain::time::format_timestamp;
 use crate::domain::Outcome;
+use serde_json::json;
 use std::convert::Infallible;
 
 #[async_trait]
@@ -77,6 +80,28 @@ pub trait QosSpecsStore: Send + Sync {
     async fn qos_of_type(&self, type_id: VolumeTypeId) -> Result<Option<QosSpecs>, StoreError>;
 }
 
+/// When a locked QoS specs was created, as its events show it.
+struct Created(DateTime<Utc>);
+
+impl Created {
+    fn text(&self) -> String {
+        format_timestamp(&self.0)
+    }
+}
+
+/// The specs a caller gave, as Cinder's events show them: the items, and the consumer
+/// when one was named.
+fn specs_given(items: &QosItems, consumer: Option<Consumer>) -> serde_json::Value {
+    let mut specs: serde_json::Map<String, serde_json::Value> = items
+        .iter()
+        .map(|(key, value)| (key.clone(), json!(value)))
+        .collect();
+    if let Some(consumer) = consumer {
+        specs.insert("consumer".to_owned(), json!(consumer.as_str()));
+    }
+    serde_json::Value::Object(specs)
+}
+
 const QOS_COLUMNS: &str = "q.id, q.name, q.consumer, q.created_at, q.updated_at";
 
 impl FromRow for QosSpecs {
@@ -110,7 +135,7 @@ static OF_TYPE: LazyLock<String> = LazyLock::new(|| {
 const INSERT: &str = "insert into qos_specs (id, name, consumer, created_at, deleted) \
                       values ($1, $2, $3, $4, false)";
 
-const LOCK: &str = "select id from qos_specs where id = $1 and deleted = false";
+const LOCK: &str = "select id, created_at from qos_specs where id = $1 and deleted = false";
 
 const ITEMS: &str = "select qos_specs_id, key, value from qos_specs_items \
                      where qos_specs_id = $1 and deleted = false";
@@ -169,12 +194,13 @@ impl<D: Database> SqlStore<D> {
         Ok(Some(found))
     }
 
-    /// A write to QoS specs `id`: the transaction with its row locked, or `None`.
-    async fn lock_qos(&self, id: QosSpecsId) -> Result<Option<D::Tx>, StoreError> {
+    /// A write to QoS specs `id`: the transaction with its row locked and the specs'
+    /// creation time (for its event), or `None`.
+    async fn lock_qos(&self, id: QosSpecsId) -> Result<Option<(D::Tx, Created)>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let locked: Option<(QosSpecsId,)> = tx.fetch_optional(lock).await?;
-        Ok(locked.map(|_| tx))
+        let locked: Option<(QosSpecsId, DateTime<Utc>)> = tx.fetch_optional(lock).await?;
+        Ok(locked.map(|(_, created_at)| (tx, Created(created_at))))
     }
 }
 
@@ -198,6 +224,11 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
+        let given = new.consumer_given.then_some(new.consumer);
+        let payload = json!({"name": new.name, "created_at": format_timestamp(&new.created_at),
+                             "specs": specs_given(&new.specs, given)});
+        self.record_qos_event(&mut tx, EventKind::QosSpecsCreate, payload, new.created_at)
+            .await?;
         tx.commit().await?;
         Ok(())
     }
@@ -232,7 +263,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         items: &QosItems,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError> {
-        let Some(mut tx) = self.lock_qos(id).await? else {
+        let Some((mut tx, created)) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
         for (key, value) in items {
@@ -243,8 +274,12 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
                 .bind(now);
             tx.execute(upsert).await?;
         }
+        let payload = json!({"id": id, "created_at": created.text(),
+                             "updated_at": format_timestamp(&now), "specs": specs_given(items, consumer)});
         let consumer = consumer.map(|c| c.as_str());
         tx.execute(Sql::new(SET_CONSUMER).bind(id).bind(consumer).bind(now))
+            .await?;
+        self.record_qos_event(&mut tx, EventKind::QosSpecsUpdate, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -257,7 +292,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         keys: &[String],
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), QosKeyMissing>, StoreError> {
-        let Some(mut tx) = self.lock_qos(id).await? else {
+        let Some((mut tx, created)) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
         for key in keys {
@@ -268,6 +303,10 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
             }
         }
         tx.execute(Sql::new(SET_CONSUMER).bind(id).bind(None::<&str>).bind(now))
+            .await?;
+        let payload =
+            json!({"id": id, "created_at": created.text(), "updated_at": format_timestamp(&now)});
+        self.record_qos_event(&mut tx, EventKind::QosSpecsDeleteKeys, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -280,7 +319,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         force: bool,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), QosInUse>, StoreError> {
-        let Some(mut tx) = self.lock_qos(id).await? else {
+        let Some((mut tx, created)) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
         let users: Vec<(VolumeTypeId, String)> =
@@ -294,6 +333,10 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         }
         Self::remove_items(&mut tx, SideTable::QosSpecs, id.uuid(), None, now).await?;
         tx.execute(Sql::new(DELETE).bind(id).bind(now)).await?;
+        let payload =
+            json!({"id": id, "created_at": created.text(), "deleted_at": format_timestamp(&now)});
+        self.record_qos_event(&mut tx, EventKind::QosSpecsDelete, payload, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -304,7 +347,8 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         id: QosSpecsId,
     ) -> Result<Option<Vec<Association>>, StoreError> {
         let mut reads = self.db.begin_read().await?;
-        let exists: Option<(QosSpecsId,)> = reads.fetch_optional(Sql::new(LOCK).bind(id)).await?;
+        let exists: Option<(QosSpecsId, DateTime<Utc>)> =
+            reads.fetch_optional(Sql::new(LOCK).bind(id)).await?;
         if exists.is_none() {
             return Ok(None);
         }
@@ -325,7 +369,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         type_id: VolumeTypeId,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError> {
-        let Some(mut tx) = self.lock_qos(id).await? else {
+        let Some((mut tx, created)) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
         };
         let lock = Sql::locking(LOCK_TYPE_QOS, D::FOR_UPDATE).bind(type_id);
@@ -339,6 +383,9 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         }
         tx.execute(Sql::new(ASSOCIATE).bind(type_id).bind(id).bind(now))
             .await?;
+        let payload = json!({"id": id, "type_id": type_id, "created_at": created.text()});
+        self.record_qos_event(&mut tx, EventKind::QosSpecsAssociate, payload, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -350,8 +397,18 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         type_id: Option<VolumeTypeId>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), QosAssociationRefusal>, StoreError> {
-        let Some(mut tx) = self.lock_qos(id).await? else {
+        let Some((mut tx, created)) = self.lock_qos(id).await? else {
             return Ok(Outcome::Gone);
+        };
+        let (kind, payload) = match type_id {
+            Some(type_id) => (
+                EventKind::QosSpecsDisassociate,
+                json!({"id": id, "type_id": type_id, "created_at": created.text()}),
+            ),
+            None => (
+                EventKind::QosSpecsDisassociateAll,
+                json!({"id": id, "created_at": created.text()}),
+            ),
         };
         match type_id {
             Some(type_id) => {
@@ -368,6 +425,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
                     .await?;
             }
         }
+        self.record_qos_event(&mut tx, kind, payload, now).await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -475,8 +475,116 @@ async fn type_changes_are_reported(app: TestApp) {
     assert_eq!(gone["extra_specs"], json!({"k": "v", "a": "3"}));
 }
 
+/// QoS specs changes, as Cinder's `QoSSpecs` notifier sends them from its API: the
+/// payload its controller builds for each call; a refused call sends nothing.
+async fn qos_changes_are_reported(app: TestApp) {
+    let send = |method: Method, path: String, body: Option<Value>| {
+        let request = app.request(method, &path);
+        async move {
+            match body {
+                Some(body) => request.json(&body).send().await,
+                None => request.send().await,
+            }
+        }
+    };
+    let created = send(
+        Method::POST,
+        "/v3/p1/qos-specs".into(),
+        Some(json!({"qos_specs": {"name": "gold", "consumer": "front-end", "total_iops_sec": "500"}})),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let qos = str_of(&created.json["qos_specs"], "id");
+    let path = format!("/v3/p1/qos-specs/{qos}");
+    let type_id = app.create_type("with-qos", json!({})).await;
+    let steps = [
+        (
+            Method::PUT,
+            path.clone(),
+            Some(json!({"qos_specs": {"read_iops_sec": "100"}})),
+            200,
+        ),
+        (
+            Method::PUT,
+            format!("{path}/delete_keys"),
+            Some(json!({"keys": ["nope"]})),
+            404,
+        ),
+        (
+            Method::PUT,
+            format!("{path}/delete_keys"),
+            Some(json!({"keys": ["read_iops_sec"]})),
+            202,
+        ),
+        (
+            Method::GET,
+            format!("{path}/associate?vol_type_id={type_id}"),
+            None,
+            202,
+        ),
+        (
+            Method::GET,
+            format!("{path}/disassociate?vol_type_id={type_id}"),
+            None,
+            202,
+        ),
+        (Method::GET, format!("{path}/disassociate_all"), None, 202),
+        (Method::DELETE, path.clone(), None, 202),
+    ];
+    for (method, path, body, status) in steps {
+        let answered = send(method, path.clone(), body).await;
+        assert_eq!(answered.status, status, "{path}: {}", answered.text);
+    }
+
+    let trail: Vec<Value> = events(&app, "")
+        .await
+        .into_iter()
+        .filter(|e| str_of(e, "event_type").starts_with("qos_specs"))
+        .collect();
+    assert_eq!(
+        types(&trail),
+        [
+            "qos_specs.create",
+            "qos_specs.update",
+            "qos_specs.delete_keys",
+            "qos_specs.associate",
+            "qos_specs.disassociate",
+            "qos_specs.disassociate_all",
+            "qos_specs.delete",
+        ]
+    );
+    for event in &trail {
+        assert_eq!(event["volume_id"], Value::Null);
+        assert_eq!(event["project_id"], "p1");
+        assert!(
+            str_of(event, "publisher_id").starts_with("QoSSpecs."),
+            "{event}"
+        );
+        if str_of(event, "event_type") != "qos_specs.create" {
+            assert_eq!(event["payload"]["id"], json!(qos), "{event}");
+        }
+        assert!(event["payload"]["created_at"].is_string(), "{event}");
+    }
+    assert_eq!(
+        trail[0]["payload"],
+        json!({"name": "gold", "created_at": trail[0]["payload"]["created_at"],
+               "specs": {"consumer": "front-end", "total_iops_sec": "500"}})
+    );
+    assert_eq!(
+        trail[1]["payload"]["specs"],
+        json!({"read_iops_sec": "100"})
+    );
+    assert!(trail[1]["payload"]["updated_at"].is_string());
+    assert!(trail[2]["payload"]["updated_at"].is_string());
+    assert_eq!(trail[3]["payload"]["type_id"], json!(type_id));
+    assert_eq!(trail[4]["payload"]["type_id"], json!(type_id));
+    assert_eq!(trail[5]["payload"].as_object().unwrap().len(), 2);
+    assert!(trail[6]["payload"]["deleted_at"].is_string());
+}
+
 backend_tests!(
     type_changes_are_reported,
+    qos_changes_are_reported,
     a_retype_is_reported_with_its_new_type,
     transfers_are_reported,
     snapshots_and_failed_creates_are_reported,
