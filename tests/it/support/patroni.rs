@@ -103,6 +103,21 @@ impl Patroni {
         }
     }
 
+    /// The node Patroni calls the synchronous standby, once there is one.
+    pub fn sync_standby(&self, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(node) = (0..self.apis.len()).find(|&n| self.says_yes(n, "/sync")) {
+                return node;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no synchronous standby within {within:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// Waits (up to `within`) until there is a primary and a synchronous standby again:
     /// in synchronous mode only that standby may take over, so the next failure needs it.
     pub fn wait_healthy(&self, within: Duration) {
