@@ -446,6 +446,36 @@ impl From<DomainError> for ApiError {
             E::InvalidAuthKey(id) => ApiError::BadRequest(format!(
                 "Invalid auth key: Attempt to transfer {id} with invalid auth key."
             )),
+            E::EncryptionTypeInUse(action) => ApiError::BadRequest(format!(
+                "Cannot {action} encryption specs. Volume type in use."
+            )),
+            E::EncryptionExists(type_id) => ApiError::BadRequest(format!(
+                "Volume type encryption for type {type_id} already exists."
+            )),
+            E::EncryptionNotFound(type_id) => ApiError::NotFound(format!(
+                "Volume type encryption for type {type_id} does not exist."
+            )),
+            E::EncryptedMultiattach => ApiError::BadRequest(
+                "Invalid volume: Multiattach cannot be used with encrypted volumes.".into(),
+            ),
+            E::EncryptedMultiattachRetype => ApiError::BadRequest(
+                "Invalid input received: Retype requested both encryption and multi-attach, \
+                 which is not supported."
+                    .into(),
+            ),
+            E::NoKeyManager(name) => ApiError::BadRequest(format!(
+                "Invalid volume type: {name} is encrypted, and no key manager is configured \
+                 to hold its volumes' keys ([key_manager] fixed_key, or \
+                 --key-manager-fixed-key)."
+            )),
+            E::EncryptionChangedDuringCreate => ApiError::Conflict(
+                "The volume type's encryption changed while the volume was being created; \
+                 try again."
+                    .into(),
+            ),
+            E::RetypeChangesEncryption => ApiError::BadRequest(
+                "Invalid input received: Retype cannot change encryption requirements.".into(),
+            ),
             E::QosSpecsNotFound(id) => ApiError::NotFound(format!("No such QoS spec {id}.")),
             E::QosSpecsExists(name) => {
                 ApiError::Conflict(format!("QoS Specs {name} already exists."))

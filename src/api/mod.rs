@@ -5,6 +5,7 @@ pub mod attachments;
 pub mod body;
 pub mod console;
 pub mod context;
+mod encryption;
 pub mod endpoint;
 pub mod error;
 pub mod events;
@@ -55,6 +56,7 @@ fn resources() -> Router<AppState> {
         .merge(attachments::router())
         .merge(volumes::router())
         .merge(types::router())
+        .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())
         .merge(snapshots::router())

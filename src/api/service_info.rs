@@ -47,6 +47,66 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2013-06-27T00:00:00+00:00",
     ),
     (
+        "Capabilities",
+        "capabilities",
+        "Capabilities support.",
+        "2015-08-31T00:00:00+00:00",
+    ),
+    (
+        "ExtendedServices",
+        "os-extended-services",
+        "Extended services support.",
+        "2014-01-10T00:00:00-00:00",
+    ),
+    (
+        "ExtendedSnapshotAttributes",
+        "os-extended-snapshot-attributes",
+        "Extended SnapshotAttributes support.",
+        "2012-06-19T00:00:00+00:00",
+    ),
+    (
+        "Hosts",
+        "os-hosts",
+        "Admin-only host administration.",
+        "2011-06-29T00:00:00+00:00",
+    ),
+    (
+        "Qos_specs_manage",
+        "qos-specs",
+        "QoS specs support.",
+        "2013-08-02T00:00:00+00:00",
+    ),
+    (
+        "QuotaClasses",
+        "os-quota-class-sets",
+        "Quota classes management support.",
+        "2012-03-12T00:00:00+00:00",
+    ),
+    (
+        "Quotas",
+        "os-quota-sets",
+        "Quota management support.",
+        "2011-08-08T00:00:00+00:00",
+    ),
+    (
+        "Scheduler_stats",
+        "scheduler-stats",
+        "Scheduler stats support.",
+        "2014-09-07T00:00:00+00:00",
+    ),
+    (
+        "Services",
+        "os-services",
+        "Services support.",
+        "2012-10-28T00:00:00-00:00",
+    ),
+    (
+        "SnapshotActions",
+        "os-snapshot-actions",
+        "Enable snapshot manager actions.",
+        "2013-07-16T00:00:00+00:00",
+    ),
+    (
         "TypesExtraSpecs",
         "os-types-extra-specs",
         "Type extra specs support.",
@@ -59,10 +119,22 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2011-08-24T00:00:00+00:00",
     ),
     (
+        "UsedLimits",
+        "os-used-limits",
+        "Provide data on limited resources that are being used.",
+        "2013-10-03T00:00:00+00:00",
+    ),
+    (
         "VolumeActions",
         "os-volume-actions",
         "Enable volume actions.",
         "2012-05-31T00:00:00+00:00",
+    ),
+    (
+        "VolumeEncryptionMetadata",
+        "os-volume-encryption-metadata",
+        "Volume encryption metadata retrieval support.",
+        "2013-07-10T00:00:00+00:00",
     ),
     (
         "VolumeHostAttribute",
@@ -81,6 +153,24 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "os-vol-tenant-attr",
         "Expose the internal project_id as an attribute of a volume.",
         "2011-11-03T00:00:00+00:00",
+    ),
+    (
+        "VolumeTransfer",
+        "os-volume-transfer",
+        "Volume transfer management support.",
+        "2013-05-29T00:00:00+00:00",
+    ),
+    (
+        "VolumeTypeAccess",
+        "os-volume-type-access",
+        "Volume type access support.",
+        "2014-06-26T00:00:00Z",
+    ),
+    (
+        "VolumeTypeEncryption",
+        "encryption",
+        "Encryption support for volume types.",
+        "2013-07-01T00:00:00+00:00",
     ),
 ];
 

@@ -15,7 +15,6 @@ use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::paging::parse_bool;
 use super::query::CinderQuery;
-use super::unimplemented::not_built;
 use super::views::{managed_volume_type, specs_json, volume_type, TypeViewRights};
 use crate::api::AppState;
 use crate::domain::volume_type::{ExtraSpecs, VolumeType, VolumeTypeUpdate};
@@ -39,11 +38,6 @@ pub fn router() -> Router<AppState> {
             axum::routing::post(access_action),
         )
         .route("/types/{type_id}/os-volume-type-access", get(list_access))
-        .route(
-            "/types/{type_id}/encryption",
-            get(not_built(Endpoint::Unimplemented("volume type encryption")))
-                .post(not_built(Endpoint::Unimplemented("volume type encryption"))),
-        )
 }
 
 #[derive(Deserialize)]

@@ -259,6 +259,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
         t.map("DEFAULT", option, flag, quota_limit)?;
     }
     backends(&mut t)?;
+    key_manager(&mut t)?;
     t.map("database", "connection", "database_url", database_url)?;
     t.map("database", "max_retries", "db_max_retries", quota_limit)?;
     t.map("database", "retry_interval", "db_retry_interval", |v| {
@@ -477,6 +478,26 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
         for key in keys {
             t.map("oslo_messaging_rabbit", key, flag, not_empty)?;
         }
+    }
+    Ok(())
+}
+
+/// `[key_manager]`: Cinder's ConfKeyManager with its `fixed_key`. Another backend
+/// (Barbican) is not supported: its `fixed_key`, if any, is not what it uses.
+fn key_manager(t: &mut Translation<'_>) -> Result<(), ConfError> {
+    let section = "key_manager";
+    let backend = t.take(section, "backend").map(|b| b.value.clone());
+    let fixed = matches!(
+        backend.as_deref(),
+        None | Some("cinder.keymgr.conf_key_mgr.ConfKeyManager" | "ConfKeyManager")
+    );
+    if fixed {
+        t.map(
+            section,
+            "fixed_key",
+            "key_manager_fixed_key",
+            super::hex_key,
+        )?;
     }
     Ok(())
 }

@@ -212,7 +212,7 @@ fn config_files(args: &[std::ffi::OsString]) -> Vec<std::path::PathBuf> {
 }
 
 /// Flags whose values are secrets, or may hold one.
-const SECRET_ARGS: &[&str] = &["keystone_password"];
+const SECRET_ARGS: &[&str] = &["keystone_password", "key_manager_fixed_key"];
 
 impl Parsed {
     /// The options of `serve` (as `config` received them): each value and where it came
@@ -430,6 +430,18 @@ pub struct DatabaseArgs {
     pub db_retry_interval: u64,
 }
 
+/// A key in hex, as ConfKeyManager reads `fixed_key`.
+fn hex_key(text: &str) -> Result<String, String> {
+    if !text.is_empty()
+        && text.len().is_multiple_of(2)
+        && text.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        Ok(text.to_owned())
+    } else {
+        Err("a key is an even number of hex digits".to_owned())
+    }
+}
+
 impl DatabaseArgs {
     pub fn acquire_timeout(&self) -> Duration {
         Duration::from_secs(self.db_acquire_timeout.max(1))
@@ -583,6 +595,12 @@ pub struct ServeArgs {
         default_value_t = crate::service::DEFAULT_MAX_ATTACHMENTS
     )]
     pub max_attachments_per_volume: u32,
+
+    /// The one key of every encrypted volume, in hex, as Cinder's ConfKeyManager
+    /// (`[key_manager] fixed_key`): volumes of encrypted types get its id (all zeros).
+    /// Unset, and with no other key manager, encrypted types cannot get volumes.
+    #[arg(long, env = "CINDER_ATTACH_KEY_MANAGER_FIXED_KEY", value_parser = hex_key)]
+    pub key_manager_fixed_key: Option<String>,
 
     /// Default quota of volumes per project (-1: none), under the `default` quota class.
     #[arg(long, env = "CINDER_ATTACH_QUOTA_VOLUMES", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]

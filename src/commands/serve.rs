@@ -15,6 +15,7 @@ use crate::auth::keystone_tls::KeystoneTls;
 use crate::auth::Authenticator;
 use crate::cli::{AuthStrategy, EventsMode, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::domain::encryption::KeyManager;
 use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
 use crate::service::volume_gates::{self, VolumeGates};
@@ -76,6 +77,10 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             default_volume_type: args.default_volume_type.clone(),
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
             quota_defaults: args.quota_defaults(),
+            key_manager: match &args.key_manager_fixed_key {
+                Some(_) => KeyManager::FixedKey,
+                None => KeyManager::None,
+            },
         }),
         gates: Arc::new(VolumeGates::new(match store.kind() {
             StoreKind::Sqlite => volume_gates::SINGLE_WRITER_TURNS,

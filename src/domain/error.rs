@@ -220,6 +220,27 @@ pub enum DomainError {
         from_snapshot: bool,
     },
 
+    // --- encryption
+    /// `create`, `update` or `delete` of a type's encryption while volumes have the type.
+    #[error("volume type in use: cannot {0} its encryption")]
+    EncryptionTypeInUse(&'static str),
+    #[error("volume type {0} has encryption already")]
+    EncryptionExists(String),
+    #[error("volume type {0} has no encryption")]
+    EncryptionNotFound(String),
+    #[error("encrypted multiattach volume")]
+    EncryptedMultiattach,
+    #[error("retype to an encrypted multiattach type")]
+    EncryptedMultiattachRetype,
+    /// A volume of an encrypted type, and no key manager to give it a key.
+    #[error("volume type {0} is encrypted and no key manager is configured")]
+    NoKeyManager(String),
+    #[error("the type's encryption changed during the create")]
+    EncryptionChangedDuringCreate,
+    /// A retype that would change whether (or how) the volume is encrypted.
+    #[error("retype changes encryption")]
+    RetypeChangesEncryption,
+
     // --- QoS specs
     #[error("QoS specs {0} not found")]
     QosSpecsNotFound(String),

@@ -4,6 +4,7 @@ pub mod attach;
 pub mod attachment;
 pub mod consistency;
 pub mod context;
+pub mod encryption;
 pub mod error;
 pub mod event;
 pub mod export;

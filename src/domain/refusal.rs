@@ -97,6 +97,19 @@ pub enum VolumeCreateRefusal {
     /// The source (snapshot or volume) is no longer in a status it can be read in, or is
     /// gone.
     SourceUnavailable,
+    /// The type's encryption was added or removed after the create read it.
+    EncryptionChanged,
+}
+
+/// A change to a volume type's encryption (Cinder's volume type encryption API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncryptionRefusal {
+    /// Live volumes have the type: its encryption is frozen.
+    TypeInUse,
+    /// The type has encryption already.
+    Exists,
+    /// The type has no encryption.
+    NotFound,
 }
 
 /// The start of a volume's delete.

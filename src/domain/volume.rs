@@ -174,6 +174,9 @@ pub struct NewVolume {
     pub backend_capacity_gb: Option<f64>,
     pub shared_targets: Option<bool>,
     pub metadata: BTreeMap<String, String>,
+    /// The key manager's key id when the type is encrypted (the create checks, in its
+    /// transaction, that the type still is, or still is not).
+    pub encryption_key_id: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 

@@ -147,6 +147,13 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:qos_specs_manage:get_all", ADMIN_API),
     ("volume_extension:qos_specs_manage:update", ADMIN_API),
     ("volume_extension:qos_specs_manage:delete", ADMIN_API),
+    // Volume type encryption (cinder/policies/volume_type.py) and what a volume's host
+    // reads of it (cinder/policies/volumes.py).
+    ("volume_extension:volume_type_encryption:create", ADMIN_API),
+    ("volume_extension:volume_type_encryption:get", ADMIN_API),
+    ("volume_extension:volume_type_encryption:update", ADMIN_API),
+    ("volume_extension:volume_type_encryption:delete", ADMIN_API),
+    ("volume_extension:volume_encryption_metadata", READER),
     // Extend of an attached volume (cinder/policies/volume_actions.py).
     ("volume:extend_attached_volume", MEMBER),
     // Admin views (cinder/policies/{services,hosts,scheduler_stats,capabilities}.py).

@@ -92,6 +92,11 @@ pub mod rules {
     pub const QOS_GET_ALL: &str = "volume_extension:qos_specs_manage:get_all";
     pub const QOS_UPDATE: &str = "volume_extension:qos_specs_manage:update";
     pub const QOS_DELETE: &str = "volume_extension:qos_specs_manage:delete";
+    pub const ENCRYPTION_CREATE: &str = "volume_extension:volume_type_encryption:create";
+    pub const ENCRYPTION_GET: &str = "volume_extension:volume_type_encryption:get";
+    pub const ENCRYPTION_UPDATE: &str = "volume_extension:volume_type_encryption:update";
+    pub const ENCRYPTION_DELETE: &str = "volume_extension:volume_type_encryption:delete";
+    pub const VOLUME_ENCRYPTION_METADATA: &str = "volume_extension:volume_encryption_metadata";
     pub const EXTEND_ATTACHED: &str = "volume:extend_attached_volume";
     pub const SERVICES_INDEX: &str = "volume_extension:services:index";
     pub const EVENTS_INDEX: &str = "cinder_attach:events:index";

@@ -4,6 +4,7 @@
 
 pub mod attachments;
 mod backends;
+pub mod encryption;
 pub mod events;
 pub mod exports;
 pub mod legacy_attachments;
@@ -50,6 +51,8 @@ pub struct Settings {
     pub max_attachments_per_volume: Option<u32>,
     /// Quota defaults under the `default` quota class (cinder.conf's `quota_*`).
     pub quota_defaults: crate::domain::quota::QuotaDefaults,
+    /// Where volumes of encrypted types get their key ids.
+    pub key_manager: crate::domain::encryption::KeyManager,
 }
 
 /// `--max-attachments-per-volume` when not given.
@@ -68,6 +71,7 @@ impl Default for Settings {
             default_volume_type: crate::domain::volume_type::DEFAULT_TYPE_NAME.to_owned(),
             max_attachments_per_volume: Some(DEFAULT_MAX_ATTACHMENTS),
             quota_defaults: Default::default(),
+            key_manager: Default::default(),
         }
     }
 }

@@ -364,6 +364,7 @@ impl Service {
         }
         self.front_end_qos_stays(&volume, new_type.qos_specs_id)
             .await?;
+        self.encryption_stays(&volume, &new_type, wanted).await?;
         // Nothing migrates here: the volume's own backend must suit the new type.
         if volume.host.is_some() && !self.backend_suits(&volume, &new_type).await? {
             return Err(DomainError::RetypeNeedsMigration);

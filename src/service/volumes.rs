@@ -261,6 +261,7 @@ impl Service {
             origin.check_size(size)?;
         }
         let multiattach = volume_type.is_multiattach();
+        let encryption_key_id = self.encryption_key_for(&volume_type, multiattach).await?;
         if multiattach {
             self.policy
                 .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;
@@ -307,6 +308,7 @@ impl Service {
             backend_capacity_gb: None,
             shared_targets: None,
             metadata: request.metadata,
+            encryption_key_id,
             created_at: now,
         };
         let owner = QuotaOwner {
@@ -440,6 +442,9 @@ impl Service {
             }
             Outcome::Refused(VolumeCreateRefusal::SourceUnavailable) => {
                 Err(DomainError::SourceVolumeUnavailable)
+            }
+            Outcome::Refused(VolumeCreateRefusal::EncryptionChanged) => {
+                Err(DomainError::EncryptionChangedDuringCreate)
             }
             Outcome::Gone => Err(volume_not_found(new.id)),
         }

@@ -28,6 +28,7 @@
 mod attachments;
 pub mod connector_specs;
 mod db;
+mod encryption;
 mod exports;
 mod legacy_attachments;
 mod locks;
@@ -59,6 +60,7 @@ pub use db::error::{BoxError, StoreError};
 pub use db::postgres::Postgres;
 pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
+pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
@@ -93,6 +95,7 @@ pub trait Store:
     + ServiceStore
     + TransferStore
     + EventStore
+    + EncryptionStore
 {
 }
 
@@ -113,6 +116,7 @@ impl<T> Store for T where
         + ServiceStore
         + TransferStore
         + EventStore
+        + EncryptionStore
 {
 }
 

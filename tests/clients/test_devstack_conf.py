@@ -158,6 +158,26 @@ def test_devstacks_cinder_conf_starts_unchanged_and_notifies(devstack_broker, st
         deleted = requests.delete(f"{url}/v3/{project}/volumes/{volume}", headers=as_member, timeout=30)
         assert deleted.status_code == 202, deleted.text
 
+        # An encrypted type: its volumes take their key id from the file's fixed-key
+        # key manager, and their host reads it with the type's encryption.
+        luks = requests.post(f"{url}/v3/{admin_project}/types", headers=as_admin, timeout=30, json={
+            "volume_type": {"name": "ceph-luks", "extra_specs": {"volume_backend_name": "ceph"}}})
+        assert luks.status_code == 200, luks.text
+        encryption = requests.post(
+            f"{url}/v3/{admin_project}/types/{luks.json()['volume_type']['id']}/encryption", headers=as_admin,
+            timeout=30, json={"encryption": {"provider": "luks", "control_location": "front-end",
+                                             "cipher": "aes-xts-plain64", "key_size": 256}})
+        assert encryption.status_code == 200, encryption.text
+        secret = requests.post(f"{url}/v3/{project}/volumes", headers=as_member, timeout=30,
+                               json={"volume": {"size": 1, "volume_type": "ceph-luks"}})
+        assert secret.status_code == 202, secret.text
+        assert secret.json()["volume"]["encrypted"] is True
+        metadata = requests.get(f"{url}/v3/{project}/volumes/{secret.json()['volume']['id']}/encryption",
+                                headers=as_member, timeout=30)
+        assert metadata.json() == {"encryption_key_id": "00000000-0000-0000-0000-000000000000",
+                                   "control_location": "front-end", "cipher": "aes-xts-plain64",
+                                   "key_size": 256, "provider": "luks"}, metadata.text
+
         expected = [
             "volume_type.create", "volume.create.start", "volume.create.end",
             "volume.attach.start", "attachment.create.end", "attachment.complete.end",

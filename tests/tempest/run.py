@@ -140,7 +140,7 @@ manage_volume = False
 manage_snapshot = False
 extend_attached_volume = False
 multi_backend = False
-api_extensions = os-volume-actions
+api_extensions = all
 
 [compute-feature-enabled]
 volume_multiattach = True

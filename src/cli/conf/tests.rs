@@ -218,6 +218,27 @@ fn oslos_rabbit_tls_options_become_flags() {
 }
 
 #[test]
+fn the_fixed_key_manager_is_read_and_barbican_left_alone() {
+    let fixed = write("[key_manager]\nfixed_key = 00ff\n");
+    let settings = load(&[fixed.to_path_buf()]).expect("loads");
+    assert_eq!(values(&settings, "key_manager_fixed_key"), ["00ff"]);
+    let conf = write(
+        "[key_manager]\nbackend = cinder.keymgr.conf_key_mgr.ConfKeyManager\nfixed_key = abcd\n",
+    );
+    let settings = load(&[conf.to_path_buf()]).expect("loads");
+    assert_eq!(values(&settings, "key_manager_fixed_key"), ["abcd"]);
+    let barbican = write("[key_manager]\nbackend = barbican\nfixed_key = abcd\n");
+    let settings = load(&[barbican.to_path_buf()]).expect("loads");
+    assert!(values(&settings, "key_manager_fixed_key").is_empty());
+    assert!(settings
+        .ignored
+        .contains(&"[key_manager] fixed_key".to_owned()));
+    let odd = write("[key_manager]\nfixed_key = abc\n");
+    let err = load(&[odd.to_path_buf()]).expect_err("refused").to_string();
+    assert!(err.contains("[key_manager] fixed_key"), "{err}");
+}
+
+#[test]
 fn broken_files_are_refused() {
     let path = write("[DEFAULT\nhost = x\n");
     assert!(load(&[path.to_path_buf()]).is_err());

@@ -8,6 +8,7 @@ mod attachment_update;
 mod attachments;
 mod auth;
 mod console;
+mod encryption;
 mod events;
 mod faults;
 mod health;

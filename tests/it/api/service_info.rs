@@ -36,7 +36,25 @@ async fn zones_and_extensions(app: TestApp) {
         .iter()
         .map(|e| e["alias"].as_str().expect("alias"))
         .collect();
-    assert!(aliases.contains(&"os-volume-actions"), "{aliases:?}");
+    for served in [
+        "os-volume-actions",
+        "os-hosts",
+        "qos-specs",
+        "os-quota-sets",
+        "os-services",
+        "scheduler-stats",
+        "capabilities",
+        "os-volume-transfer",
+        "os-volume-type-access",
+        "encryption",
+        "os-volume-encryption-metadata",
+    ] {
+        assert!(aliases.contains(&served), "{served}: {aliases:?}");
+    }
+    // Nothing this service does not serve (images, backups, groups, manage).
+    for absent in ["os-vol-image-meta", "backups", "os-volume-manage"] {
+        assert!(!aliases.contains(&absent), "{absent}: {aliases:?}");
+    }
     let shown = app.get("/v3/p1/extensions/os-vol-host-attr").send().await;
     assert_eq!(
         shown.json,
