@@ -139,9 +139,15 @@ const PURGES: &[(&str, &str)] = &[
          (select t.id from volume_types t where t.deleted = true and t.deleted_at < $1)",
     ),
     (
+        "encryption",
+        "(deleted = true and deleted_at < $1) or volume_type_id in \
+         (select t.id from volume_types t where t.deleted = true and t.deleted_at < $1)",
+    ),
+    (
         "volume_types",
         "deleted = true and deleted_at < $1 \
          and not exists (select 1 from volumes v where v.volume_type_id = volume_types.id) \
+         and not exists (select 1 from encryption e where e.volume_type_id = volume_types.id) \
          and not exists (select 1 from volume_type_extra_specs s \
                           where s.volume_type_id = volume_types.id) \
          and not exists (select 1 from volume_type_projects p \
@@ -177,8 +183,13 @@ impl<D: Database> PurgeStore for SqlStore<D> {
             if table == "events" && unsent_events {
                 condition = EVENTS_ANY;
             }
-            // The outbox is keyed by its sequence; every other table by `id`.
-            let key = if table == "events" { "seq" } else { "id" };
+            // The outbox is keyed by its sequence, encryption by Cinder's `encryption_id`,
+            // every other table by `id`.
+            let key = match table {
+                "events" => "seq",
+                "encryption" => "encryption_id",
+                _ => "id",
+            };
             let mut removed = 0;
             loop {
                 // `$1`, the cut-off, is bound first: the conditions refer to it.

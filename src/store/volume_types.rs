@@ -129,6 +129,10 @@ const INSERT_ACCESS: &str = "insert into volume_type_projects \
 const REMOVE_ACCESS: &str = "update volume_type_projects set deleted = true, deleted_at = $3 \
                               where volume_type_id = $1 and project_id = $2 and deleted = false";
 
+/// A deleted type's encryption goes with it, as Cinder's `volume_type_destroy` does.
+const DELETE_ENCRYPTION: &str = "update encryption set deleted = true, deleted_at = $2 \
+                                 where volume_type_id = $1 and deleted = false";
+
 const DELETE_TYPE: &str =
     "update volume_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false";
 
@@ -296,7 +300,7 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         self.record_type_event(&mut tx, EventKind::VolumeTypeDelete, id, now)
             .await?;
         Self::remove_items(&mut tx, SideTable::TypeExtraSpecs, id.uuid(), None, now).await?;
-        for statement in [DELETE_ACCESS, DELETE_TYPE] {
+        for statement in [DELETE_ACCESS, DELETE_ENCRYPTION, DELETE_TYPE] {
             tx.execute(Sql::new(statement).bind(id).bind(now)).await?;
         }
         tx.commit().await?;

@@ -36,6 +36,15 @@ async fn history(app: &TestApp) -> String {
     let t = app
         .create_type(&format!("old-{}", Uuid::new_v4()), json!({"k": "v"}))
         .await;
+    let encrypted = app
+        .request(
+            axum::http::Method::POST,
+            &format!("/v3/p1/types/{t}/encryption"),
+        )
+        .json(&json!({"encryption": {"provider": "luks", "control_location": "front-end"}}))
+        .send()
+        .await;
+    assert_eq!(encrypted.status, 200, "{}", encrypted.text);
     let gone = app
         .request(axum::http::Method::DELETE, &format!("/v3/p1/types/{t}"))
         .send()
@@ -66,6 +75,7 @@ async fn purge_removes_old_deleted_rows_only(app: TestApp) {
         "volume_admin_metadata",
         "volumes",
         "volume_type_extra_specs",
+        "encryption",
         "volume_types",
     ] {
         app.db
@@ -103,6 +113,11 @@ async fn purge_removes_old_deleted_rows_only(app: TestApp) {
     assert_eq!(purged("volume_metadata"), 1, "{report:?}");
     assert_eq!(purged("volume_types"), 1, "{report:?}");
     assert_eq!(purged("volume_type_extra_specs"), 1, "{report:?}");
+    assert_eq!(
+        purged("encryption"),
+        1,
+        "the deleted type's encryption: {report:?}"
+    );
     assert_eq!(
         count(
             &app,
