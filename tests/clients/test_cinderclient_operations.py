@@ -77,3 +77,25 @@ def test_extend_and_transfer(cinder):
     withdrawn = table(cinder("transfer-create", other).stdout)["id"]
     cinder("transfer-delete", withdrawn)
     assert table(cinder("show", other).stdout)["status"] == "available"
+
+
+def test_encryption_types(cinder):
+    """encryption-type-create/-show/-update/-list/-delete as an operator runs them; with
+    no key manager configured, a volume of the encrypted type is refused, naming why."""
+    cinder("type-create", "luks")
+    created = rows(cinder("encryption-type-create", "--cipher", "aes-xts-plain64", "--key-size", "256",
+                          "--control-location", "front-end", "luks", "luks").stdout)
+    assert created and created[0][1:] == ["luks", "aes-xts-plain64", "256", "front-end"], created
+    shown = rows(cinder("encryption-type-show", "luks").stdout)
+    assert shown[0][1:] == ["luks", "aes-xts-plain64", "256", "front-end"], shown
+    cinder("encryption-type-update", "--key-size", "512", "luks")
+    assert rows(cinder("encryption-type-show", "luks").stdout)[0][3] == "512"
+    listed = cinder("encryption-type-list").stdout
+    assert "luks" in listed and "512" in listed, listed
+    refused = cinder("create", "--volume-type", "luks", "1", check=False)
+    assert refused.returncode != 0
+    assert "no key manager is configured" in refused.stdout + refused.stderr
+    cinder("encryption-type-delete", "luks")
+    assert rows(cinder("encryption-type-show", "luks").stdout) == []
+    plain = table(cinder("create", "--volume-type", "luks", "1").stdout)
+    assert plain["encrypted"] == "False", plain
