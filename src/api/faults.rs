@@ -446,6 +446,9 @@ impl From<DomainError> for ApiError {
             E::InvalidAuthKey(id) => ApiError::BadRequest(format!(
                 "Invalid auth key: Attempt to transfer {id} with invalid auth key."
             )),
+            E::ImageMetadataNotFound(id) => ApiError::NotFound(format!(
+                "Glance metadata for volume/snapshot {id} cannot be found."
+            )),
             E::EncryptionTypeInUse(action) => ApiError::BadRequest(format!(
                 "Cannot {action} encryption specs. Volume type in use."
             )),

@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 mod faults;
 pub mod health;
+mod image_metadata;
 mod layers;
 pub mod links;
 pub mod messages;

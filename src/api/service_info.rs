@@ -143,6 +143,12 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2011-11-03T00:00:00+00:00",
     ),
     (
+        "VolumeImageMetadata",
+        "os-vol-image-meta",
+        "Show image metadata associated with the volume.",
+        "2012-12-07T00:00:00+00:00",
+    ),
+    (
         "VolumeMigStatusAttribute",
         "os-vol-mig-status-attr",
         "Expose migration_status as an attribute of a volume.",

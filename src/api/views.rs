@@ -211,6 +211,9 @@ pub fn volume_detail(ctx: &ViewContext<'_>, volume: &Volume, rights: VolumeViewR
     if v.at_least(3, 65) {
         fields.insert("consumes_quota".into(), Value::Bool(true));
     }
+    if rights.image_metadata && !volume.image_metadata.is_empty() {
+        fields.insert("volume_image_metadata".into(), json!(volume.image_metadata));
+    }
     if rights.tenant_attribute {
         fields.insert(
             "os-vol-tenant-attr:tenant_id".into(),

@@ -30,9 +30,6 @@ const NOT_BUILT: &[&str] = &[
     "os-update_volume_admin_metadata",
     "os-reimage",
     "revert",
-    "os-set_image_metadata",
-    "os-unset_image_metadata",
-    "os-show_image_metadata",
     "os-unmanage",
 ];
 
@@ -304,6 +301,9 @@ pub async fn action(
                 .set_bootable(caller, volume_id(&path)?, bootable)
                 .await?;
             Ok(StatusCode::OK.into_response())
+        }
+        "os-set_image_metadata" | "os-unset_image_metadata" | "os-show_image_metadata" => {
+            super::image_metadata::action(service, caller, volume_id(&path)?, &name, &body.0).await
         }
         "os-update_readonly_flag" => {
             super::schema::validate(&READONLY, &body.0).map_err(ApiError::BadRequest)?;

@@ -220,6 +220,9 @@ pub enum DomainError {
         from_snapshot: bool,
     },
 
+    #[error("volume {0} has no such image metadata")]
+    ImageMetadataNotFound(VolumeId),
+
     // --- encryption
     /// `create`, `update` or `delete` of a type's encryption while volumes have the type.
     #[error("volume type in use: cannot {0} its encryption")]

@@ -86,6 +86,8 @@ pub struct Volume {
     pub updated_at: Option<DateTime<Utc>>,
     pub metadata: BTreeMap<String, String>,
     pub admin_metadata: BTreeMap<String, String>,
+    /// The image it was made from, as Cinder's `volume_glance_metadata` keeps it.
+    pub image_metadata: BTreeMap<String, String>,
     pub attachments: Vec<Attachment>,
 }
 

@@ -25,6 +25,9 @@ pub mod rules {
     pub const VOLUME_METADATA_CREATE: &str = "volume:create_volume_metadata";
     pub const VOLUME_METADATA_UPDATE: &str = "volume:update_volume_metadata";
     pub const VOLUME_METADATA_DELETE: &str = "volume:delete_volume_metadata";
+    pub const IMAGE_METADATA_SHOW: &str = "volume_extension:volume_image_metadata:show";
+    pub const IMAGE_METADATA_SET: &str = "volume_extension:volume_image_metadata:set";
+    pub const IMAGE_METADATA_REMOVE: &str = "volume_extension:volume_image_metadata:remove";
     pub const MULTIATTACH: &str = "volume:multiattach";
     pub const MULTIATTACH_BOOTABLE: &str = "volume:multiattach_bootable_volume";
     pub const ATTACHMENT_CREATE: &str = "volume:attachment_create";

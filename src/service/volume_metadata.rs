@@ -10,7 +10,7 @@ use crate::domain::refusal::{MetadataRefusal, VolumeUpdateRefusal};
 use crate::domain::volume::{MetadataChange, Volume, VolumeUpdate};
 use crate::domain::volume_rules::check_metadata_count;
 use crate::domain::{DomainError, Outcome, RequestContext};
-use crate::policy::rules;
+use crate::policy::{rules, Target};
 
 /// Refuses more metadata items than a volume may hold before the store is asked.
 pub(super) fn metadata_fits(metadata: &BTreeMap<String, String>) -> Result<(), DomainError> {
@@ -104,6 +104,59 @@ impl Service {
                     removing: matches!(change, MetadataChange::Remove(_)),
                     status,
                 })
+            }
+            Outcome::Refused(VolumeUpdateRefusal::Metadata(refusal)) => {
+                Err(metadata_refused(refusal, id))
+            }
+        }
+    }
+}
+
+impl Service {
+    /// `os-show_image_metadata`: the image metadata of a volume the caller may see.
+    pub async fn image_metadata(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+    ) -> Result<BTreeMap<String, String>, DomainError> {
+        self.volume_under_rule(caller, id, rules::IMAGE_METADATA_SHOW)
+            .await?;
+        self.store
+            .image_metadata(id)
+            .await?
+            .ok_or_else(|| volume_not_found(id))
+    }
+
+    /// `os-set_image_metadata` (a merge) and `os-unset_image_metadata` (one key, 404
+    /// when it is not there): Cinder checks both the image-metadata rule and the volume
+    /// metadata rule. Returns the image metadata afterwards.
+    pub async fn change_image_metadata(
+        &self,
+        caller: &RequestContext,
+        id: VolumeId,
+        change: MetadataChange,
+    ) -> Result<BTreeMap<String, String>, DomainError> {
+        let removing = matches!(change, MetadataChange::Remove(_));
+        let (image_rule, metadata_rule) = if removing {
+            (rules::IMAGE_METADATA_REMOVE, rules::VOLUME_METADATA_DELETE)
+        } else {
+            (rules::IMAGE_METADATA_SET, rules::VOLUME_METADATA_UPDATE)
+        };
+        let volume = self.volume_under_rule(caller, id, image_rule).await?;
+        self.policy
+            .enforce(metadata_rule, caller, &Target::project(&volume.project_id))?;
+        match self
+            .store
+            .change_image_metadata(id, &change, self.clock.now())
+            .await?
+        {
+            Outcome::Done(metadata) => Ok(metadata),
+            Outcome::Gone => Err(volume_not_found(id)),
+            Outcome::Refused(VolumeUpdateRefusal::Status(status)) => {
+                Err(DomainError::MetadataChangeRefused { removing, status })
+            }
+            Outcome::Refused(VolumeUpdateRefusal::Metadata(MetadataRefusal::NoSuchKey(_))) => {
+                Err(DomainError::ImageMetadataNotFound(id))
             }
             Outcome::Refused(VolumeUpdateRefusal::Metadata(refusal)) => {
                 Err(metadata_refused(refusal, id))

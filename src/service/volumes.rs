@@ -43,6 +43,8 @@ pub struct VolumeViewRights {
     pub migration_attribute: bool,
     /// Attachment `host_name` is shown to admins and the `service` role.
     pub attachment_host: bool,
+    /// `volume_image_metadata` (Cinder's os-vol-image-meta extension, show and list).
+    pub image_metadata: bool,
 }
 
 impl VolumeViewRights {
@@ -53,6 +55,7 @@ impl VolumeViewRights {
             host_attribute: false,
             tenant_attribute: false,
             migration_attribute: false,
+            image_metadata: false,
             ..self
         }
     }
@@ -91,6 +94,9 @@ impl Service {
                 .policy
                 .allows(rules::MIGRATION_ATTRIBUTE, caller, &target),
             attachment_host: caller.is_admin || caller.has_role("service"),
+            image_metadata: self
+                .policy
+                .allows(rules::IMAGE_METADATA_SHOW, caller, &target),
         }
     }
 

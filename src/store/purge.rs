@@ -120,11 +120,17 @@ const PURGES: &[(&str, &str)] = &[
          (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
     ),
     (
+        "volume_glance_metadata",
+        "(deleted = true and deleted_at < $1) or volume_id in \
+         (select v.id from volumes v where v.deleted = true and v.deleted_at < $1)",
+    ),
+    (
         "volumes",
         "deleted = true and deleted_at < $1 \
          and not exists (select 1 from volume_attachment a where a.volume_id = volumes.id) \
          and not exists (select 1 from volume_metadata m where m.volume_id = volumes.id) \
          and not exists (select 1 from volume_admin_metadata m where m.volume_id = volumes.id) \
+         and not exists (select 1 from volume_glance_metadata g where g.volume_id = volumes.id) \
          and not exists (select 1 from snapshots s where s.volume_id = volumes.id) \
          and not exists (select 1 from transfers t where t.volume_id = volumes.id)",
     ),

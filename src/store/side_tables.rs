@@ -1,4 +1,4 @@
-//! Key/value side tables (volume metadata and admin metadata, type extra specs, an
+//! Key/value side tables (volume metadata, admin and image metadata, type extra specs, an
 //! attachment's connector): writing them, and reading them joined to their owner.
 
 use chrono::{DateTime, Utc};
@@ -17,6 +17,7 @@ use crate::domain::volume::MetadataChange;
 pub(super) enum SideTable {
     VolumeMetadata,
     VolumeAdminMetadata,
+    VolumeImageMetadata,
     TypeExtraSpecs,
     AttachmentSpecs,
     QosSpecs,
@@ -28,6 +29,7 @@ impl SideTable {
         match self {
             SideTable::VolumeMetadata => "volume_metadata",
             SideTable::VolumeAdminMetadata => "volume_admin_metadata",
+            SideTable::VolumeImageMetadata => "volume_glance_metadata",
             SideTable::TypeExtraSpecs => "volume_type_extra_specs",
             SideTable::AttachmentSpecs => "attachment_specs",
             SideTable::QosSpecs => "qos_specs_items",
@@ -37,7 +39,9 @@ impl SideTable {
 
     pub fn owner_column(self) -> &'static str {
         match self {
-            SideTable::VolumeMetadata | SideTable::VolumeAdminMetadata => "volume_id",
+            SideTable::VolumeMetadata
+            | SideTable::VolumeAdminMetadata
+            | SideTable::VolumeImageMetadata => "volume_id",
             SideTable::TypeExtraSpecs => "volume_type_id",
             SideTable::AttachmentSpecs => "attachment_id",
             SideTable::QosSpecs => "qos_specs_id",

@@ -39,6 +39,19 @@ pub trait VolumeMetadataStore: Send + Sync {
         change: &MetadataChange,
         now: DateTime<Utc>,
     ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError>;
+    /// A live volume's image metadata, or `None` when the volume is gone.
+    async fn image_metadata(
+        &self,
+        id: VolumeId,
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError>;
+    /// Merges or removes image metadata, in the statuses user metadata may change in;
+    /// returns the image metadata as it is afterwards.
+    async fn change_image_metadata(
+        &self,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError>;
 }
 
 const LIVE_VOLUME: &str = "select id from volumes where id = $1 and deleted = false";
@@ -46,13 +59,24 @@ const LIVE_VOLUME: &str = "select id from volumes where id = $1 and deleted = fa
 const METADATA: &str = "select key, value from volume_metadata \
                          where volume_id = $1 and deleted = false order by key";
 
+const IMAGE_METADATA: &str = "select key, value from volume_glance_metadata \
+                               where volume_id = $1 and deleted = false order by key";
+
 impl<D: Database> SqlStore<D> {
     async fn read_metadata(
         reads: &mut impl Executor,
         id: VolumeId,
     ) -> Result<BTreeMap<String, String>, StoreError> {
+        Self::read_items(reads, METADATA, id).await
+    }
+
+    async fn read_items(
+        reads: &mut impl Executor,
+        statement: &'static str,
+        id: VolumeId,
+    ) -> Result<BTreeMap<String, String>, StoreError> {
         let items: Vec<(String, Option<String>)> =
-            reads.fetch_all(Sql::new(METADATA).bind(id)).await?;
+            reads.fetch_all(Sql::new(statement).bind(id)).await?;
         Ok(items
             .into_iter()
             .map(|(k, v)| (k, v.unwrap_or_default()))
@@ -134,6 +158,45 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         if let Err(refusal) = check_metadata_count(metadata.len()) {
             return Ok(Outcome::Refused(refusal.into()));
         }
+        tx.commit().await?;
+        Ok(Outcome::Done(metadata))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn image_metadata(
+        &self,
+        id: VolumeId,
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError> {
+        let mut reads = self.db.begin_read().await?;
+        let live: Option<(VolumeId,)> =
+            reads.fetch_optional(Sql::new(LIVE_VOLUME).bind(id)).await?;
+        if live.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(
+            Self::read_items(&mut reads, IMAGE_METADATA, id).await?,
+        ))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
+    async fn change_image_metadata(
+        &self,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
+            return Ok(Outcome::Refused(refusal.into()));
+        }
+        let table = SideTable::VolumeImageMetadata;
+        if let Err(refusal) = Self::write_items(&mut tx, table, id.uuid(), change, now).await? {
+            return Ok(Outcome::Refused(refusal.into()));
+        }
+        let metadata = Self::read_items(&mut tx, IMAGE_METADATA, id).await?;
         tx.commit().await?;
         Ok(Outcome::Done(metadata))
     }

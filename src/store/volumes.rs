@@ -98,6 +98,7 @@ impl FromRow for Volume {
             updated_at: c.get()?,
             metadata: BTreeMap::new(),
             admin_metadata: BTreeMap::new(),
+            image_metadata: BTreeMap::new(),
             attachments: Vec::new(),
         })
     }
@@ -123,6 +124,15 @@ const INSERT_VOLUME: &str = "\
                          snapshot_id, source_volid, encryption_key_id) \
     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $12, $13, $14, $15, false, \
             $16, $17, $18)";
+
+/// A clone takes its source's image metadata, as Cinder's create from a volume does; a
+/// volume from a snapshot takes that of the snapshot's volume (Cinder copies it to the
+/// snapshot when the snapshot is made).
+const COPY_IMAGE_METADATA: &str = "\
+    insert into volume_glance_metadata (volume_id, key, value, created_at, deleted) \
+    select $1, key, value, $2, false from volume_glance_metadata \
+     where deleted = false and volume_id = coalesce($3, \
+           (select s.volume_id from snapshots s where s.id = $4))";
 
 /// The type's row, held shared until the create commits, so an encryption change (which
 /// locks it for update) waits for the create, and the create for the change
@@ -199,6 +209,12 @@ impl<D: Database> SqlStore<D> {
                 ids.iter().copied(),
             ))
             .await?;
+        let image: Vec<KeyValue> = reads
+            .fetch_all(items_of(
+                SideTable::VolumeImageMetadata,
+                ids.iter().copied(),
+            ))
+            .await?;
         let mut sql = Sql::new("select ");
         sql.push(ATTACHMENT_COLUMNS)
             .push(" from volume_attachment a where a.deleted = false and a.volume_id in (")
@@ -217,6 +233,13 @@ impl<D: Database> SqlStore<D> {
             if let Some(i) = owner(item.owner) {
                 volumes[i]
                     .admin_metadata
+                    .insert(item.key, item.value.unwrap_or_default());
+            }
+        }
+        for item in image {
+            if let Some(i) = owner(item.owner) {
+                volumes[i]
+                    .image_metadata
                     .insert(item.key, item.value.unwrap_or_default());
             }
         }
@@ -311,6 +334,14 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             new.created_at,
         )
         .await?;
+        if new.source_volid.is_some() || new.snapshot_id.is_some() {
+            let copy = Sql::new(COPY_IMAGE_METADATA)
+                .bind(new.id)
+                .bind(new.created_at)
+                .bind(new.source_volid)
+                .bind(new.snapshot_id);
+            tx.execute(copy).await?;
+        }
         // Recorded on no backend, the volume is in `error` already.
         let events: &[EventKind] = match new.status {
             VolumeStatus::Creating => &[EventKind::VolumeCreateStart],

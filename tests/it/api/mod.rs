@@ -13,6 +13,7 @@ mod events;
 mod faults;
 mod health;
 mod hostile;
+mod image_metadata;
 mod legacy_attach;
 mod metrics;
 mod multiattach;
