@@ -177,6 +177,10 @@ def test_devstacks_cinder_conf_starts_unchanged_and_notifies(devstack_broker, st
         assert metadata.json() == {"encryption_key_id": "00000000-0000-0000-0000-000000000000",
                                    "control_location": "front-end", "cipher": "aes-xts-plain64",
                                    "key_size": 256, "provider": "luks"}, metadata.text
+        # Nothing left in the shared cluster's pool.
+        gone = requests.delete(f"{url}/v3/{project}/volumes/{secret.json()['volume']['id']}", headers=as_member,
+                               timeout=30)
+        assert gone.status_code == 202, gone.text
 
         expected = [
             "volume_type.create", "volume.create.start", "volume.create.end",
