@@ -144,6 +144,10 @@ pub enum RetypeRefusal {
     SingleWriter(VolumeStatus),
     /// Cinder's retype conditions (status, migration, group, a different type) do not hold.
     Unretypable,
+    /// The new type's encryption is not the volume's (as the types are when it commits).
+    EncryptionChanges,
+    /// The new type is both encrypted and multi-attach.
+    EncryptedMultiattach,
 }
 
 /// A change of a volume's or snapshot's metadata.

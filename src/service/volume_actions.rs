@@ -394,6 +394,12 @@ impl Service {
                 Err(DomainError::SingleWriterRetypeRefused(status))
             }
             Outcome::Refused(RetypeRefusal::Unretypable) => Err(DomainError::RetypeRefused),
+            Outcome::Refused(RetypeRefusal::EncryptionChanges) => {
+                Err(DomainError::RetypeChangesEncryption)
+            }
+            Outcome::Refused(RetypeRefusal::EncryptedMultiattach) => {
+                Err(DomainError::EncryptedMultiattachRetype)
+            }
         }
     }
 }

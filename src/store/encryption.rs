@@ -1,7 +1,7 @@
 //! Volume type encryption (Cinder's `encryption` table): at most one live row per type,
 //! changed only while no live volume has the type. A change locks the type's row; a
-//! volume create holds it shared while it decides whether its volume is encrypted
-//! (`volumes.rs`), so the two cannot cross.
+//! volume create or retype holds it shared while it decides whether its volume is (still)
+//! encrypted, so the two cannot cross.
 
 use std::sync::LazyLock;
 
@@ -13,7 +13,7 @@ use super::db::error::StoreError;
 use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
-use super::SqlStore;
+use super::{SqlStore, StoreKind};
 use crate::domain::encryption::{
     ControlLocation, EncryptionChange, EncryptionSpecs, EncryptionType,
 };
@@ -103,7 +103,69 @@ const UPDATE: &str = "update encryption set \
 const DELETE: &str = "update encryption set deleted = true, deleted_at = $2 \
                       where volume_type_id = $1 and deleted = false";
 
+/// A type's row held shared until the transaction ends (PostgreSQL; SQLite's write
+/// transactions exclude each other anyway), so an encryption change, which locks it for
+/// update, waits; and the change, once it commits, is seen by the next statement.
+const HOLD_TYPES: &str = "select id from volume_types where id in ($1, $2)";
+
+const TYPE_ENCRYPTED: &str = "select count(*) > 0 from encryption \
+                              where volume_type_id = $1 and deleted = false";
+
+/// Whether two types' encryption differs, and whether the second is encrypted.
+const ENCRYPTION_OF_TYPES: &str = "\
+    select (exists (select provider, control_location, cipher, key_size from encryption \
+                     where volume_type_id = $1 and deleted = false \
+                    except select provider, control_location, cipher, key_size from encryption \
+                     where volume_type_id = $2 and deleted = false) \
+            or exists (select provider, control_location, cipher, key_size from encryption \
+                        where volume_type_id = $2 and deleted = false \
+                       except select provider, control_location, cipher, key_size from encryption \
+                        where volume_type_id = $1 and deleted = false)), \
+           exists (select 1 from encryption where volume_type_id = $2 and deleted = false)";
+
 impl<D: Database> SqlStore<D> {
+    async fn hold_types(
+        tx: &mut D::Tx,
+        first: VolumeTypeId,
+        second: VolumeTypeId,
+    ) -> Result<Vec<(VolumeTypeId,)>, StoreError> {
+        let share = if D::KIND == StoreKind::Postgres {
+            " for share"
+        } else {
+            ""
+        };
+        tx.fetch_all(Sql::locking(HOLD_TYPES, share).bind(first).bind(second))
+            .await
+    }
+
+    /// In a volume create: whether its type is encrypted, read once the type's row is
+    /// held (`None`: no such type).
+    pub(super) async fn hold_type_encryption(
+        tx: &mut D::Tx,
+        type_id: VolumeTypeId,
+    ) -> Result<Option<bool>, StoreError> {
+        if Self::hold_types(tx, type_id, type_id).await?.is_empty() {
+            return Ok(None);
+        }
+        let (encrypted,): (bool,) = tx
+            .fetch_optional(Sql::new(TYPE_ENCRYPTED).bind(type_id))
+            .await?
+            .unwrap_or((false,));
+        Ok(Some(encrypted))
+    }
+
+    /// In a retype: whether the two types' encryption differs and whether the new one is
+    /// encrypted, read once both rows are held.
+    pub(super) async fn hold_retype_encryption(
+        tx: &mut D::Tx,
+        old: VolumeTypeId,
+        new: VolumeTypeId,
+    ) -> Result<(bool, bool), StoreError> {
+        Self::hold_types(tx, old, new).await?;
+        let read = Sql::new(ENCRYPTION_OF_TYPES).bind(old).bind(new);
+        Ok(tx.fetch_optional(read).await?.unwrap_or((false, false)))
+    }
+
     /// A change to type `type_id`'s encryption: the transaction with the type's row
     /// locked (`None`: no such type), refused while live volumes have the type.
     async fn lock_unused_type(

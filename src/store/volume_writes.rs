@@ -550,6 +550,15 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         if let Err(over) = fits {
             return Ok(Outcome::Refused(RetypeRefusal::OverQuota(over)));
         }
+        let (differs, new_encrypted) =
+            Self::hold_retype_encryption(&mut tx, locked.volume_type_id, retype.new_type_id)
+                .await?;
+        if retype.new_multiattach && new_encrypted {
+            return Ok(Outcome::Refused(RetypeRefusal::EncryptedMultiattach));
+        }
+        if differs {
+            return Ok(Outcome::Refused(RetypeRefusal::EncryptionChanges));
+        }
         let sql = Sql::new(RETYPE)
             .bind(id)
             .bind(retype.new_type_id)

@@ -13,10 +13,10 @@ use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
 use super::side_tables::{items_of, left_joined, KeyValue, SideTable};
-use super::{SqlStore, StoreKind};
+use super::SqlStore;
 use crate::domain::attachment::{AttachStatus, Attachment};
 use crate::domain::event::EventKind;
-use crate::domain::ids::{VolumeId, VolumeTypeId};
+use crate::domain::ids::VolumeId;
 use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::refusal::VolumeCreateRefusal;
@@ -133,16 +133,6 @@ const COPY_IMAGE_METADATA: &str = "\
     select $1, key, value, $2, false from volume_glance_metadata \
      where deleted = false and volume_id = coalesce($3, \
            (select s.volume_id from snapshots s where s.id = $4))";
-
-/// The type's row, held shared until the create commits, so an encryption change (which
-/// locks it for update) waits for the create, and the create for the change
-/// (`encryption.rs`).
-const HOLD_TYPE: &str = "select id from volume_types where id = $1";
-
-/// Whether the type is encrypted: read once the row is held, in a statement of its own,
-/// so it sees a change committed while the create waited.
-const TYPE_ENCRYPTED: &str = "select count(*) > 0 from encryption \
-                              where volume_type_id = $1 and deleted = false";
 
 const ALLOCATED_ON_BACKEND: &str = "select cast(coalesce(sum(size), 0) as bigint) from volumes \
      where service_uuid = $1 and deleted = false";
@@ -283,22 +273,8 @@ impl<D: Database> VolumeStore for SqlStore<D> {
                 return Ok(Outcome::Refused(VolumeCreateRefusal::NoCapacity));
             }
         }
-        let share = if D::KIND == StoreKind::Postgres {
-            " for share"
-        } else {
-            ""
-        };
-        let held: Option<(VolumeTypeId,)> = tx
-            .fetch_optional(Sql::locking(HOLD_TYPE, share).bind(new.volume_type_id))
-            .await?;
-        let encrypted: Option<(bool,)> = match held {
-            Some(_) => {
-                tx.fetch_optional(Sql::new(TYPE_ENCRYPTED).bind(new.volume_type_id))
-                    .await?
-            }
-            None => None,
-        };
-        if encrypted.is_some_and(|(yes,)| yes != new.encryption_key_id.is_some()) {
+        let encrypted = Self::hold_type_encryption(&mut tx, new.volume_type_id).await?;
+        if encrypted.is_some_and(|yes| yes != new.encryption_key_id.is_some()) {
             return Ok(Outcome::Refused(VolumeCreateRefusal::EncryptionChanged));
         }
         let insert = Sql::new(INSERT_VOLUME)

@@ -419,6 +419,42 @@ async fn creates_and_encryption_changes_wait_for_each_other(app: TestApp) {
         "{}",
         listed.text
     );
+
+    // The same for a retype into a type whose encryption is being added.
+    let plain_volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let target = app.create_type("turning-too", json!({})).await;
+    let mut change_in_flight = sqlx::PgConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
+    sqlx::raw_sql(&format!(
+        "begin; select id from volume_types where id = '{target}' for update; \
+         insert into encryption (encryption_id, volume_type_id, provider, control_location, \
+                                 created_at, deleted) \
+         values (gen_random_uuid(), '{target}', 'luks', 'front-end', now(), false)"
+    ))
+    .execute(&mut change_in_flight)
+    .await
+    .expect("change in flight");
+    let retype = waits(Box::pin(
+        app.request(
+            Method::POST,
+            &format!("/v3/p1/volumes/{plain_volume}/action"),
+        )
+        .json(&json!({"os-retype": {"new_type": "turning-too"}}))
+        .send(),
+    ))
+    .await;
+    sqlx::raw_sql("commit")
+        .execute(&mut change_in_flight)
+        .await
+        .expect("committed");
+    retype.await.expect("answered").assert_fault(
+        400,
+        "badRequest",
+        "Retype cannot change encryption requirements.",
+    );
+    let shown = app.show_volume(&plain_volume, "3.71").await;
+    assert_eq!(shown.json["volume"]["volume_type"], "__DEFAULT__");
 }
 
 backend_tests!(
