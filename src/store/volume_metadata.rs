@@ -63,11 +63,53 @@ const IMAGE_METADATA: &str = "select key, value from volume_glance_metadata \
                                where volume_id = $1 and deleted = false order by key";
 
 impl<D: Database> SqlStore<D> {
-    async fn read_metadata(
-        reads: &mut impl Executor,
+    /// A live volume's items of one kind (`statement` reads them), or `None`.
+    async fn live_items(
+        &self,
+        statement: &'static str,
         id: VolumeId,
-    ) -> Result<BTreeMap<String, String>, StoreError> {
-        Self::read_items(reads, METADATA, id).await
+    ) -> Result<Option<BTreeMap<String, String>>, StoreError> {
+        let mut reads = self.db.begin_read().await?;
+        let live: Option<(VolumeId,)> =
+            reads.fetch_optional(Sql::new(LIVE_VOLUME).bind(id)).await?;
+        if live.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(Self::read_items(&mut reads, statement, id).await?))
+    }
+
+    /// A change to a volume's user metadata (`SideTable::VolumeMetadata`, its item count
+    /// bounded) or image metadata, under the volume's lock and Cinder's status rule; the
+    /// items as they are afterwards.
+    async fn change_items(
+        &self,
+        table: SideTable,
+        id: VolumeId,
+        change: &MetadataChange,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
+            return Ok(Outcome::Refused(refusal.into()));
+        }
+        if let Err(refusal) = Self::write_items(&mut tx, table, id.uuid(), change, now).await? {
+            return Ok(Outcome::Refused(refusal.into()));
+        }
+        let (statement, counted) = match table {
+            SideTable::VolumeMetadata => (METADATA, true),
+            _ => (IMAGE_METADATA, false),
+        };
+        let items = Self::read_items(&mut tx, statement, id).await?;
+        if counted {
+            if let Err(refusal) = check_metadata_count(items.len()) {
+                return Ok(Outcome::Refused(refusal.into()));
+            }
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(items))
     }
 
     async fn read_items(
@@ -127,13 +169,7 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         &self,
         id: VolumeId,
     ) -> Result<Option<BTreeMap<String, String>>, StoreError> {
-        let mut reads = self.db.begin_read().await?;
-        let live: Option<(VolumeId,)> =
-            reads.fetch_optional(Sql::new(LIVE_VOLUME).bind(id)).await?;
-        if live.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(Self::read_metadata(&mut reads, id).await?))
+        self.live_items(METADATA, id).await
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
@@ -143,23 +179,8 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         change: &MetadataChange,
         now: DateTime<Utc>,
     ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError> {
-        let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
-            return Ok(Outcome::Gone);
-        };
-        if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
-            return Ok(Outcome::Refused(refusal.into()));
-        }
-        let written = Self::write_items(&mut tx, SideTable::VolumeMetadata, id.uuid(), change, now);
-        if let Err(refusal) = written.await? {
-            return Ok(Outcome::Refused(refusal.into()));
-        }
-        let metadata = Self::read_metadata(&mut tx, id).await?;
-        if let Err(refusal) = check_metadata_count(metadata.len()) {
-            return Ok(Outcome::Refused(refusal.into()));
-        }
-        tx.commit().await?;
-        Ok(Outcome::Done(metadata))
+        self.change_items(SideTable::VolumeMetadata, id, change, now)
+            .await
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
@@ -167,15 +188,7 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         &self,
         id: VolumeId,
     ) -> Result<Option<BTreeMap<String, String>>, StoreError> {
-        let mut reads = self.db.begin_read().await?;
-        let live: Option<(VolumeId,)> =
-            reads.fetch_optional(Sql::new(LIVE_VOLUME).bind(id)).await?;
-        if live.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(
-            Self::read_items(&mut reads, IMAGE_METADATA, id).await?,
-        ))
+        self.live_items(IMAGE_METADATA, id).await
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
@@ -185,19 +198,7 @@ impl<D: Database> VolumeMetadataStore for SqlStore<D> {
         change: &MetadataChange,
         now: DateTime<Utc>,
     ) -> Result<Outcome<BTreeMap<String, String>, VolumeUpdateRefusal>, StoreError> {
-        let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
-            return Ok(Outcome::Gone);
-        };
-        if let Err(refusal) = volume_rules::change_allowed(&locked, METADATA_CHANGE_REFUSED) {
-            return Ok(Outcome::Refused(refusal.into()));
-        }
-        let table = SideTable::VolumeImageMetadata;
-        if let Err(refusal) = Self::write_items(&mut tx, table, id.uuid(), change, now).await? {
-            return Ok(Outcome::Refused(refusal.into()));
-        }
-        let metadata = Self::read_items(&mut tx, IMAGE_METADATA, id).await?;
-        tx.commit().await?;
-        Ok(Outcome::Done(metadata))
+        self.change_items(SideTable::VolumeImageMetadata, id, change, now)
+            .await
     }
 }

@@ -24,26 +24,13 @@ fn with_fixed_key(app: TestApp) -> TestApp {
     })
 }
 
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> crate::support::http::TestResponse {
-    let request = app.request(method, path);
-    match body {
-        Some(body) => request.json(&body).send().await,
-        None => request.send().await,
-    }
-}
-
 async fn an_encryption_type_is_made_shown_changed_and_removed(app: TestApp) {
     let id = app.create_type("secret", json!({})).await;
     let path = format!("/v3/p1/types/{id}/encryption");
-    let none = send(&app, Method::GET, &path, None).await;
+    let none = app.send_json(Method::GET, &path, None).await;
     assert_eq!((none.status.as_u16(), none.json.clone()), (200, json!({})));
 
-    let created = send(&app, Method::POST, &path, Some(luks())).await;
+    let created = app.send_json(Method::POST, &path, Some(luks())).await;
     assert_eq!(created.status, 200, "{}", created.text);
     let mut echoed = luks();
     echoed["encryption"]["key_size"] = json!(256);
@@ -53,7 +40,7 @@ async fn an_encryption_type_is_made_shown_changed_and_removed(app: TestApp) {
         created.json, echoed,
         "the body comes back, key_size an integer, with the ids"
     );
-    send(&app, Method::POST, &path, Some(luks()))
+    app.send_json(Method::POST, &path, Some(luks()))
         .await
         .assert_fault(
             400,
@@ -61,7 +48,7 @@ async fn an_encryption_type_is_made_shown_changed_and_removed(app: TestApp) {
             &format!("Volume type encryption for type {id} already exists."),
         );
 
-    let shown = send(&app, Method::GET, &path, None).await;
+    let shown = app.send_json(Method::GET, &path, None).await;
     assert_eq!(shown.status, 200);
     let row = &shown.json;
     assert_eq!(row["volume_type_id"], json!(id));
@@ -80,23 +67,25 @@ async fn an_encryption_type_is_made_shown_changed_and_removed(app: TestApp) {
         created.json["encryption"]["encryption_id"],
         json!(encryption_id)
     );
-    let cipher = send(&app, Method::GET, &format!("{path}/cipher"), None).await;
+    let cipher = app
+        .send_json(Method::GET, &format!("{path}/cipher"), None)
+        .await;
     assert_eq!(cipher.json, json!({"cipher": "aes-xts-plain64"}));
-    send(&app, Method::GET, &format!("{path}/nope"), None)
+    app.send_json(Method::GET, &format!("{path}/nope"), None)
         .await
         .assert_fault(404, "itemNotFound", "does not exist");
 
     let item = format!("{path}/{encryption_id}");
-    let changed = send(
-        &app,
-        Method::PUT,
-        &item,
-        Some(json!({"encryption": {"key_size": 512}})),
-    )
-    .await;
+    let changed = app
+        .send_json(
+            Method::PUT,
+            &item,
+            Some(json!({"encryption": {"key_size": 512}})),
+        )
+        .await;
     assert_eq!(changed.status, 200, "{}", changed.text);
     assert_eq!(changed.json, json!({"encryption": {"key_size": 512}}));
-    let shown = send(&app, Method::GET, &path, None).await;
+    let shown = app.send_json(Method::GET, &path, None).await;
     assert_eq!(
         (
             shown.json["key_size"].clone(),
@@ -106,15 +95,19 @@ async fn an_encryption_type_is_made_shown_changed_and_removed(app: TestApp) {
     );
     assert!(shown.json["updated_at"].is_string());
 
-    assert_eq!(send(&app, Method::DELETE, &item, None).await.status, 202);
-    assert_eq!(send(&app, Method::GET, &path, None).await.json, json!({}));
-    send(&app, Method::DELETE, &item, None).await.assert_fault(
-        404,
-        "itemNotFound",
-        &format!("Volume type encryption for type {id} does not exist."),
+    assert_eq!(app.send_json(Method::DELETE, &item, None).await.status, 202);
+    assert_eq!(
+        app.send_json(Method::GET, &path, None).await.json,
+        json!({})
     );
-    send(
-        &app,
+    app.send_json(Method::DELETE, &item, None)
+        .await
+        .assert_fault(
+            404,
+            "itemNotFound",
+            &format!("Volume type encryption for type {id} does not exist."),
+        );
+    app.send_json(
         Method::PUT,
         &item,
         Some(json!({"encryption": {"key_size": 128}})),
@@ -153,17 +146,16 @@ async fn bad_encryption_bodies_are_refused(app: TestApp) {
         ),
         (json!({"provider": "luks"}), "encryption"),
     ] {
-        send(&app, Method::POST, &path, Some(body.clone()))
+        app.send_json(Method::POST, &path, Some(body.clone()))
             .await
             .assert_fault(400, "badRequest", phrase);
     }
     assert_eq!(
-        send(&app, Method::GET, &path, None).await.json,
+        app.send_json(Method::GET, &path, None).await.json,
         json!({}),
         "nothing written"
     );
-    send(
-        &app,
+    app.send_json(
         Method::POST,
         "/v3/p1/types/00000000-0000-0000-0000-00000000dead/encryption",
         Some(luks()),
@@ -186,7 +178,9 @@ async fn volumes_of_an_encrypted_type(app: TestApp) {
     let id = app.create_type("secret", json!({})).await;
     let path = format!("/v3/p1/types/{id}/encryption");
     assert_eq!(
-        send(&app, Method::POST, &path, Some(luks())).await.status,
+        app.send_json(Method::POST, &path, Some(luks()))
+            .await
+            .status,
         200
     );
 
@@ -237,7 +231,7 @@ async fn volumes_of_an_encrypted_type(app: TestApp) {
         (Method::PUT, format!("{path}/any"), "update"),
         (Method::DELETE, format!("{path}/any"), "delete"),
     ] {
-        send(&app, method, &target, Some(luks()))
+        app.send_json(method, &target, Some(luks()))
             .await
             .assert_fault(
                 400,
@@ -267,7 +261,7 @@ async fn volumes_of_an_encrypted_type(app: TestApp) {
         .await;
     let both_path = format!("/v3/p1/types/{both}/encryption");
     assert_eq!(
-        send(&app, Method::POST, &both_path, Some(luks()))
+        app.send_json(Method::POST, &both_path, Some(luks()))
             .await
             .status,
         200
@@ -329,6 +323,25 @@ async fn creates_racing_an_encryption_never_leave_a_volume_without_its_key(app: 
     }
 }
 
+/// An encryption change in flight on type `type_id` (PostgreSQL): the type's row held for
+/// update and its encryption added, not yet committed (`commit` on the connection ends it).
+async fn encryption_in_flight(app: &TestApp, type_id: &str) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(&app.db.url)
+        .await
+        .expect("connect");
+    sqlx::raw_sql(&format!(
+        "begin; select id from volume_types where id = '{type_id}' for update; \
+         insert into encryption (encryption_id, volume_type_id, provider, control_location, \
+                                 created_at, deleted) \
+         values (gen_random_uuid(), '{type_id}', 'luks', 'front-end', now(), false)"
+    ))
+    .execute(&mut conn)
+    .await
+    .expect("change in flight");
+    conn
+}
+
 /// The lock protocol behind that, made to wait on purpose (PostgreSQL; SQLite's writes
 /// take turns anyway): a volume create in flight holds its type's row shared, so an
 /// encryption change waits for it; an encryption change in flight holds the row for
@@ -380,18 +393,7 @@ async fn creates_and_encryption_changes_wait_for_each_other(app: TestApp) {
     // yet committed): a create that read the type as plain waits, then finds the type
     // encrypted after all and is refused; no plain volume of an encrypted type is left.
     let plain = app.create_type("turning", json!({})).await;
-    let mut change_in_flight = sqlx::PgConnection::connect(&app.db.url)
-        .await
-        .expect("connect");
-    sqlx::raw_sql(&format!(
-        "begin; select id from volume_types where id = '{plain}' for update; \
-         insert into encryption (encryption_id, volume_type_id, provider, control_location, \
-                                 created_at, deleted) \
-         values (gen_random_uuid(), '{plain}', 'luks', 'front-end', now(), false)"
-    ))
-    .execute(&mut change_in_flight)
-    .await
-    .expect("change in flight");
+    let mut change_in_flight = encryption_in_flight(&app, &plain).await;
     let create = waits(Box::pin(
         app.request(Method::POST, "/v3/p1/volumes")
             .version("3.71")
@@ -423,18 +425,7 @@ async fn creates_and_encryption_changes_wait_for_each_other(app: TestApp) {
     // The same for a retype into a type whose encryption is being added.
     let plain_volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let target = app.create_type("turning-too", json!({})).await;
-    let mut change_in_flight = sqlx::PgConnection::connect(&app.db.url)
-        .await
-        .expect("connect");
-    sqlx::raw_sql(&format!(
-        "begin; select id from volume_types where id = '{target}' for update; \
-         insert into encryption (encryption_id, volume_type_id, provider, control_location, \
-                                 created_at, deleted) \
-         values (gen_random_uuid(), '{target}', 'luks', 'front-end', now(), false)"
-    ))
-    .execute(&mut change_in_flight)
-    .await
-    .expect("change in flight");
+    let mut change_in_flight = encryption_in_flight(&app, &target).await;
     let retype = waits(Box::pin(
         app.request(
             Method::POST,

@@ -395,14 +395,9 @@ async fn a_retype_is_reported_with_its_new_type(app: TestApp) {
 async fn type_changes_are_reported(app: TestApp) {
     let id = app.create_type("audited", json!({"k": "v"})).await;
     let path = format!("/v3/p1/types/{id}");
-    let send = |method: Method, path: String, body: Option<Value>| {
-        let request = app.request(method, &path);
-        async move {
-            match body {
-                Some(body) => request.json(&body).send().await,
-                None => request.send().await,
-            }
-        }
+    let app = &app;
+    let send = |method: Method, path: String, body: Option<Value>| async move {
+        app.send_json(method, &path, body).await
     };
     let renamed = send(
         Method::PUT,
@@ -432,7 +427,7 @@ async fn type_changes_are_reported(app: TestApp) {
     let deleted = send(Method::DELETE, path.clone(), None).await;
     assert_eq!(deleted.status, 202, "{}", deleted.text);
 
-    let trail: Vec<Value> = events(&app, "")
+    let trail: Vec<Value> = events(app, "")
         .await
         .into_iter()
         .filter(|e| str_of(e, "event_type").starts_with("volume_type"))
@@ -478,14 +473,9 @@ async fn type_changes_are_reported(app: TestApp) {
 /// QoS specs changes, as Cinder's `QoSSpecs` notifier sends them from its API: the
 /// payload its controller builds for each call; a refused call sends nothing.
 async fn qos_changes_are_reported(app: TestApp) {
-    let send = |method: Method, path: String, body: Option<Value>| {
-        let request = app.request(method, &path);
-        async move {
-            match body {
-                Some(body) => request.json(&body).send().await,
-                None => request.send().await,
-            }
-        }
+    let app = &app;
+    let send = |method: Method, path: String, body: Option<Value>| async move {
+        app.send_json(method, &path, body).await
     };
     let created = send(
         Method::POST,
@@ -536,7 +526,7 @@ async fn qos_changes_are_reported(app: TestApp) {
         assert_eq!(answered.status, status, "{path}: {}", answered.text);
     }
 
-    let trail: Vec<Value> = events(&app, "")
+    let trail: Vec<Value> = events(app, "")
         .await
         .into_iter()
         .filter(|e| str_of(e, "event_type").starts_with("qos_specs"))

@@ -27,6 +27,15 @@ impl TestApp {
             .to_owned()
     }
 
+    /// `method` on `path` as admin, with `body` as JSON when there is one.
+    pub async fn send_json(&self, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+        let request = self.request(method, path);
+        match body {
+            Some(body) => request.json(&body).send().await,
+            None => request.send().await,
+        }
+    }
+
     /// A multiattach type `ma` and a volume of it; returns the volume id.
     pub async fn multiattach_volume(&self) -> String {
         self.create_multiattach_type("ma").await;
