@@ -22,8 +22,7 @@ pub struct BusConfig {
     pub topic: String,
     /// oslo.messaging's `amqp_durable_queues`.
     pub durable: bool,
-    /// How `amqps://` hosts are reached (`None`: the system's trusted roots, no client
-    /// certificate).
+    /// How `amqps://` hosts are reached; set, once at start, whenever a URL is one.
     pub tls: Option<super::tls::BusTls>,
 }
 
@@ -99,12 +98,10 @@ impl Publisher {
 
     async fn connect_to(url: &str, config: &BusConfig) -> Result<Publisher, PublishError> {
         let connection = if url.starts_with("amqps://") {
-            let tls = match &config.tls {
-                Some(tls) => tls.clone(),
-                None => super::tls::BusTls::new(&Default::default())
-                    .map_err(|e| lapin::Error::from(std::io::Error::other(e)))?,
-            };
-            super::tls::connect(url, &tls).await?
+            let tls = config.tls.as_ref().ok_or_else(|| {
+                lapin::Error::from(std::io::Error::other("no TLS settings for amqps:// hosts"))
+            })?;
+            super::tls::connect(url, tls).await?
         } else {
             Connection::connect(url, ConnectionProperties::default()).await?
         };
