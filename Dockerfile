@@ -12,8 +12,8 @@ RUN cargo build --release --locked --bin cinder-attach
 
 FROM debian:bookworm-slim
 # The system's CA roots, for a Keystone behind https; librbd1 (with librados2) for an
-# `rbd` backend, loaded when one connects.
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates librbd1 \
+# `rbd` backend, loaded when one connects; qemu-utils for images that are not raw.
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates librbd1 qemu-utils \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /var/lib/cinder-attach --create-home cinder \
  && mkdir -p /var/lib/cinder-attach/data && chown cinder:cinder /var/lib/cinder-attach/data

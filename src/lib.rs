@@ -11,6 +11,7 @@ pub mod clock;
 pub mod commands;
 pub mod commit_watch;
 pub mod domain;
+pub mod image;
 pub mod metrics;
 pub mod notify;
 pub mod origin;

@@ -118,3 +118,11 @@ impl<S: Send + Sync> FromRequestParts<S> for Ctx {
         Ok(Ctx { caller, version })
     }
 }
+
+/// The caller's token, passed on to Glance as Cinder does.
+pub(super) fn auth_token(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get("x-auth-token")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}

@@ -443,6 +443,7 @@ impl From<DomainError> for ApiError {
                 ApiError::NotFound(format!("Transfer {id} could not be found."))
             }
             E::TransferRefused(reason) => ApiError::BadRequest(reason),
+            E::ImageRefused(reason) => ApiError::BadRequest(reason),
             E::InvalidAuthKey(id) => ApiError::BadRequest(format!(
                 "Invalid auth key: Attempt to transfer {id} with invalid auth key."
             )),

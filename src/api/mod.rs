@@ -12,6 +12,7 @@ pub mod events;
 mod faults;
 pub mod health;
 mod image_metadata;
+mod image_upload;
 mod layers;
 pub mod links;
 pub mod messages;

@@ -24,7 +24,6 @@ use crate::service::legacy_attachments::{AttachVolume, DetachTarget};
 /// Actions Cinder has that this service does not build yet.
 const NOT_BUILT: &[&str] = &[
     "os-extend_volume_completion",
-    "os-volume_upload_image",
     "os-migrate_volume",
     "os-migrate_volume_completion",
     "os-update_volume_admin_metadata",
@@ -287,6 +286,8 @@ pub async fn action(
     State(state): State<AppState>,
     ctx: Ctx,
     Path(path): Path<VolumePath>,
+    headers: axum::http::HeaderMap,
+    request_id: Option<axum::Extension<super::request_id::RequestId>>,
     body: JsonBody,
 ) -> Result<Response, ApiError> {
     ctx.require(Endpoint::VolumeAction)?;
@@ -301,6 +302,12 @@ pub async fn action(
                 .set_bootable(caller, volume_id(&path)?, bootable)
                 .await?;
             Ok(StatusCode::OK.into_response())
+        }
+        "os-volume_upload_image" => {
+            let token = super::context::auth_token(&headers);
+            let request_id = request_id.map(|axum::Extension(id)| id.0);
+            let id = volume_id(&path)?;
+            super::image_upload::action(service, &ctx, id, &body.0, token, request_id).await
         }
         "os-set_image_metadata" | "os-unset_image_metadata" | "os-show_image_metadata" => {
             super::image_metadata::action(service, caller, volume_id(&path)?, &name, &body.0).await

@@ -129,8 +129,6 @@ impl CreateFields {
     fn into_request(self) -> Result<CreateVolume, ApiError> {
         let sources = [
             ("backup", &self.backup_id),
-            ("image", &self.image_id),
-            ("image", &self.image_ref),
             ("group", &self.group_id),
             ("consistency group", &self.consistencygroup_id),
         ];
@@ -166,6 +164,9 @@ impl CreateFields {
             metadata: self.metadata.unwrap_or_default(),
             snapshot_id: self.snapshot_id.filter(|s| !s.is_empty()),
             source_volid: self.source_volid.filter(|s| !s.is_empty()),
+            // `image_id` is the older name (Cinder moves it to `imageRef`).
+            image_ref: self.image_ref.or(self.image_id).filter(|s| !s.is_empty()),
+            auth_token: None,
         })
     }
 }
@@ -190,7 +191,8 @@ async fn create(
     };
     let body: CreateBody = body.parse(schema)?;
     // Only the removed multiattach flag is looked at before the type and policy.
-    let request = body.volume.into_request()?;
+    let mut request = body.volume.into_request()?;
+    request.auth_token = super::context::auth_token(&headers);
     let request_id = request_id.map(|axum::Extension(id)| id.0);
     let volume = state
         .service

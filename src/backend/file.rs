@@ -10,8 +10,8 @@ use serde_json::{json, Map};
 use uuid::Uuid;
 
 use super::{
-    snapshot_file_name, volume_file_name, Backend, BackendError, Capabilities, Connector,
-    DataSource, DriverConnection,
+    snapshot_file_name, volume_file_name, Backend, BackendError, Capabilities, Connector, DataIn,
+    DataOut, DataSource, DriverConnection,
 };
 use crate::domain::ids::{SnapshotId, VolumeId};
 
@@ -252,6 +252,14 @@ impl Backend for FileBackend {
             }
             Err(err) => Err(Self::failed("remove the volume file", err)),
         }
+    }
+
+    async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        super::data::write_file(&self.path_of(volume_id), data).await
+    }
+
+    async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
+        super::data::read_file(&self.path_of(volume_id), sink).await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

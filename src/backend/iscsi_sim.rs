@@ -5,7 +5,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::{
-    Backend, BackendError, Capabilities, Connector, DataSource, DriverConnection, FileBackend,
+    Backend, BackendError, Capabilities, Connector, DataIn, DataOut, DataSource, DriverConnection,
+    FileBackend,
 };
 use crate::domain::ids::{SnapshotId, VolumeId};
 
@@ -80,6 +81,14 @@ impl Backend for IscsiSimBackend {
         self.storage
             .create_volume_from(volume_id, source, size_gib)
             .await
+    }
+
+    async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        self.storage.write_data(volume_id, data).await
+    }
+
+    async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
+        self.storage.read_data(volume_id, sink).await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

@@ -2,6 +2,7 @@
 //! configured by name (`--backend NAME=DRIVER,key=value,...`) and registered as a
 //! service with a stable `service_uuid`.
 
+pub mod data;
 mod file;
 mod iscsi_sim;
 pub mod rbd;
@@ -18,6 +19,7 @@ use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
 use async_trait::async_trait;
 
+pub use data::{DataIn, DataOut};
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
 pub use rbd::RbdBackend;
@@ -180,6 +182,22 @@ pub trait Backend: Send + Sync + 'static {
         source: DataSource,
         size_gib: u64,
     ) -> Result<(), BackendError>;
+
+    /// Fills the new volume `volume_id` with a raw image arriving in order on `data`,
+    /// until the sender closes it; returns how many bytes came. Backends with no data
+    /// path of their own refuse.
+    async fn write_data(&self, _volume_id: VolumeId, _data: DataIn) -> Result<u64, BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot write image data into a volume".to_owned(),
+        ))
+    }
+
+    /// Sends the volume's whole data, in order, into `sink`.
+    async fn read_data(&self, _volume_id: VolumeId, _sink: DataOut) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot read a volume's data out".to_owned(),
+        ))
+    }
 
     /// Whether the volume's storage exists (for consistency checks).
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError>;

@@ -271,6 +271,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     keystone(&mut t)?;
     policy_file(&mut t)?;
     notifications(&mut t)?;
+    images::image_options(&mut t)?;
     let ignored = options
         .keys()
         .filter(|k| !t.used.contains(k))
@@ -641,6 +642,8 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
     }
     Ok(())
 }
+
+mod images;
 
 #[cfg(test)]
 mod tests;

@@ -10,8 +10,10 @@ use std::time::Duration;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 pub mod conf;
+mod image_args;
 
 pub use conf::{ConfError, FileSettings};
+pub use image_args::ImageArgs;
 
 /// A block-storage control plane speaking the OpenStack Cinder v3 API.
 #[derive(Debug, Parser)]
@@ -524,6 +526,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub notify: NotifyArgs,
+
+    #[command(flatten)]
+    pub images: ImageArgs,
 
     /// Address to listen on.
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]

@@ -81,6 +81,16 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 Some(_) => KeyManager::FixedKey,
                 None => KeyManager::None,
             },
+            glance: args
+                .images
+                .glance()
+                .map_err(StartError::Config)?
+                .map(Arc::new),
+            image_conversion_dir: args.images.conversion_dir(),
+            image_conversion_timeout: std::time::Duration::from_secs(
+                args.images.image_conversion_timeout,
+            ),
+            enable_force_upload: args.images.enable_force_upload,
         }),
         gates: Arc::new(VolumeGates::new(match store.kind() {
             StoreKind::Sqlite => volume_gates::SINGLE_WRITER_TURNS,

@@ -311,6 +311,10 @@ pub enum DomainError {
     /// A transfer change refused, with Cinder's whole reason.
     #[error("transfer refused: {0}")]
     TransferRefused(String),
+    /// An image request refused (the image cannot be used, Glance refused, a bad
+    /// upload), with the whole reason shown to the caller.
+    #[error("image request refused: {0}")]
+    ImageRefused(String),
     #[error("wrong key for transfer {0}")]
     InvalidAuthKey(String),
 

@@ -57,6 +57,8 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume:retype", MEMBER),
     ("volume:extend", MEMBER),
     ("volume:update_readonly_flag", MEMBER),
+    ("volume_extension:volume_actions:upload_image", MEMBER),
+    ("volume_extension:volume_actions:upload_public", ADMIN_API),
     (
         "volume_extension:volume_admin_actions:reset_status",
         ADMIN_API,

@@ -43,6 +43,8 @@ pub mod rules {
     pub const RETYPE: &str = "volume:retype";
     pub const EXTEND: &str = "volume:extend";
     pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";
+    pub const UPLOAD_IMAGE: &str = "volume_extension:volume_actions:upload_image";
+    pub const UPLOAD_PUBLIC: &str = "volume_extension:volume_actions:upload_public";
     pub const LEGACY_RESERVE: &str = "volume_extension:volume_actions:reserve";
     pub const LEGACY_UNRESERVE: &str = "volume_extension:volume_actions:unreserve";
     pub const LEGACY_BEGIN_DETACHING: &str = "volume_extension:volume_actions:begin_detaching";

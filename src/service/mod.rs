@@ -7,6 +7,8 @@ mod backends;
 pub mod encryption;
 pub mod events;
 pub mod exports;
+mod image_download;
+pub mod image_upload;
 pub mod legacy_attachments;
 pub mod messages;
 mod placement;
@@ -53,7 +55,18 @@ pub struct Settings {
     pub quota_defaults: crate::domain::quota::QuotaDefaults,
     /// Where volumes of encrypted types get their key ids.
     pub key_manager: crate::domain::encryption::KeyManager,
+    /// The image service (`[glance] api_servers`); without one, image requests are refused.
+    pub glance: Option<Arc<crate::image::Glance>>,
+    /// Where images that are not raw are converted (`image_conversion_dir`).
+    pub image_conversion_dir: std::path::PathBuf,
+    /// How long one `qemu-img convert` may run.
+    pub image_conversion_timeout: std::time::Duration,
+    /// `enable_force_upload`: whether `force` lets an `in-use` volume be uploaded.
+    pub enable_force_upload: bool,
 }
+
+/// `--image-conversion-timeout` when not given.
+pub const DEFAULT_CONVERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// `--max-attachments-per-volume` when not given.
 pub const DEFAULT_MAX_ATTACHMENTS: u32 = 128;
@@ -72,6 +85,10 @@ impl Default for Settings {
             max_attachments_per_volume: Some(DEFAULT_MAX_ATTACHMENTS),
             quota_defaults: Default::default(),
             key_manager: Default::default(),
+            glance: None,
+            image_conversion_dir: std::env::temp_dir().join("cinder-attach-conversion"),
+            image_conversion_timeout: DEFAULT_CONVERSION_TIMEOUT,
+            enable_force_upload: false,
         }
     }
 }

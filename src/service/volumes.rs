@@ -32,6 +32,10 @@ pub struct CreateVolume {
     pub metadata: BTreeMap<String, String>,
     pub snapshot_id: Option<String>,
     pub source_volid: Option<String>,
+    /// `imageRef`: a Glance image's id, name or URL.
+    pub image_ref: Option<String>,
+    /// The caller's token, for Glance.
+    pub auth_token: Option<String>,
 }
 
 /// What the caller may see of a volume (admin-only and policy-guarded fields).
@@ -60,6 +64,13 @@ impl VolumeViewRights {
         }
     }
 }
+
+/// Cinder's `check_exclusive_options` for a volume's sources.
+const ONE_SOURCE: &str =
+    "Invalid input received: May specify only one of backup, imageRef, snapshot, source volume";
+
+const ENCRYPTED_FROM_IMAGE: &str = "Creating a volume of an encrypted type from an image is \
+not supported by cinder-attach: the image's data would have to be written encrypted.";
 
 /// A user message saying why creating volume `id` failed.
 fn creation_failed(
@@ -243,6 +254,16 @@ impl Service {
                 request.source_volid.as_deref(),
             )
             .await?;
+        let image = match &request.image_ref {
+            Some(_) if origin.is_some() => {
+                return Err(DomainError::ImageRefused(ONE_SOURCE.to_owned()))
+            }
+            Some(image_ref) => Some(
+                self.resolve_image(request.auth_token.as_deref(), image_ref)
+                    .await?,
+            ),
+            None => None,
+        };
         let volume_type = match (&request.volume_type, &origin) {
             (Some(name_or_id), _) if !name_or_id.is_empty() => {
                 self.resolve_volume_type(caller, name_or_id).await?
@@ -266,8 +287,14 @@ impl Service {
         if let Some(origin) = &origin {
             origin.check_size(size)?;
         }
+        if let Some(image) = &image {
+            super::image_download::check_image_fits(image, size)?;
+        }
         let multiattach = volume_type.is_multiattach();
         let encryption_key_id = self.encryption_key_for(&volume_type, multiattach).await?;
+        if image.is_some() && encryption_key_id.is_some() {
+            return Err(DomainError::ImageRefused(ENCRYPTED_FROM_IMAGE.to_owned()));
+        }
         if multiattach {
             self.policy
                 .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;
@@ -366,10 +393,26 @@ impl Service {
                 .await?
                 .ok_or_else(|| volume_not_found(new.id));
         }
+        let (id, project) = (new.id, new.project_id.clone());
+        if let Some(image) = image {
+            // The image's data may take long: the caller gets the volume `creating` and
+            // watches it become `downloading`, then `available` (or `error`).
+            let service = self.clone();
+            let token = request.auth_token;
+            crate::origin::spawn(async move {
+                service
+                    .fill_from_image(id, size, image, token, project, request_id)
+                    .await
+            });
+            return self
+                .store
+                .get_volume(id)
+                .await?
+                .ok_or_else(|| volume_not_found(id));
+        }
         // The backend work runs to its end even if the client goes away, so the volume
         // never stays `creating`.
         let service = self.clone();
-        let (id, project) = (new.id, new.project_id.clone());
         let source = origin.map(|o| o.source);
         crate::origin::spawn(async move {
             service
@@ -515,20 +558,25 @@ impl Service {
             })
     }
 
-    /// After a restart: volumes this process's backends were creating or deleting when
-    /// the service stopped (unchanged for longer than `grace`, so that the work of other
-    /// processes still running is left alone) are finished as Cinder's volume service does
-    /// at start-up: a create becomes `error` with a user message, a delete is carried out.
+    /// After a restart: volumes this process's backends were creating, downloading,
+    /// uploading or deleting when the service stopped (unchanged for longer than `grace`,
+    /// so that the work of other processes still running is left alone) are finished as
+    /// Cinder's volume service does at start-up: a create becomes `error` with a user
+    /// message (a half-written image removed), an upload gives the volume back, a delete
+    /// is carried out.
     /// Returns how many volumes were handled.
     pub async fn recover_interrupted_work(
         &self,
         grace: chrono::Duration,
     ) -> Result<usize, DomainError> {
         let before = self.clock.now() - grace;
-        let stuck = self
-            .store
-            .volumes_stuck_in(&[VolumeStatus::Creating, VolumeStatus::Deleting], before)
-            .await?;
+        let statuses = [
+            VolumeStatus::Creating,
+            VolumeStatus::Deleting,
+            VolumeStatus::Downloading,
+            VolumeStatus::Uploading,
+        ];
+        let stuck = self.store.volumes_stuck_in(&statuses, before).await?;
         let mut handled = 0;
         for volume in stuck {
             if volume.host.is_some() && self.backend_of(&volume).is_err() {
@@ -540,6 +588,17 @@ impl Service {
                 self.remove_from_backend(volume).await?;
                 handled += 1;
                 continue;
+            }
+            if volume.status == VolumeStatus::Uploading {
+                handled += usize::from(self.upload_interrupted(&volume).await?);
+                continue;
+            }
+            if volume.status == VolumeStatus::Downloading {
+                // Half an image is no volume: its data goes before it becomes `error`.
+                let backend = self.backend_of(&volume)?;
+                if let Err(err) = backend.driver.delete_volume(volume.id).await {
+                    tracing::warn!(volume_id = %volume.id, error = %err, "could not remove a half-written volume");
+                }
             }
             let why = "the service stopped while the volume was being created.";
             let message = creation_failed(volume.id, volume.project_id.clone(), None, why, now);

@@ -30,6 +30,7 @@ pub mod connector_specs;
 mod db;
 mod encryption;
 mod exports;
+mod image_transfers;
 mod legacy_attachments;
 mod locks;
 mod messages;
@@ -62,6 +63,7 @@ pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
 pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
+pub use image_transfers::ImageTransferStore;
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
 pub use operations::{Operations, ServiceRegistration, StatusCounts};
@@ -96,6 +98,7 @@ pub trait Store:
     + TransferStore
     + EventStore
     + EncryptionStore
+    + ImageTransferStore
 {
 }
 
@@ -117,6 +120,7 @@ impl<T> Store for T where
         + TransferStore
         + EventStore
         + EncryptionStore
+        + ImageTransferStore
 {
 }
 

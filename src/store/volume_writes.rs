@@ -41,7 +41,7 @@ pub trait VolumeWriteStore: Send + Sync {
         to: VolumeStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
-    /// A `creating` volume failed: it becomes `error` and its project gets `message`,
+    /// A `creating` (or `downloading`) volume failed: it becomes `error` and its project gets `message`,
     /// both or neither.
     async fn fail_volume_creation(
         &self,
@@ -284,7 +284,11 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         message: &Message,
     ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let now = message.created_at;
-        let rule = |v: &LockedVolume| volume_rules::transition(v, VolumeStatus::Creating);
+        // A volume made from an image fails in `downloading` too.
+        let rule = |v: &LockedVolume| match v.status {
+            VolumeStatus::Downloading => Ok(()),
+            _ => volume_rules::transition(v, VolumeStatus::Creating),
+        };
         let (mut tx, _) = match self.write_volume_if(id, rule).await? {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),

@@ -138,3 +138,59 @@ pub(super) fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
     }
     Ok(())
 }
+
+/// Fills image `name` from `data` (blocks of zeros skipped: a new image reads zeros);
+/// returns how many bytes came. Runs on a blocking thread.
+pub(super) fn write_from(
+    io: &Io<'_>,
+    name: &str,
+    data: crate::backend::DataIn,
+) -> Result<u64, CephError> {
+    let image = io.open(name, None, false)?;
+    let capacity = image.size()?;
+    let mut blocks = crate::backend::data::Blocks::new(data);
+    let mut offset = 0u64;
+    while let Some(block) = blocks.blocking_next() {
+        let end = offset + block.len() as u64;
+        if end > capacity {
+            return Err(CephError {
+                errno: ceph::EFBIG,
+                what: format!("the image holds more than the volume's {capacity} bytes"),
+                status: String::new(),
+            });
+        }
+        if !crate::backend::data::is_zero(&block) {
+            image.write(offset, &block)?;
+        }
+        offset = end;
+    }
+    image.flush()?;
+    Ok(offset)
+}
+
+/// Sends image `name`'s whole data into `sink`, block by block. Runs on a blocking thread.
+pub(super) fn read_into(
+    io: &Io<'_>,
+    name: &str,
+    sink: crate::backend::DataOut,
+) -> Result<(), CephError> {
+    let image = io.open(name, None, true)?;
+    let size = image.size()?;
+    let mut offset = 0u64;
+    while offset < size {
+        let len = (size - offset).min(crate::backend::data::BLOCK as u64) as usize;
+        let block = image.read(offset, len)?;
+        if block.is_empty() {
+            break;
+        }
+        offset += block.len() as u64;
+        if sink.blocking_send(Ok(block.into())).is_err() {
+            return Err(CephError {
+                errno: ceph::EPIPE,
+                what: "the reader of the volume's data went away".to_owned(),
+                status: String::new(),
+            });
+        }
+    }
+    Ok(())
+}

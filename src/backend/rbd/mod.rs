@@ -25,8 +25,8 @@ use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
 use super::{
-    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataSource,
-    DriverConnection,
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataIn, DataOut,
+    DataSource, DriverConnection,
 };
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::HostGrant;
@@ -501,6 +501,22 @@ impl Backend for RbdBackend {
                     made.map(drop)
                 }
             }
+        })
+        .await
+    }
+
+    async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("write the volume's data", move |io| {
+            images::write_from(io, &name, data)
+        })
+        .await
+    }
+
+    async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("read the volume's data", move |io| {
+            images::read_into(io, &name, sink)
         })
         .await
     }

@@ -20,8 +20,8 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::{
-    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataSource,
-    DriverConnection, FileBackend,
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataIn, DataOut,
+    DataSource, DriverConnection, FileBackend,
 };
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::{AccessGrant, TargetExport};
@@ -444,6 +444,14 @@ impl Backend for TgtBackend {
         Unsettled::of(self.storage.dir(), volume_id).clear().await;
         drop(turn);
         self.storage.delete_volume(volume_id).await
+    }
+
+    async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        self.storage.write_data(volume_id, data).await
+    }
+
+    async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
+        self.storage.read_data(volume_id, sink).await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

@@ -277,3 +277,29 @@ fn cinders_rbd_section_is_read_as_it_is() {
     );
     assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
 }
+
+#[test]
+fn glance_and_image_options_become_flags() {
+    let path = write(
+        "[DEFAULT]\nglance_api_servers = old:9292\nglance_request_timeout = 30\n\
+         image_conversion_dir = /var/lib/cinder/conversion\nenable_force_upload = True\n\
+         glance_api_insecure = false\n\
+         [glance]\napi_servers = http://g1:9292, https://g2:9292/\n",
+    );
+    let settings = load(&[path.to_path_buf()]).expect("loads");
+    assert_eq!(
+        values(&settings, "glance_api_servers"),
+        ["http://g1:9292,https://g2:9292/"],
+        "[glance] api_servers wins over the older [DEFAULT] glance_api_servers"
+    );
+    assert_eq!(values(&settings, "glance_request_timeout"), ["30"]);
+    assert_eq!(
+        values(&settings, "image_conversion_dir"),
+        ["/var/lib/cinder/conversion"]
+    );
+    assert_eq!(values(&settings, "enable_force_upload"), ["true"]);
+    assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
+    let bad = write("[glance]\napi_servers = ,\n");
+    let err = load(&[bad.to_path_buf()]).expect_err("refused");
+    assert!(err.to_string().contains("no server is named"), "{err}");
+}

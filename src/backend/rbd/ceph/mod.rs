@@ -28,6 +28,8 @@ pub const EBUSY: i32 = 16;
 pub const ENOTEMPTY: i32 = 39;
 pub const ESHUTDOWN: i32 = 108;
 pub const ERANGE: i32 = 34;
+pub const EFBIG: i32 = 27;
+pub const EPIPE: i32 = 32;
 pub const EINVAL_ERRNO: i32 = 22;
 
 fn errno_text(errno: i32) -> String {

@@ -1,0 +1,207 @@
+//! A volume's bytes in and out, for images: a new volume is filled from a stream of chunks
+//! (blocks of zeros skipped, as the new volume already reads zeros there), and a volume is
+//! read out in order. The stream is bounded, so memory stays a few chunks whatever the size.
+
+use std::path::Path;
+
+use axum::body::Bytes;
+use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::BackendError;
+
+/// Chunks of a raw image, in order from offset 0; the sender closes it at the end.
+pub type DataIn = mpsc::Receiver<Bytes>;
+/// Where a volume's data is sent, in order; an error ends the stream.
+pub type DataOut = mpsc::Sender<Result<Bytes, std::io::Error>>;
+
+/// The size of the blocks a volume is read in, and checked for zeros in.
+pub const BLOCK: usize = 1 << 20;
+
+/// Gathers chunks into blocks of `BLOCK` bytes (the last may be shorter), so zero checks
+/// and writes happen on whole blocks whatever sizes the network delivers.
+pub struct Blocks {
+    data: DataIn,
+    pending: Vec<u8>,
+    ended: bool,
+}
+
+impl Blocks {
+    pub fn new(data: DataIn) -> Blocks {
+        Blocks {
+            data,
+            pending: Vec::with_capacity(BLOCK),
+            ended: false,
+        }
+    }
+
+    /// The next block, or `None` at the end.
+    pub async fn next(&mut self) -> Option<Vec<u8>> {
+        while !self.ended && self.pending.len() < BLOCK {
+            match self.data.recv().await {
+                Some(chunk) => self.pending.extend_from_slice(&chunk),
+                None => self.ended = true,
+            }
+        }
+        self.take()
+    }
+
+    /// Like `next`, from a blocking thread (librbd's writes).
+    pub fn blocking_next(&mut self) -> Option<Vec<u8>> {
+        while !self.ended && self.pending.len() < BLOCK {
+            match self.data.blocking_recv() {
+                Some(chunk) => self.pending.extend_from_slice(&chunk),
+                None => self.ended = true,
+            }
+        }
+        self.take()
+    }
+
+    fn take(&mut self) -> Option<Vec<u8>> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let rest = if self.pending.len() > BLOCK {
+            self.pending.split_off(BLOCK)
+        } else {
+            Vec::with_capacity(BLOCK)
+        };
+        Some(std::mem::replace(&mut self.pending, rest))
+    }
+}
+
+pub fn is_zero(block: &[u8]) -> bool {
+    block.iter().all(|b| *b == 0)
+}
+
+fn failed(what: &str, err: impl std::fmt::Display) -> BackendError {
+    BackendError::Failed(format!("could not {what} the volume's data: {err}"))
+}
+
+/// Fills the volume file at `path` (already created at its full size) from `data`;
+/// returns how many bytes came. More bytes than the file holds is an error.
+pub async fn write_file(path: &Path, data: DataIn) -> Result<u64, BackendError> {
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .await
+        .map_err(|e| failed("open", e))?;
+    let capacity = file.metadata().await.map_err(|e| failed("open", e))?.len();
+    let mut blocks = Blocks::new(data);
+    let mut offset = 0u64;
+    while let Some(block) = blocks.next().await {
+        let end = offset + block.len() as u64;
+        if end > capacity {
+            return Err(BackendError::Failed(format!(
+                "the image holds more than the volume's {capacity} bytes"
+            )));
+        }
+        if !is_zero(&block) {
+            file.seek(std::io::SeekFrom::Start(offset))
+                .await
+                .map_err(|e| failed("write", e))?;
+            file.write_all(&block)
+                .await
+                .map_err(|e| failed("write", e))?;
+        }
+        offset = end;
+    }
+    file.sync_all().await.map_err(|e| failed("write", e))?;
+    Ok(offset)
+}
+
+/// Sends the whole file at `path` into `sink`, block by block.
+pub async fn read_file(path: &Path, sink: DataOut) -> Result<(), BackendError> {
+    let mut file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| failed("open", e))?;
+    loop {
+        let mut block = vec![0u8; BLOCK];
+        let mut filled = 0;
+        while filled < BLOCK {
+            let n = file
+                .read(&mut block[filled..])
+                .await
+                .map_err(|e| failed("read", e))?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if filled == 0 {
+            return Ok(());
+        }
+        block.truncate(filled);
+        if sink.send(Ok(Bytes::from(block))).await.is_err() {
+            return Err(BackendError::Failed(
+                "the reader of the volume's data went away".to_owned(),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn blocks_are_whole_whatever_the_chunks() {
+        let (tx, rx) = mpsc::channel(4);
+        tokio::spawn(async move {
+            for _ in 0..5 {
+                tx.send(Bytes::from(vec![1u8; 300_000])).await.unwrap();
+            }
+        });
+        let mut blocks = Blocks::new(rx);
+        assert_eq!(blocks.next().await.unwrap().len(), BLOCK);
+        assert_eq!(blocks.next().await.unwrap().len(), 1_500_000 - BLOCK);
+        assert!(blocks.next().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_file_is_filled_sparsely_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("data-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v");
+        std::fs::File::create(&path)
+            .unwrap()
+            .set_len(4 * BLOCK as u64)
+            .unwrap();
+        let (tx, rx) = mpsc::channel(4);
+        let mut image = vec![0u8; 2 * BLOCK];
+        image[BLOCK + 7] = 9;
+        let sent = image.clone();
+        tokio::spawn(async move {
+            for chunk in sent.chunks(65536) {
+                tx.send(Bytes::copy_from_slice(chunk)).await.unwrap();
+            }
+        });
+        assert_eq!(write_file(&path, rx).await.unwrap(), 2 * BLOCK as u64);
+        let (tx, mut rx) = mpsc::channel(4);
+        let reading = tokio::spawn(async move { read_file(&path, tx).await });
+        let mut back = Vec::new();
+        while let Some(chunk) = rx.recv().await {
+            back.extend_from_slice(&chunk.unwrap());
+        }
+        reading.await.unwrap().unwrap();
+        assert_eq!(back.len(), 4 * BLOCK);
+        assert_eq!(&back[..2 * BLOCK], &image[..]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn more_than_the_volume_holds_is_refused() {
+        let dir = std::env::temp_dir().join(format!("data-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("v");
+        std::fs::File::create(&path).unwrap().set_len(10).unwrap();
+        let (tx, rx) = mpsc::channel(1);
+        tokio::spawn(async move { tx.send(Bytes::from(vec![1u8; 11])).await });
+        let err = write_file(&path, rx).await.unwrap_err();
+        assert!(
+            err.to_string().contains("more than the volume's 10 bytes"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,69 @@
+//! The image service options of `serve`: where Glance is, how long its calls may take,
+//! and where images that are not raw are converted.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// `[glance]` and the image options of `[DEFAULT]` in cinder.conf.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImageArgs {
+    /// Glance's API, `host:port` or a URL, comma-separated to try several in turn
+    /// (`[glance] api_servers`). Unset: creating volumes from images and uploading
+    /// volumes to images are refused.
+    #[arg(long, env = "CINDER_ATTACH_GLANCE_API_SERVERS", value_delimiter = ',')]
+    pub glance_api_servers: Vec<String>,
+    /// Seconds one Glance call, or one wait for image data, may take
+    /// (`glance_request_timeout`).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_GLANCE_REQUEST_TIMEOUT",
+        default_value_t = 60
+    )]
+    pub glance_request_timeout: u64,
+    /// PEM file of the CA(s) that sign an https:// Glance's certificate
+    /// (`glance_ca_certificates_file`; default: the system's trusted roots).
+    #[arg(long, env = "CINDER_ATTACH_GLANCE_CAFILE")]
+    pub glance_cafile: Option<PathBuf>,
+    /// Do not check an https:// Glance's certificate (`glance_api_insecure`; a test bed only).
+    #[arg(long, env = "CINDER_ATTACH_GLANCE_INSECURE")]
+    pub glance_insecure: bool,
+    /// Where images that are not raw are converted by qemu-img (`image_conversion_dir`;
+    /// default: `cinder-attach-conversion` in the system's temporary directory).
+    #[arg(long, env = "CINDER_ATTACH_IMAGE_CONVERSION_DIR")]
+    pub image_conversion_dir: Option<PathBuf>,
+    /// Seconds one qemu-img conversion may run.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_IMAGE_CONVERSION_TIMEOUT",
+        default_value_t = 3600
+    )]
+    pub image_conversion_timeout: u64,
+    /// Let `force` upload an `in-use` volume to an image (`enable_force_upload`).
+    #[arg(long, env = "CINDER_ATTACH_ENABLE_FORCE_UPLOAD")]
+    pub enable_force_upload: bool,
+}
+
+impl ImageArgs {
+    /// The Glance client, when servers are configured.
+    pub fn glance(&self) -> Result<Option<crate::image::Glance>, String> {
+        if self.glance_api_servers.is_empty() {
+            return Ok(None);
+        }
+        let config = crate::image::GlanceConfig {
+            api_servers: self.glance_api_servers.clone(),
+            timeout: Some(Duration::from_secs(self.glance_request_timeout.max(1))),
+            tls: crate::tls_client::TlsClient {
+                cafile: self.glance_cafile.clone(),
+                insecure: self.glance_insecure,
+                ..Default::default()
+            },
+        };
+        crate::image::Glance::new(&config).map(Some)
+    }
+
+    pub fn conversion_dir(&self) -> PathBuf {
+        self.image_conversion_dir
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("cinder-attach-conversion"))
+    }
+}

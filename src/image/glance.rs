@@ -1,0 +1,465 @@
+//! The Glance v2 calls a volume service makes: show an image, read its data as a stream,
+//! create an image record, send its data as a stream, delete it. Each call carries the
+//! caller's token, as Cinder's glance client does, so Glance applies the caller's rights.
+
+use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{header, Method, Request, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::tls_client::TlsClient;
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+/// Where Glance is and how long a call may wait for it.
+#[derive(Debug, Clone, Default)]
+pub struct GlanceConfig {
+    /// `[glance] api_servers`: tried in turn when one does not answer.
+    pub api_servers: Vec<String>,
+    /// How long one call (or one read of a download) may take (`glance_request_timeout`).
+    pub timeout: Option<Duration>,
+    pub tls: TlsClient,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GlanceError {
+    #[error("image {0} could not be found")]
+    NotFound(String),
+    /// Glance refused the call: its status and what it said.
+    #[error("the image service refused the request ({0}): {1}")]
+    Refused(u16, String),
+    #[error("the image service is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// An image as Glance shows it; `properties` are the keys outside Glance's base schema
+/// (what Cinder copies into a volume's image metadata besides the core ones).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageInfo {
+    pub id: String,
+    pub name: Option<String>,
+    pub status: String,
+    pub size: Option<u64>,
+    pub virtual_size: Option<u64>,
+    pub min_disk: i64,
+    pub min_ram: i64,
+    pub disk_format: Option<String>,
+    pub container_format: Option<String>,
+    pub checksum: Option<String>,
+    pub os_hash_algo: Option<String>,
+    pub os_hash_value: Option<String>,
+    pub properties: BTreeMap<String, String>,
+}
+
+/// The keys of Glance's image schema that are not custom properties.
+const BASE_KEYS: &[&str] = &[
+    "id",
+    "name",
+    "status",
+    "visibility",
+    "protected",
+    "os_hidden",
+    "checksum",
+    "os_hash_algo",
+    "os_hash_value",
+    "owner",
+    "size",
+    "virtual_size",
+    "container_format",
+    "disk_format",
+    "created_at",
+    "updated_at",
+    "tags",
+    "direct_url",
+    "min_ram",
+    "min_disk",
+    "self",
+    "file",
+    "schema",
+    "locations",
+    "stores",
+];
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl ImageInfo {
+    pub fn from_json(body: &Value) -> Option<ImageInfo> {
+        let object = body.as_object()?;
+        let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
+        let number = |key: &str| object.get(key).and_then(Value::as_u64);
+        Some(ImageInfo {
+            id: string("id")?,
+            name: string("name"),
+            status: string("status").unwrap_or_default(),
+            size: number("size"),
+            virtual_size: number("virtual_size"),
+            min_disk: object.get("min_disk").and_then(Value::as_i64).unwrap_or(0),
+            min_ram: object.get("min_ram").and_then(Value::as_i64).unwrap_or(0),
+            disk_format: string("disk_format"),
+            container_format: string("container_format"),
+            checksum: string("checksum"),
+            os_hash_algo: string("os_hash_algo"),
+            os_hash_value: string("os_hash_value"),
+            properties: object
+                .iter()
+                .filter(|(k, v)| !BASE_KEYS.contains(&k.as_str()) && !v.is_null())
+                .map(|(k, v)| (k.clone(), text(v)))
+                .collect(),
+        })
+    }
+}
+
+/// An image's data as Glance sends it, read chunk by chunk.
+pub struct Download {
+    body: Incoming,
+    timeout: Duration,
+}
+
+impl Download {
+    /// The next chunk; `None` at the end. A chunk that does not come within the timeout,
+    /// or a connection that breaks, is an error.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, GlanceError> {
+        loop {
+            let frame = tokio::time::timeout(self.timeout, self.body.frame())
+                .await
+                .map_err(|_| GlanceError::Unavailable("the image data stopped coming".into()))?;
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    return Err(GlanceError::Unavailable(format!(
+                        "reading the image data failed: {e}"
+                    )))
+                }
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A request body fed from a channel: the upload streams what the volume read sends.
+struct ChannelStream(mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl futures_core::Stream for ChannelStream {
+    type Item = Result<Frame<Bytes>, std::io::Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0
+            .poll_recv(cx)
+            .map(|item| item.map(|r| r.map(Frame::data)))
+    }
+}
+
+pub struct Glance {
+    servers: Vec<String>,
+    timeout: Duration,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
+}
+
+impl std::fmt::Debug for Glance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Glance")
+            .field("servers", &self.servers)
+            .finish()
+    }
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `host:port` becomes `http://host:port`, as Cinder reads `api_servers`.
+fn base_url(server: &str) -> Result<String, String> {
+    let server = server.trim().trim_end_matches('/');
+    let url = if server.contains("://") {
+        server.to_owned()
+    } else {
+        format!("http://{server}")
+    };
+    if !(url.starts_with("http://") || url.starts_with("https://")) {
+        return Err(format!(
+            "the Glance server {server:?} must be host:port or an http(s) URL"
+        ));
+    }
+    Ok(url.trim_end_matches("/v2").to_owned())
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new()).map_err(|e| match e {}).boxed()
+}
+
+impl Glance {
+    pub fn new(config: &GlanceConfig) -> Result<Glance, String> {
+        if config.api_servers.is_empty() {
+            return Err("no Glance server is configured".to_owned());
+        }
+        let servers = config
+            .api_servers
+            .iter()
+            .map(|s| base_url(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let connector = HttpsConnectorBuilder::new()
+            .with_tls_config(config.tls.config("Glance")?)
+            .https_or_http()
+            .enable_http1()
+            .build();
+        Ok(Glance {
+            servers,
+            timeout: config.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        })
+    }
+
+    /// Sends one request to the first server that answers (`body` is made afresh for
+    /// each try, so only requests with a small body are retried).
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        json: Option<&Value>,
+    ) -> Result<hyper::Response<Incoming>, GlanceError> {
+        let mut last = String::new();
+        for server in &self.servers {
+            let mut request = Request::builder()
+                .method(method.clone())
+                .uri(format!("{server}{path}"));
+            if let Some(token) = token {
+                request = request.header("X-Auth-Token", token);
+            }
+            let body = match json {
+                Some(json) => {
+                    request = request.header(header::CONTENT_TYPE, "application/json");
+                    Full::new(Bytes::from(json.to_string()))
+                        .map_err(|e| match e {})
+                        .boxed()
+                }
+                None => empty(),
+            };
+            let request = request
+                .body(body)
+                .map_err(|e| GlanceError::Unavailable(e.to_string()))?;
+            match tokio::time::timeout(self.timeout, self.client.request(request)).await {
+                Ok(Ok(response)) => return Ok(response),
+                Ok(Err(e)) => last = format!("{server}: {e}"),
+                Err(_) => last = format!("{server}: no answer in {:?}", self.timeout),
+            }
+        }
+        Err(GlanceError::Unavailable(last))
+    }
+
+    async fn read_json(
+        &self,
+        response: hyper::Response<Incoming>,
+        image: &str,
+    ) -> Result<Value, GlanceError> {
+        let status = response.status();
+        let bytes = tokio::time::timeout(self.timeout, response.into_body().collect())
+            .await
+            .map_err(|_| GlanceError::Unavailable("the answer did not come".into()))?
+            .map_err(|e| GlanceError::Unavailable(e.to_string()))?
+            .to_bytes();
+        check(status, &bytes, image)?;
+        Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+    }
+
+    pub async fn show(&self, token: Option<&str>, image: &str) -> Result<ImageInfo, GlanceError> {
+        let path = format!("/v2/images/{}", path_segment(image));
+        let response = self.call(Method::GET, &path, token, None).await?;
+        let body = self.read_json(response, image).await?;
+        ImageInfo::from_json(&body)
+            .ok_or_else(|| GlanceError::Unavailable("the image service sent no image".into()))
+    }
+
+    /// The ids of the images named `name` the caller can see.
+    pub async fn find_by_name(
+        &self,
+        token: Option<&str>,
+        name: &str,
+    ) -> Result<Vec<String>, GlanceError> {
+        let path = format!("/v2/images?name={}", path_segment(name));
+        let response = self.call(Method::GET, &path, token, None).await?;
+        let body = self.read_json(response, name).await?;
+        Ok(body["images"]
+            .as_array()
+            .map(|images| {
+                images
+                    .iter()
+                    .filter_map(|i| i["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    pub async fn download(
+        &self,
+        token: Option<&str>,
+        image: &str,
+    ) -> Result<Download, GlanceError> {
+        let path = format!("/v2/images/{}/file", path_segment(image));
+        let response = self.call(Method::GET, &path, token, None).await?;
+        let status = response.status();
+        if !status.is_success() {
+            let body = response.into_body().collect().await.map(|b| b.to_bytes());
+            check(status, &body.unwrap_or_default(), image)?;
+            return Err(GlanceError::Refused(status.as_u16(), String::new()));
+        }
+        if status == StatusCode::NO_CONTENT {
+            return Err(GlanceError::Refused(204, "the image has no data".into()));
+        }
+        Ok(Download {
+            body: response.into_body(),
+            timeout: self.timeout,
+        })
+    }
+
+    /// Creates an image record (`queued`, no data yet); returns Glance's answer.
+    pub async fn create(
+        &self,
+        token: Option<&str>,
+        fields: &Map<String, Value>,
+    ) -> Result<Value, GlanceError> {
+        let body = Value::Object(fields.clone());
+        let response = self
+            .call(Method::POST, "/v2/images", token, Some(&body))
+            .await?;
+        self.read_json(response, "").await
+    }
+
+    /// Sends an image's data, taking each chunk from `data` as it comes; the image becomes
+    /// `active` when Glance has it all.
+    pub async fn upload(
+        &self,
+        token: Option<&str>,
+        image: &str,
+        data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    ) -> Result<(), GlanceError> {
+        let server = &self.servers[0];
+        let mut request = Request::builder()
+            .method(Method::PUT)
+            .uri(format!("{server}/v2/images/{}/file", path_segment(image)))
+            .header(header::CONTENT_TYPE, "application/octet-stream");
+        if let Some(token) = token {
+            request = request.header("X-Auth-Token", token);
+        }
+        let body = StreamBody::new(ChannelStream(data)).boxed();
+        let request = request
+            .body(body)
+            .map_err(|e| GlanceError::Unavailable(e.to_string()))?;
+        let response = self
+            .client
+            .request(request)
+            .await
+            .map_err(|e| GlanceError::Unavailable(format!("{server}: {e}")))?;
+        self.read_json(response, image).await.map(|_| ())
+    }
+
+    pub async fn delete(&self, token: Option<&str>, image: &str) -> Result<(), GlanceError> {
+        let path = format!("/v2/images/{}", path_segment(image));
+        let response = self.call(Method::DELETE, &path, token, None).await?;
+        match self.read_json(response, image).await {
+            Ok(_) | Err(GlanceError::NotFound(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Glance's status as our error: 404 is "not found", other failures keep Glance's text.
+fn check(status: StatusCode, body: &[u8], image: &str) -> Result<(), GlanceError> {
+    if status.is_success() {
+        return Ok(());
+    }
+    if status == StatusCode::NOT_FOUND {
+        return Err(GlanceError::NotFound(image.to_owned()));
+    }
+    let said = String::from_utf8_lossy(body);
+    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    let said: String = said.chars().take(300).collect();
+    if status.is_server_error() {
+        return Err(GlanceError::Unavailable(format!("{status}: {said}")));
+    }
+    Err(GlanceError::Refused(status.as_u16(), said))
+}
+
+/// Percent-encodes what is not safe in one path segment or query value.
+fn path_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn servers_without_a_scheme_are_http() {
+        assert_eq!(base_url("127.0.0.1:9292").unwrap(), "http://127.0.0.1:9292");
+        assert_eq!(
+            base_url("https://glance.example/v2/").unwrap(),
+            "https://glance.example"
+        );
+        assert!(base_url("ftp://glance").is_err());
+    }
+
+    #[test]
+    fn custom_properties_are_the_keys_outside_the_base_schema() {
+        let image = json!({
+            "id": "i1", "name": "cirros", "status": "active", "size": 5, "min_disk": 1,
+            "disk_format": "qcow2", "hw_disk_bus": "scsi", "os_distro": "cirros",
+            "self": "/v2/images/i1", "tags": [], "kernel_id": null, "hw_rng": true
+        });
+        let info = ImageInfo::from_json(&image).unwrap();
+        assert_eq!(info.size, Some(5));
+        assert_eq!(info.min_disk, 1);
+        let keys: Vec<_> = info.properties.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["hw_disk_bus", "hw_rng", "os_distro"]);
+        assert_eq!(info.properties["hw_rng"], "true");
+    }
+
+    #[test]
+    fn names_are_encoded_for_the_query() {
+        assert_eq!(path_segment("a b/c&d"), "a%20b%2Fc%26d");
+    }
+
+    #[test]
+    fn statuses_map_to_errors() {
+        assert_eq!(
+            check(StatusCode::NOT_FOUND, b"", "x"),
+            Err(GlanceError::NotFound("x".into()))
+        );
+        assert!(matches!(
+            check(StatusCode::FORBIDDEN, b"no", "x"),
+            Err(GlanceError::Refused(403, _))
+        ));
+        assert!(matches!(
+            check(StatusCode::BAD_GATEWAY, b"", "x"),
+            Err(GlanceError::Unavailable(_))
+        ));
+    }
+}

@@ -1,0 +1,9 @@
+//! The image service side of boot from volume: Glance's API (`glance`), the formats that
+//! are not raw (`qemu`), and reading an image's data while checking it against the hash
+//! Glance recorded (`digest`).
+
+pub mod digest;
+pub mod glance;
+pub mod qemu;
+
+pub use glance::{Glance, GlanceConfig, GlanceError, ImageInfo};

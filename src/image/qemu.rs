@@ -1,0 +1,130 @@
+//! `qemu-img` for the image formats that are not raw: what a file holds (`info`, run under
+//! the same address-space and CPU limits Cinder sets, as the file is untrusted) and the
+//! conversion to or from raw (`convert`, bounded in time).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::process::Command;
+
+/// What `qemu-img info` found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileInfo {
+    pub format: String,
+    pub virtual_size: u64,
+    pub backing_file: Option<String>,
+    pub data_file: Option<String>,
+}
+
+/// Cinder's limits for `qemu-img info` on an untrusted file: 1 GiB of address space and
+/// 30 s of CPU (a crafted header cannot make it take the host's memory).
+const INFO_ADDRESS_SPACE: u64 = 1 << 30;
+const INFO_CPU_SECONDS: u64 = 30;
+
+/// Glance's `disk_format` as qemu-img names the format.
+pub fn qemu_format(disk_format: &str) -> &str {
+    match disk_format {
+        "vhd" => "vpc",
+        "ploop" => "parallels",
+        other => other,
+    }
+}
+
+fn program() -> Command {
+    let mut command = Command::new("qemu-img");
+    command.kill_on_drop(true);
+    command
+}
+
+async fn run(mut command: Command, what: &str, limit: Duration) -> Result<Vec<u8>, String> {
+    let output = tokio::time::timeout(limit, command.output())
+        .await
+        .map_err(|_| format!("{what} took longer than {} s", limit.as_secs()))?
+        .map_err(|e| format!("{what} could not run (is qemu-img installed?): {e}"))?;
+    if !output.status.success() {
+        let said = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("{what} failed: {}", said.trim()));
+    }
+    Ok(output.stdout)
+}
+
+/// Reads the header of `path` (format detected, not assumed).
+pub async fn info(path: &Path) -> Result<FileInfo, String> {
+    let mut command = if which_prlimit() {
+        let mut c = Command::new("prlimit");
+        c.arg(format!("--as={INFO_ADDRESS_SPACE}"))
+            .arg(format!("--cpu={INFO_CPU_SECONDS}"))
+            .arg("--")
+            .arg("qemu-img");
+        c.kill_on_drop(true);
+        c
+    } else {
+        program()
+    };
+    command
+        .args(["info", "--output=json"])
+        .arg(path)
+        .env("LC_ALL", "C");
+    let out = run(command, "qemu-img info", Duration::from_secs(60)).await?;
+    parse_info(&out)
+}
+
+fn parse_info(out: &[u8]) -> Result<FileInfo, String> {
+    let json: Value =
+        serde_json::from_slice(out).map_err(|e| format!("qemu-img info said no JSON: {e}"))?;
+    let text = |v: &Value| v.as_str().map(str::to_owned);
+    Ok(FileInfo {
+        format: text(&json["format"]).ok_or("qemu-img info named no format")?,
+        virtual_size: json["virtual-size"]
+            .as_u64()
+            .ok_or("qemu-img info gave no virtual size")?,
+        backing_file: text(&json["backing-filename"]),
+        data_file: text(&json["format-specific"]["data"]["data-file"]),
+    })
+}
+
+fn which_prlimit() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("prlimit").is_file()))
+}
+
+/// Converts `from` (format `from_format`) into `to` (format `to_format`), writing every
+/// block (`to` is a new file; zero runs stay holes).
+pub async fn convert(
+    from: &Path,
+    from_format: &str,
+    to: &Path,
+    to_format: &str,
+    limit: Duration,
+) -> Result<(), String> {
+    let mut command = program();
+    command
+        .args(["convert", "-f", from_format, "-O", to_format])
+        .arg(from)
+        .arg(to);
+    run(command, "qemu-img convert", limit).await.map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_json_is_read() {
+        let out = br#"{"virtual-size": 1073741824, "filename": "x", "format": "qcow2",
+            "backing-filename": "base.img", "format-specific": {"type": "qcow2", "data": {}}}"#;
+        let info = parse_info(out).unwrap();
+        assert_eq!(info.format, "qcow2");
+        assert_eq!(info.virtual_size, 1 << 30);
+        assert_eq!(info.backing_file.as_deref(), Some("base.img"));
+        assert_eq!(info.data_file, None);
+        assert!(parse_info(b"not json").is_err());
+    }
+
+    #[test]
+    fn glance_formats_map_to_qemu_names() {
+        assert_eq!(qemu_format("vhd"), "vpc");
+        assert_eq!(qemu_format("qcow2"), "qcow2");
+    }
+}

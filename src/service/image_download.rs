@@ -1,0 +1,459 @@
+//! Volumes made from Glance images. The create checks the image as Cinder's API does
+//! (found, `active`, fits the size and `min_disk`) and answers at once; the data then
+//! flows while the volume is `downloading`: a raw image straight into the volume, any
+//! other format through a file in the conversion directory and `qemu-img`. The data is
+//! checked against the hash Glance recorded; a failure removes what was written and
+//! leaves the volume in `error` with a user message saying why.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+use super::Service;
+use crate::backend::Backend;
+use crate::domain::ids::VolumeId;
+use crate::domain::message::{Message, ACTION_COPY_IMAGE_TO_VOLUME, EVENT_COPY_IMAGE_TO_VOLUME};
+use crate::domain::volume::VolumeStatus;
+use crate::domain::{DomainError, Outcome};
+use crate::image::digest::Verifier;
+use crate::image::glance::Download;
+use crate::image::{qemu, Glance, GlanceError, ImageInfo};
+
+const GIB: u64 = 1 << 30;
+
+/// Cinder's answer when `imageRef` names nothing the caller can read.
+const IMAGE_NOT_USABLE: &str = "Invalid image identifier or unable to access requested image.";
+
+/// How many chunks may wait between the network and the volume (memory stays small).
+const CHUNKS_IN_FLIGHT: usize = 8;
+
+/// Cinder's `check_image_metadata`: the image is `active`, its data and virtual size fit
+/// the volume, and the volume is at least the image's `min_disk`.
+pub(super) fn check_image_fits(image: &ImageInfo, size: i64) -> Result<(), DomainError> {
+    let refuse = |why: String| {
+        Err(DomainError::ImageRefused(format!(
+            "Invalid input received: {why}"
+        )))
+    };
+    if image.status != "active" {
+        return refuse(format!("Image {} is not active.", image.id));
+    }
+    let size_gb = size.max(0) as u64;
+    let image_gb = image.size.unwrap_or(0).div_ceil(GIB);
+    if image_gb > size_gb {
+        return refuse(format!(
+            "Size of specified image {image_gb}GB is larger than volume size {size}GB."
+        ));
+    }
+    if size < image.min_disk {
+        return refuse(format!(
+            "Volume size {size}GB cannot be smaller than the image minDisk size {}GB.",
+            image.min_disk
+        ));
+    }
+    if let Some(virtual_size) = image.virtual_size {
+        let virtual_gb = virtual_size.div_ceil(GIB);
+        if virtual_gb > size_gb {
+            return Err(DomainError::ImageRefused(format!(
+                "Image {} is unacceptable: Image virtual size is {virtual_gb}GB and doesn't fit \
+                 in a volume of size {size}GB.",
+                image.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What Cinder keeps of the image as the volume's image metadata: its custom properties,
+/// then its id, name and core attributes.
+pub(super) fn image_metadata_of(image: &ImageInfo) -> BTreeMap<String, String> {
+    let mut metadata = image.properties.clone();
+    metadata.insert("image_id".into(), image.id.clone());
+    if let Some(name) = image.name.as_ref().filter(|n| !n.is_empty()) {
+        metadata.insert("image_name".into(), name.clone());
+    }
+    let core = [
+        ("checksum", image.checksum.clone()),
+        ("container_format", image.container_format.clone()),
+        ("disk_format", image.disk_format.clone()),
+        ("min_disk", Some(image.min_disk.to_string())),
+        ("min_ram", Some(image.min_ram.to_string())),
+        ("size", image.size.map(|s| s.to_string())),
+    ];
+    for (key, value) in core {
+        if let Some(value) = value {
+            metadata.insert(key.into(), value);
+        }
+    }
+    metadata
+}
+
+/// A file in the conversion directory, removed however the work ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn glance_failed(err: GlanceError) -> String {
+    err.to_string()
+}
+
+impl Service {
+    pub(super) fn glance(&self) -> Result<&Glance, DomainError> {
+        self.settings.glance.as_deref().ok_or_else(|| {
+            DomainError::ImageRefused(
+                "No image service is configured ([glance] api_servers).".to_owned(),
+            )
+        })
+    }
+
+    /// Cinder's `_image_uuid_from_ref`: the last segment of a URL, an id the caller can
+    /// read, else a name that names one image. Anything else is Cinder's 400.
+    pub(super) async fn resolve_image(
+        &self,
+        token: Option<&str>,
+        image_ref: &str,
+    ) -> Result<ImageInfo, DomainError> {
+        let glance = self.glance()?;
+        let id = image_ref.rsplit('/').next().unwrap_or(image_ref);
+        if uuid::Uuid::parse_str(id).is_ok() {
+            match glance.show(token, id).await {
+                Ok(image) => return Ok(image),
+                Err(err) => tracing::info!(image = id, error = %err, "image not found by id"),
+            }
+        }
+        let found = glance
+            .find_by_name(token, image_ref)
+            .await
+            .unwrap_or_default();
+        if found.len() > 1 {
+            return Err(DomainError::ImageRefused(format!(
+                "Multiple matches found for '{image_ref}', use an ID to be more specific."
+            )));
+        }
+        if let Some(id) = found.first() {
+            if let Ok(image) = glance.show(token, id).await {
+                return Ok(image);
+            }
+        }
+        Err(DomainError::ImageRefused(IMAGE_NOT_USABLE.to_owned()))
+    }
+
+    /// Creates the volume's storage and fills it from `image`; the volume ends
+    /// `available` and bootable, or in `error` with nothing of it left on the backend.
+    pub(super) async fn fill_from_image(
+        &self,
+        id: VolumeId,
+        size: i64,
+        image: ImageInfo,
+        token: Option<String>,
+        project_id: String,
+        request_id: Option<String>,
+    ) {
+        let result = self
+            .download_image(id, size, &image, token.as_deref())
+            .await;
+        let now = self.clock.now();
+        let why = match result {
+            Ok(driver) => {
+                let metadata = image_metadata_of(&image);
+                match self.store.finish_image_download(id, &metadata, now).await {
+                    Ok(Outcome::Done(())) => return,
+                    // Deleted (forced) while the data flowed: nothing may stay behind.
+                    Ok(_) => {
+                        let _ = driver.delete_volume(id).await;
+                        return;
+                    }
+                    Err(err) => err.to_string(),
+                }
+            }
+            Err(why) => why,
+        };
+        tracing::warn!(volume_id = %id, image_id = %image.id, error = %why, "creating a volume from an image failed");
+        let text = format!("{ACTION_COPY_IMAGE_TO_VOLUME}: {why}");
+        let message = Message::volume_error(
+            id,
+            project_id,
+            request_id,
+            EVENT_COPY_IMAGE_TO_VOLUME,
+            text,
+            now,
+        );
+        if let Err(err) = self.store.fail_volume_creation(id, &message).await {
+            tracing::error!(volume_id = %id, error = %err, "could not record the failed image copy");
+        }
+    }
+
+    /// The data part of `fill_from_image`: the backend whose volume holds the image, or
+    /// why it does not (what was written is removed).
+    async fn download_image(
+        &self,
+        id: VolumeId,
+        size: i64,
+        image: &ImageInfo,
+        token: Option<&str>,
+    ) -> Result<Arc<dyn Backend>, String> {
+        let volume = self
+            .store
+            .get_volume_brief(id)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("the volume went away")?;
+        let driver = self
+            .backend_of(&volume)
+            .map_err(|e| e.to_string())?
+            .driver
+            .clone();
+        driver
+            .create_volume(id, size as u64)
+            .await
+            .map_err(|e| e.to_string())?;
+        let now = self.clock.now();
+        let moved = self
+            .store
+            .transition_volume(id, VolumeStatus::Creating, VolumeStatus::Downloading, now)
+            .await;
+        let copied = match moved {
+            Ok(Outcome::Done(())) => self.copy_image(&driver, id, size, image, token).await,
+            Ok(_) => Err("the volume changed while it was being created".to_owned()),
+            Err(err) => Err(err.to_string()),
+        };
+        if let Err(why) = copied {
+            if let Err(err) = driver.delete_volume(id).await {
+                tracing::warn!(volume_id = %id, error = %err, "could not remove a half-written volume");
+            }
+            return Err(why);
+        }
+        Ok(driver)
+    }
+
+    async fn copy_image(
+        &self,
+        driver: &Arc<dyn Backend>,
+        id: VolumeId,
+        size: i64,
+        image: &ImageInfo,
+        token: Option<&str>,
+    ) -> Result<(), String> {
+        let container = image.container_format.as_deref().unwrap_or("bare");
+        if container != "bare" {
+            return Err(format!(
+                "the image's container format {container} is not supported (only bare)."
+            ));
+        }
+        let disk_format = image
+            .disk_format
+            .as_deref()
+            .ok_or("the image has no disk format.")?;
+        let verifier = Verifier::for_image(image)?;
+        let glance = self.glance().map_err(|e| e.to_string())?;
+        let download = glance
+            .download(token, &image.id)
+            .await
+            .map_err(glance_failed)?;
+        if matches!(disk_format, "raw" | "iso") {
+            return self.stream_raw(driver, id, image, download, verifier).await;
+        }
+        let dir = &self.settings.image_conversion_dir;
+        tokio::fs::create_dir_all(dir)
+            .await
+            .map_err(|e| format!("the conversion directory {}: {e}", dir.display()))?;
+        let fetched = Scratch(dir.join(format!("{id}.{disk_format}")));
+        save(download, verifier, image, &fetched.0).await?;
+        let info = qemu::info(&fetched.0).await?;
+        let expected = qemu::qemu_format(disk_format);
+        if info.format != expected {
+            return Err(format!(
+                "the image's data is in {} format, not the {disk_format} its record says.",
+                info.format
+            ));
+        }
+        if info.backing_file.is_some() || info.data_file.is_some() {
+            return Err("the image refers to a backing or data file, which is not allowed.".into());
+        }
+        if info.virtual_size > size as u64 * GIB {
+            return Err(format!(
+                "the image's virtual size of {} bytes does not fit in the volume's {size} GiB.",
+                info.virtual_size
+            ));
+        }
+        let raw = Scratch(dir.join(format!("{id}.raw")));
+        let limit = self.settings.image_conversion_timeout;
+        qemu::convert(&fetched.0, expected, &raw.0, "raw", limit).await?;
+        drop(fetched);
+        let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let writer = spawn_writer(driver, id, rx);
+        let sent = send_file(&raw.0, &tx).await;
+        drop(tx);
+        let written = writer.await.map_err(|e| e.to_string())?;
+        sent?;
+        written.map(drop).map_err(|e| e.to_string())
+    }
+
+    /// A raw image, from the network into the volume, checked as it passes.
+    async fn stream_raw(
+        &self,
+        driver: &Arc<dyn Backend>,
+        id: VolumeId,
+        image: &ImageInfo,
+        mut download: Download,
+        mut verifier: Verifier,
+    ) -> Result<(), String> {
+        let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
+        let writer = spawn_writer(driver, id, rx);
+        let mut received = 0u64;
+        let pumped: Result<(), String> = async {
+            while let Some(chunk) = download.chunk().await.map_err(glance_failed)? {
+                verifier.update(&chunk);
+                received += chunk.len() as u64;
+                if tx.send(chunk).await.is_err() {
+                    break; // the writer stopped; its error says why
+                }
+            }
+            Ok(())
+        }
+        .await;
+        drop(tx);
+        let written = writer.await.map_err(|e| e.to_string())?;
+        pumped?;
+        written.map_err(|e| e.to_string())?;
+        whole(image, received)?;
+        verifier.finish()
+    }
+}
+
+fn spawn_writer(
+    driver: &Arc<dyn Backend>,
+    id: VolumeId,
+    rx: mpsc::Receiver<Bytes>,
+) -> tokio::task::JoinHandle<Result<u64, crate::backend::BackendError>> {
+    let driver = driver.clone();
+    tokio::spawn(async move { driver.write_data(id, rx).await })
+}
+
+/// Whether all of the image came (Glance's `size`, when it gives one).
+fn whole(image: &ImageInfo, received: u64) -> Result<(), String> {
+    match image.size {
+        Some(size) if size != received => Err(format!(
+            "the image service sent {received} of the image's {size} bytes."
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the download to `path`, checked as it passes.
+async fn save(
+    mut download: Download,
+    mut verifier: Verifier,
+    image: &ImageInfo,
+    path: &Path,
+) -> Result<(), String> {
+    let failed = |e: std::io::Error| format!("writing the image to {}: {e}", path.display());
+    let mut file = tokio::fs::File::create(path).await.map_err(failed)?;
+    let mut received = 0u64;
+    while let Some(chunk) = download.chunk().await.map_err(glance_failed)? {
+        verifier.update(&chunk);
+        received += chunk.len() as u64;
+        file.write_all(&chunk).await.map_err(failed)?;
+    }
+    file.flush().await.map_err(failed)?;
+    whole(image, received)?;
+    verifier.finish()
+}
+
+/// Sends the file at `path` into `tx` in blocks; stops early if the receiver went away.
+async fn send_file(path: &Path, tx: &mpsc::Sender<Bytes>) -> Result<(), String> {
+    let failed = |e: std::io::Error| format!("reading {}: {e}", path.display());
+    let mut file = tokio::fs::File::open(path).await.map_err(failed)?;
+    loop {
+        let mut block = vec![0u8; crate::backend::data::BLOCK];
+        let mut filled = 0;
+        while filled < block.len() {
+            let n = file.read(&mut block[filled..]).await.map_err(failed)?;
+            if n == 0 {
+                break;
+            }
+            filled += n;
+        }
+        if filled == 0 {
+            return Ok(());
+        }
+        block.truncate(filled);
+        if tx.send(Bytes::from(block)).await.is_err() {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image() -> ImageInfo {
+        ImageInfo {
+            id: "0f7c3a35-3f5b-4e3d-8a45-5a0e5b4d8f10".into(),
+            name: Some("cirros".into()),
+            status: "active".into(),
+            size: Some(GIB + 1),
+            virtual_size: None,
+            min_disk: 3,
+            min_ram: 64,
+            disk_format: Some("qcow2".into()),
+            container_format: Some("bare".into()),
+            checksum: Some("abc".into()),
+            os_hash_algo: None,
+            os_hash_value: None,
+            properties: [("hw_disk_bus".to_owned(), "scsi".to_owned())].into(),
+        }
+    }
+
+    fn refusal(result: Result<(), DomainError>) -> String {
+        match result {
+            Err(DomainError::ImageRefused(why)) => why,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cinder_checks_size_min_disk_and_status() {
+        let why = refusal(check_image_fits(&image(), 1));
+        assert!(
+            why.ends_with("Size of specified image 2GB is larger than volume size 1GB."),
+            "{why}"
+        );
+        let why = refusal(check_image_fits(&image(), 2));
+        assert!(
+            why.ends_with("cannot be smaller than the image minDisk size 3GB."),
+            "{why}"
+        );
+        check_image_fits(&image(), 3).unwrap();
+        let queued = ImageInfo {
+            status: "queued".into(),
+            ..image()
+        };
+        assert!(refusal(check_image_fits(&queued, 3)).contains("is not active"));
+        let big = ImageInfo {
+            virtual_size: Some(4 * GIB),
+            ..image()
+        };
+        assert!(refusal(check_image_fits(&big, 3)).contains("doesn't fit in a volume of size 3GB"));
+    }
+
+    #[test]
+    fn image_metadata_holds_core_keys_and_properties() {
+        let metadata = image_metadata_of(&image());
+        assert_eq!(metadata["image_id"], image().id);
+        assert_eq!(metadata["image_name"], "cirros");
+        assert_eq!(metadata["min_disk"], "3");
+        assert_eq!(metadata["size"], (GIB + 1).to_string());
+        assert_eq!(metadata["hw_disk_bus"], "scsi");
+        assert_eq!(metadata.len(), 9);
+    }
+}

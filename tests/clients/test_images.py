@@ -1,0 +1,326 @@
+"""Boot from volume against a real Glance (scripts/start-glance: Glance 33 from PyPI, its
+file store, unauthenticated): volumes made from raw and qcow2 images with the cinder CLI,
+a corrupted image, uploads of an available and of an in-use volume read back byte for
+byte, Glance dying while a volume downloads, and a 1 GiB image streamed in little memory.
+Each runs on SQLite and on PostgreSQL."""
+
+import hashlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import shutil
+
+import pytest
+import requests
+
+from conftest import REPO, Server, _stores, table
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+
+def start_glance():
+    out = subprocess.run(
+        [str(REPO / "scripts" / "start-glance")], check=True, capture_output=True, text=True
+    ).stdout
+    env = {}
+    for line in out.splitlines():
+        if line.startswith("export "):
+            for pair in line[len("export "):].split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def stop_glance(env):
+    try:
+        os.killpg(int(env["GLANCE_PID"]), signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    shutil.rmtree(env["GLANCE_WORK"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def glance():
+    env = start_glance()
+    yield env
+    stop_glance(env)
+
+
+def image_server(store, glance_url):
+    conversion = tempfile.mkdtemp(prefix="cinder-attach-conversion-")
+    started = Server(
+        store,
+        extra_args=(
+            "--glance-api-servers", glance_url,
+            "--glance-request-timeout", "5",
+            "--enable-force-upload",
+            "--image-conversion-dir", conversion,
+        ),
+    )
+    started.conversion_dir = conversion
+    return started
+
+
+@pytest.fixture(params=_stores())
+def server(request, glance):
+    """The service pointed at the module's Glance (overrides conftest's `server`, so the
+    `cinder` fixture drives this one)."""
+    started = image_server(request.param, glance["GLANCE_URL"])
+    yield started
+    started.stop()
+    assert not os.listdir(started.conversion_dir), "conversion scratch files were left"
+    shutil.rmtree(started.conversion_dir, ignore_errors=True)
+
+
+def upload_image(glance_url, name, data, disk_format, **properties):
+    """An image in Glance holding `data` (bytes, or an iterable of chunks); its id."""
+    body = {"name": name, "disk_format": disk_format, "container_format": "bare", **properties}
+    created = requests.post(f"{glance_url}/v2/images", json=body, timeout=30)
+    created.raise_for_status()
+    image_id = created.json()["id"]
+    put = requests.put(
+        f"{glance_url}/v2/images/{image_id}/file", data=data,
+        headers={"Content-Type": "application/octet-stream"}, timeout=600,
+    )
+    assert put.status_code == 204, put.text
+    return image_id
+
+
+def api(server, method, path, version="3.71", **kwargs):
+    headers = {"X-Auth-Token": "admin:p1", "OpenStack-API-Version": f"volume {version}"}
+    return requests.request(method, f"{server.url}/v3/p1{path}", headers=headers, timeout=60, **kwargs)
+
+
+def wait_for(server, volume_id, wanted, timeout=180, on_status=None):
+    """Polls the volume until its status is in `wanted`; returns every status seen."""
+    seen = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = api(server, "GET", f"/volumes/{volume_id}").json()["volume"]["status"]
+        if not seen or seen[-1] != status:
+            seen.append(status)
+            if on_status:
+                on_status(status)
+        if status in wanted:
+            return seen
+        time.sleep(0.02)
+    raise AssertionError(f"volume {volume_id} never reached {wanted}: {seen}")
+
+
+def as_raw(path, disk_format, tmp_path):
+    if disk_format == "raw":
+        return path
+    raw = tmp_path / "converted.raw"
+    subprocess.run(["qemu-img", "convert", "-f", disk_format, "-O", "raw", str(path), str(raw)], check=True)
+    return raw
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(MIB), fb.read(MIB)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def messages_of(server, volume_id):
+    listed = api(server, "GET", "/messages").json()["messages"]
+    return [m for m in listed if m["resource_uuid"] == volume_id]
+
+
+@pytest.mark.parametrize("disk_format", ["raw", "qcow2"])
+def test_a_volume_made_from_an_image_holds_its_data(server, cinder, glance, disk_format, tmp_path):
+    data = os.urandom(3 * MIB) + bytes(MIB) + os.urandom(12345)
+    raw = tmp_path / "image.raw"
+    raw.write_bytes(data)
+    sent = raw
+    if disk_format == "qcow2":
+        sent = tmp_path / "image.qcow2"
+        subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(sent)], check=True)
+    image_id = upload_image(
+        glance["GLANCE_URL"], f"boot-{disk_format}", sent.read_bytes(), disk_format,
+        hw_disk_bus="scsi", min_disk=1,
+    )
+
+    created = table(cinder("create", "--image", image_id, "--name", "boot", "1").stdout)
+    # The CLI shows the volume as read right after the create.
+    assert created["status"] in ("creating", "downloading", "available")
+    wait_for(server, created["id"], {"available", "error"})
+    shown = api(server, "GET", f"/volumes/{created['id']}").json()["volume"]
+    assert shown["status"] == "available", messages_of(server, created["id"])
+    assert shown["bootable"] == "true"
+    metadata = shown["volume_image_metadata"]
+    assert metadata["image_id"] == image_id
+    assert metadata["image_name"] == f"boot-{disk_format}"
+    assert metadata["disk_format"] == disk_format
+    assert metadata["hw_disk_bus"] == "scsi"
+    assert metadata["min_disk"] == "1"
+    shown_by_action = api(
+        server, "POST", f"/volumes/{created['id']}/action", json={"os-show_image_metadata": {}}
+    ).json()["metadata"]
+    assert shown_by_action == metadata
+
+    volume_file = server.volumes_dir / f"volume-{created['id']}"
+    assert volume_file.stat().st_size == GIB
+    with open(volume_file, "rb") as f:
+        assert f.read(len(data)) == data
+        assert f.read(MIB) == bytes(MIB), "past the image, the volume reads zeros"
+
+    # By name too, as Cinder resolves imageRef.
+    by_name = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": f"boot-{disk_format}"}})
+    assert by_name.status_code == 202, by_name.text
+    wait_for(server, by_name.json()["volume"]["id"], {"available"})
+
+
+def test_images_that_cannot_be_used_are_refused(server, glance):
+    image_id = upload_image(glance["GLANCE_URL"], "needs-5", os.urandom(MIB), "raw", min_disk=5)
+    source = api(server, "POST", "/volumes", json={"volume": {"size": 1}}).json()["volume"]["id"]
+    cases = [
+        ({"size": 1, "imageRef": image_id}, "cannot be smaller than the image minDisk size 5GB"),
+        ({"size": 1, "imageRef": "no-such-image"}, "Invalid image identifier or unable to access requested image."),
+        ({"imageRef": image_id}, "must be an integer"),
+        ({"size": 5, "imageRef": image_id, "source_volid": source}, "May specify only one of"),
+    ]
+    for body, why in cases:
+        refused = api(server, "POST", "/volumes", json={"volume": body})
+        assert refused.status_code == 400, refused.text
+        assert why in refused.json()["badRequest"]["message"], refused.text
+    listed = [v["id"] for v in api(server, "GET", "/volumes").json()["volumes"]]
+    assert listed == [source], "a refusal records nothing"
+
+
+def test_a_corrupted_image_ends_in_error_with_a_message(server, glance):
+    image_id = upload_image(glance["GLANCE_URL"], "corrupt", os.urandom(2 * MIB), "raw")
+    stored = f"{glance['GLANCE_STORE']}/{image_id}"
+    with open(stored, "r+b") as f:  # one byte changed behind Glance's back
+        f.seek(MIB)
+        byte = f.read(1)
+        f.seek(MIB)
+        f.write(bytes([byte[0] ^ 0xFF]))
+
+    created = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": image_id}})
+    assert created.status_code == 202, created.text
+    volume_id = created.json()["volume"]["id"]
+    wait_for(server, volume_id, {"error", "available"})
+    shown = api(server, "GET", f"/volumes/{volume_id}").json()["volume"]
+    assert shown["status"] == "error"
+    assert shown["bootable"] == "false"
+    assert not (server.volumes_dir / f"volume-{volume_id}").exists(), "no half-written volume"
+    [message] = messages_of(server, volume_id)
+    assert message["event_id"] == "VOLUME_VOLUME_005_001"
+    assert message["user_message"].startswith("copy image to volume: the image's data does not match")
+    assert api(server, "DELETE", f"/volumes/{volume_id}").status_code == 202
+
+
+def connector():
+    return {"initiator": "iqn.1994-05.com.redhat:host1", "ip": "127.0.0.1", "platform": "x86_64",
+            "host": "host1", "os_type": "linux2", "multipath": False}
+
+
+def download(glance_url, image_id, path):
+    with requests.get(f"{glance_url}/v2/images/{image_id}/file", stream=True, timeout=120) as got:
+        got.raise_for_status()
+        digest = hashlib.md5()
+        with open(path, "wb") as f:
+            for chunk in got.iter_content(MIB):
+                digest.update(chunk)
+                f.write(chunk)
+    return digest.hexdigest()
+
+
+def test_uploads_of_available_and_in_use_volumes_read_back_byte_for_byte(server, cinder, glance, tmp_path):
+    glance_url = glance["GLANCE_URL"]
+    data = os.urandom(2 * MIB) + bytes(MIB) + os.urandom(MIB)
+    source = upload_image(glance_url, "source", data, "raw", hw_qemu_guest_agent="yes")
+    created = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": source, "name": "src"}})
+    volume_id = created.json()["volume"]["id"]
+    wait_for(server, volume_id, {"available"})
+    volume_file = server.volumes_dir / f"volume-{volume_id}"
+
+    # An available volume, raw, through the real CLI.
+    out = cinder("upload-to-image", "--disk-format", "raw", volume_id, "copy-raw").stdout
+    uploaded = table(out)
+    assert uploaded["status"] == "uploading"
+    seen = wait_for(server, volume_id, {"available"})
+    assert seen[-1] == "available"
+    image = requests.get(f"{glance_url}/v2/images/{uploaded['image_id']}", timeout=30).json()
+    assert image["status"] == "active"
+    assert image["size"] == GIB
+    assert image["hw_qemu_guest_agent"] == "yes", "the volume's image properties go with it"
+    got = tmp_path / "raw.img"
+    assert download(glance_url, image["id"], got) == image["checksum"]
+    assert same_bytes(got, volume_file)
+    got.unlink()
+    requests.delete(f"{glance_url}/v2/images/{image['id']}", timeout=30)
+
+    # In use (attached through the attachments API), qcow2, with force.
+    attachment = api(server, "POST", "/attachments", json={"attachment": {
+        "volume_uuid": volume_id, "instance_uuid": "5f3e2f7c-6f8e-4d55-9d5a-5e8f8b7c1a11",
+        "connector": connector(), "mode": "rw"}}).json()["attachment"]
+    assert api(server, "POST", f"/attachments/{attachment['id']}/action",
+               json={"os-complete": {}}).status_code == 204
+    assert api(server, "GET", f"/volumes/{volume_id}").json()["volume"]["status"] == "in-use"
+    unforced = api(server, "POST", f"/volumes/{volume_id}/action",
+                   json={"os-volume_upload_image": {"image_name": "nope"}})
+    assert unforced.status_code == 400
+    assert f"Volume {volume_id} status must be available" in unforced.text
+    started = api(server, "POST", f"/volumes/{volume_id}/action", json={"os-volume_upload_image": {
+        "image_name": "copy-qcow2", "disk_format": "qcow2", "force": True, "visibility": "shared"}})
+    assert started.status_code == 202, started.text
+    answer = started.json()["os-volume_upload_image"]
+    assert answer["status"] == "uploading" and answer["visibility"] == "shared"
+    assert answer["volume_type"]["name"] == "__DEFAULT__"
+    seen = wait_for(server, volume_id, {"in-use"})
+    assert seen[-1] == "in-use", "the upload gives the volume back to its attachment"
+    image = requests.get(f"{glance_url}/v2/images/{answer['image_id']}", timeout=30).json()
+    assert image["status"] == "active" and image["disk_format"] == "qcow2"
+    got = tmp_path / "copy.qcow2"
+    assert download(glance_url, image["id"], got) == image["checksum"]
+    assert same_bytes(as_raw(got, "qcow2", tmp_path), volume_file)
+
+
+def test_glance_dying_mid_download_ends_in_error_and_leaves_nothing(tmp_path):
+    for store in _stores():
+        dying = start_glance()
+        server = image_server(store, dying["GLANCE_URL"])
+        try:
+            block = os.urandom(MIB)
+            image_id = upload_image(dying["GLANCE_URL"], "big", (block for _ in range(512)), "raw")
+            created = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": image_id}})
+            volume_id = created.json()["volume"]["id"]
+
+            def kill_when_downloading(status):
+                if status == "downloading":
+                    os.killpg(int(dying["GLANCE_PID"]), signal.SIGKILL)
+
+            seen = wait_for(server, volume_id, {"error", "available"}, on_status=kill_when_downloading)
+            assert seen[-2:] == ["downloading", "error"], seen
+            assert not (server.volumes_dir / f"volume-{volume_id}").exists()
+            [message] = messages_of(server, volume_id)
+            assert message["user_message"].startswith("copy image to volume: "), message
+        finally:
+            server.stop()
+            stop_glance(dying)
+
+
+def test_a_1_gib_image_streams_in_little_memory(server, glance):
+    """The service's peak resident memory (VmHWM) stays under 64 MiB while 1 GiB of image
+    data passes through it, checked against its hash."""
+    block = os.urandom(MIB)
+    image_id = upload_image(glance["GLANCE_URL"], "one-gib", (block for _ in range(1024)), "raw")
+    created = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": image_id}})
+    volume_id = created.json()["volume"]["id"]
+    wait_for(server, volume_id, {"available", "error"}, timeout=600)
+    assert api(server, "GET", f"/volumes/{volume_id}").json()["volume"]["status"] == "available"
+    with open(f"/proc/{server.process.pid}/status") as f:
+        peak_kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    assert peak_kib < 64 * 1024, f"peak resident memory {peak_kib} KiB"
+    with open(server.volumes_dir / f"volume-{volume_id}", "rb") as f:
+        f.seek(1000 * MIB)
+        assert f.read(MIB) == block
+    requests.delete(f"{glance['GLANCE_URL']}/v2/images/{image_id}", timeout=30)
