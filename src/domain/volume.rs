@@ -179,6 +179,9 @@ pub struct NewVolume {
     /// The key manager's key id when the type is encrypted (the create checks, in its
     /// transaction, that the type still is, or still is not).
     pub encryption_key_id: Option<String>,
+    /// A clone, or a volume from a snapshot, boots if its source does (Cinder's
+    /// `bootable` copied from the source volume or the snapshot's volume).
+    pub bootable: bool,
     pub created_at: DateTime<Utc>,
 }
 

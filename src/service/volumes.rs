@@ -342,6 +342,7 @@ impl Service {
             shared_targets: None,
             metadata: request.metadata,
             encryption_key_id,
+            bootable: origin.as_ref().is_some_and(|o| o.volume.bootable),
             created_at: now,
         };
         let owner = QuotaOwner {

@@ -122,7 +122,7 @@ const INSERT_VOLUME: &str = "\
                          attach_status, display_name, display_description, volume_type_id, \
                          bootable, multiattach, service_uuid, shared_targets, created_at, deleted, \
                          snapshot_id, source_volid, encryption_key_id) \
-    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, false, $12, $13, $14, $15, false, \
+    values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $19, $12, $13, $14, $15, false, \
             $16, $17, $18)";
 
 /// A clone takes its source's image metadata, as Cinder's create from a volume does; a
@@ -295,7 +295,8 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             .bind(new.created_at)
             .bind(new.snapshot_id)
             .bind(new.source_volid)
-            .bind(&new.encryption_key_id);
+            .bind(&new.encryption_key_id)
+            .bind(new.bootable);
         tx.execute(insert).await?;
         let items = new
             .metadata

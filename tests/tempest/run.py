@@ -3,8 +3,10 @@
 Keystone (tests/keystone/start.sh) on a fresh PostgreSQL database.
 
 It provisions a project with admin, member and reader users (pre-provisioned
-accounts, no dynamic credentials), registers cinder-attach as the `volumev3` service
-in Keystone's catalog, starts the binary with `--auth-strategy keystone`, writes
+accounts, no dynamic credentials), starts a real Glance behind the same Keystone
+(scripts/start-glance) with one public image for the tests that boot from it, registers
+cinder-attach as the `volumev3` service and Glance as `image` in Keystone's catalog,
+starts the binary with `--auth-strategy keystone` and `--glance-api-servers`, writes
 tempest.conf (services we do not have switched off) and runs the scoped tests. Tests
 excluded by name are listed in exclude.txt with the reason. Afterwards
 `cinder-attach check` must find the database consistent.
@@ -21,9 +23,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 
 HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "keystone"))
 from keystone_admin import Admin  # noqa: E402
 
@@ -39,6 +43,8 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"test_volumes_clone_negative|test_volumes_extend|admin\.test_volume_services|"
          r"admin\.test_volume_services_negative|admin\.test_volume_pools|admin\.test_volume_hosts|"
          r"admin\.test_backends_capabilities|admin\.test_user_messages|test_volume_transfers)\.")
+# TEMPEST_SCOPE narrows a local run to some tests (CI runs the whole scope).
+SCOPE = os.environ.get("TEMPEST_SCOPE", SCOPE)
 PASSWORD = "tempest-secret"
 
 
@@ -80,6 +86,38 @@ def provision(keystone_url, admin_password, port):
             "region": region, "service_id": service, "admin": admin}
 
 
+def start_glance(keystone_url, admin_password):
+    """Glance checking tokens with the test Keystone; its environment (GLANCE_URL, ...)."""
+    env = {**os.environ, "GLANCE_KEYSTONE_URL": keystone_url,
+           "GLANCE_KEYSTONE_ADMIN_PASSWORD": admin_password}
+    out = subprocess.run([str(REPO / "scripts" / "start-glance")], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        if line.startswith("export "):
+            for pair in line[len("export "):].split():
+                key, _, value = pair.partition("=")
+                found[key] = value
+    return found
+
+
+def public_image(glance_url, token):
+    """A 1 MiB raw image every account can boot from (tempest's compute.image_ref)."""
+    headers = {"X-Auth-Token": token, "Content-Type": "application/json"}
+    body = json.dumps({"name": "tempest-boot", "disk_format": "raw", "container_format": "bare",
+                       "visibility": "public"}).encode()
+    request = urllib.request.Request(f"{glance_url}/v2/images", data=body, headers=headers, method="POST")
+    with urllib.request.urlopen(request, timeout=60) as response:
+        image_id = json.loads(response.read())["id"]
+    data = os.urandom(1 << 20)
+    headers["Content-Type"] = "application/octet-stream"
+    request = urllib.request.Request(f"{glance_url}/v2/images/{image_id}/file", data=data,
+                                     headers=headers, method="PUT")
+    with urllib.request.urlopen(request, timeout=60):
+        pass
+    return image_id
+
+
 def accounts_yaml(accounts):
     lines = []
     for account in accounts:
@@ -91,7 +129,7 @@ def accounts_yaml(accounts):
     return "\n".join(lines) + "\n"
 
 
-def tempest_conf(work, keystone_url, region):
+def tempest_conf(work, keystone_url, region, image_id):
     return f"""[DEFAULT]
 log_file = {work}/tempest.log
 
@@ -110,9 +148,6 @@ region = RegionOne
 [service_available]
 cinder = True
 nova = False
-# test_volumes_get, test_volumes_negative and test_volumes_actions build image clients
-# in their set-up whatever they test; the tests that really use images are excluded by
-# name (exclude.txt).
 glance = True
 # VolumesActionsTest asks for a default network (for its server tests, which need nova
 # and skip without it); with pre-provisioned accounts tempest creates none.
@@ -145,6 +180,17 @@ api_extensions = all
 [compute-feature-enabled]
 volume_multiattach = True
 
+[compute]
+# The public image volumes are booted from.
+image_ref = {image_id}
+
+[image]
+catalog_type = image
+endpoint_type = publicURL
+region = {region}
+container_formats = bare
+disk_formats = raw,qcow2
+
 [enforce_scope]
 cinder = True
 """
@@ -158,14 +204,15 @@ def keystone_reach(keystone_url):
     return ["--keystone-url", keystone_url]
 
 
-def start_server(binary, work, port, database_url, keystone_url, users):
+def start_server(binary, work, port, database_url, keystone_url, users, glance_url):
     log = open(work / "server.log", "w")
     server = subprocess.Popen(
         [binary, "serve", "--listen", f"127.0.0.1:{port}", "--log-format", "json",
          "--database-url", database_url, "--backend", f"file=file,dir={work}/volumes",
          "--host", "tempest", "--auth-strategy", "keystone", *keystone_reach(keystone_url),
          "--keystone-username", users["service_user"], "--keystone-password", PASSWORD,
-         "--keystone-project", users["service_project"]],
+         "--keystone-project", users["service_project"], "--glance-api-servers", glance_url,
+         "--image-conversion-dir", f"{work}/conversion"],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "RUST_LOG": "info"})
     for _ in range(300):
         if "cinder-attach listening" in (work / "server.log").read_text():
@@ -188,17 +235,24 @@ def main():
     work = pathlib.Path(tempfile.mkdtemp(prefix="cinder-attach-tempest-"))
     server = None
     users = None
+    glance = None
+    image_service = None
     registered = False
     try:
-        users = provision(keystone_url, os.environ["KEYSTONE_ADMIN_PASSWORD"], port)
-        server = start_server(binary, work, port, database_url, keystone_url, users)
+        admin_password = os.environ["KEYSTONE_ADMIN_PASSWORD"]
+        users = provision(keystone_url, admin_password, port)
+        glance = start_glance(keystone_url, admin_password)
+        image_service = users["admin"].endpoint("image", f"glance-{users['region']}", glance["GLANCE_URL"],
+                                                region=users["region"])
+        image_id = public_image(glance["GLANCE_URL"], users["admin"].token)
+        server = start_server(binary, work, port, database_url, keystone_url, users, glance["GLANCE_URL"])
         # Workspaces are registered by name in ~/.tempest; each run gets its own.
         subprocess.run([str(tempest), "init", "--name", work.name, str(work / "ws")],
                        check=True, capture_output=True)
         registered = True
         work_ws = work / "ws"
         (work_ws / "etc" / "accounts.yaml").write_text(accounts_yaml(users["accounts"]))
-        (work_ws / "etc" / "tempest.conf").write_text(tempest_conf(work_ws, keystone_url, users["region"]))
+        (work_ws / "etc" / "tempest.conf").write_text(tempest_conf(work_ws, keystone_url, users["region"], image_id))
         result = subprocess.run(
             [str(tempest), "run", "--regex", SCOPE, "--exclude-list", str(HERE / "exclude.txt"),
              # One worker: all accounts share one project, so a second worker's volumes
@@ -214,6 +268,11 @@ def main():
     finally:
         if users:
             users["admin"].call("DELETE", f"services/{users['service_id']}")
+        if image_service:
+            users["admin"].call("DELETE", f"services/{image_service}")
+        if glance:
+            subprocess.run(["kill", "-9", "--", f"-{glance['GLANCE_PID']}"], capture_output=True)
+            shutil.rmtree(glance["GLANCE_WORK"], ignore_errors=True)
         if server:
             server.terminate()
             server.wait(timeout=30)

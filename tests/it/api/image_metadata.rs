@@ -127,7 +127,8 @@ async fn bad_image_metadata_requests_are_refused(app: TestApp) {
     assert_eq!(shown.json, json!({"metadata": {}}), "nothing was written");
 }
 
-/// A clone and a volume from a snapshot carry their source's image metadata.
+/// A clone and a volume from a snapshot carry their source's image metadata, and boot
+/// when it does (Cinder copies `bootable` from the source volume or the snapshot's).
 async fn copies_carry_the_image_metadata(app: TestApp) {
     let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     let metadata = json!({"image_id": "abc", "os_distro": "debian"});
@@ -135,6 +136,14 @@ async fn copies_carry_the_image_metadata(app: TestApp) {
         app.volume_action(&v, set(metadata.clone())).await.status,
         200
     );
+    let plain = str_of(&app.create_volume(json!({"source_volid": v})).await, "id");
+    let shown = app.show_volume(&plain, "3.71").await;
+    assert_eq!(
+        shown.json["volume"]["bootable"], "false",
+        "a clone of a plain volume"
+    );
+    let bootable = json!({"os-set_bootable": {"bootable": true}});
+    assert_eq!(app.volume_action(&v, bootable).await.status, 200);
     let clone = str_of(&app.create_volume(json!({"source_volid": v})).await, "id");
     let snapshot = app
         .request(axum::http::Method::POST, "/v3/p1/snapshots")
@@ -153,6 +162,7 @@ async fn copies_carry_the_image_metadata(app: TestApp) {
             shown.json["volume"]["volume_image_metadata"], metadata,
             "{copy}"
         );
+        assert_eq!(shown.json["volume"]["bootable"], "true", "{copy}");
     }
 }
 
