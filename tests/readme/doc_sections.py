@@ -13,6 +13,7 @@ Usage: doc_sections.py BINARY SECTION...
   postgres   docs/operations.md: a PostgreSQL database for the service (createdb, psql;
              the database's name is made unique and dropped afterwards)
   processes  docs/operations.md: two processes on one address and one database (as above)
+  images     docs/operations.md: volumes from and to a Glance of its own (qemu-img, jq)
 """
 
 import os
@@ -39,6 +40,7 @@ SECTIONS = {
     "backends": (BACKENDS, "cargo run --release -- --backend 'fast=file"),
     "tgt": (BACKENDS, "apt-get install -y tgt libiscsi-bin"),
     "rbd": (BACKENDS, 'eval "$(scripts/start-ceph)"'),
+    "images": (OPERATIONS, 'eval "$(scripts/start-glance)"'),
     "postgres": (OPERATIONS, "createdb -h 127.0.0.1 -U postgres cinder\ncargo run --release -- migrate --database-url postgres://postgres:postgres@127.0.0.1:5432/cinder\nCINDER"),
     "processes": (OPERATIONS, "createdb -h 127.0.0.1 -U postgres cinder\ncargo run --release -- migrate --database-url postgres://postgres:postgres@127.0.0.1:5432/cinder\nfor"),
 }
@@ -74,6 +76,7 @@ def script_for(name, binary, port, work):
     text = "\n".join(blocks)
     text = text.replace("cargo run --release --", str(binary))
     text = text.replace("scripts/start-ceph", str(ROOT / "scripts" / "start-ceph"))
+    text = text.replace("scripts/start-glance", str(ROOT / "scripts" / "start-glance"))
     text = text.replace("8776", str(port))
     text = text.replace("/srv/", f"{work}/srv/")
     cleanup = ""
@@ -84,6 +87,9 @@ def script_for(name, binary, port, work):
         text = text.replace("-C 0", f"-C {control}").replace("control_port=0", f"control_port={control}")
     if name == "rbd":
         cleanup = 'kill $CEPH_PIDS 2>/dev/null || true; sleep 1; rm -rf "${CEPH_WORK:-}"'
+    if name == "images":
+        cleanup = ('if [ -n "${GLANCE_PID:-}" ]; then kill -9 -- -$GLANCE_PID 2>/dev/null || true; fi; '
+                   'rm -rf "${GLANCE_WORK:-}"')
     if name in ("postgres", "processes"):
         database = "walkthrough_" + uuid.uuid4().hex[:12]
         text = re.sub(r"\bcinder\b(?=\s|$)", database, text)
