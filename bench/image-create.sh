@@ -33,7 +33,7 @@ upload() { # FORMAT FILE -> image id
     -d "{\"name\": \"bench-$1\", \"disk_format\": \"$1\", \"container_format\": \"bare\"}" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')"
   curl -sf -X PUT "$GLANCE_URL/v2/images/$id/file" -H 'Content-Type: application/octet-stream' \
-    --data-binary "@$2" >/dev/null
+    -T "$2" >/dev/null
   echo "$id"
 }
 raw_id="$(upload raw "$scratch/image.raw")"
