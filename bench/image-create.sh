@@ -5,13 +5,14 @@
 # (scripts/start-glance, its file store on this disk), timed from the create request to
 # `available`; qemu-img converts the very file Glance stores to a raw file beside the
 # volumes. Prints MiB/s per run and the ratio of the medians per format. The image is
-# SIZE_MIB of random data (incompressible, no zeros to skip), padded to a whole GiB.
+# SIZE_MIB (default 1000, so that the qcow2 file with its tables still fits 1 GiB) of
+# random data (incompressible, no zeros to skip).
 #
 # Usage: bench/image-create.sh [ROUNDS] [SIZE_MIB]
 # Needs target/release/cinder-attach (cargo build --release) and qemu-img.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds="${1:-3}" size_mib="${2:-1024}"
+rounds="${1:-3}" size_mib="${2:-1000}"
 bin="$PWD/target/release/cinder-attach"
 port=18782
 . bench/lib.sh

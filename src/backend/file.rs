@@ -258,6 +258,10 @@ impl Backend for FileBackend {
         super::data::write_file(&self.path_of(volume_id), data).await
     }
 
+    fn local_path(&self, volume_id: VolumeId) -> Option<PathBuf> {
+        Some(self.path_of(volume_id))
+    }
+
     async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
         super::data::read_file(&self.path_of(volume_id), sink).await
     }

@@ -192,6 +192,12 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// The volume's data as a file on this machine (file-backed backends), for tools
+    /// that write it in place (`qemu-img convert`); `None` elsewhere.
+    fn local_path(&self, _volume_id: VolumeId) -> Option<PathBuf> {
+        None
+    }
+
     /// Sends the volume's whole data, in order, into `sink`.
     async fn read_data(&self, _volume_id: VolumeId, _sink: DataOut) -> Result<(), BackendError> {
         Err(BackendError::Failed(

@@ -89,8 +89,8 @@ fn which_prlimit() -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join("prlimit").is_file()))
 }
 
-/// Converts `from` (format `from_format`) into `to` (format `to_format`), writing every
-/// block (`to` is a new file; zero runs stay holes).
+/// Converts `from` (format `from_format`) into the new file `to` (format `to_format`);
+/// zero runs stay holes.
 pub async fn convert(
     from: &Path,
     from_format: &str,
@@ -104,6 +104,30 @@ pub async fn convert(
         .arg(from)
         .arg(to);
     run(command, "qemu-img convert", limit).await.map(|_| ())
+}
+
+/// Converts `from` into the existing raw file `to` (a volume, its size kept: `-n`), then
+/// makes it durable (qemu-img leaves its writes in the page cache).
+pub async fn convert_into_raw(
+    from: &Path,
+    from_format: &str,
+    to: &Path,
+    limit: Duration,
+) -> Result<(), String> {
+    let mut command = program();
+    command
+        .args(["convert", "-n", "-f", from_format, "-O", "raw"])
+        .arg(from)
+        .arg(to);
+    run(command, "qemu-img convert", limit).await?;
+    let file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .open(to)
+        .await
+        .map_err(|e| format!("opening {}: {e}", to.display()))?;
+    file.sync_all()
+        .await
+        .map_err(|e| format!("syncing {}: {e}", to.display()))
 }
 
 #[cfg(test)]

@@ -284,8 +284,12 @@ impl Service {
                 info.virtual_size
             ));
         }
-        let raw = Scratch(dir.join(format!("{id}.raw")));
         let limit = self.settings.image_conversion_timeout;
+        if let Some(volume_file) = driver.local_path(id) {
+            // A volume that is a file here: qemu-img writes it in place.
+            return qemu::convert_into_raw(&fetched.0, expected, &volume_file, limit).await;
+        }
+        let raw = Scratch(dir.join(format!("{id}.raw")));
         qemu::convert(&fetched.0, expected, &raw.0, "raw", limit).await?;
         drop(fetched);
         let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
@@ -356,7 +360,9 @@ async fn save(
     path: &Path,
 ) -> Result<(), String> {
     let failed = |e: std::io::Error| format!("writing the image to {}: {e}", path.display());
-    let mut file = tokio::fs::File::create(path).await.map_err(failed)?;
+    // Whole blocks per write: each write of a tokio file is a trip to a blocking thread.
+    let file = tokio::fs::File::create(path).await.map_err(failed)?;
+    let mut file = tokio::io::BufWriter::with_capacity(crate::backend::data::BLOCK, file);
     let mut received = 0u64;
     while let Some(chunk) = download.chunk().await.map_err(glance_failed)? {
         verifier.update(&chunk);

@@ -324,3 +324,54 @@ def test_a_1_gib_image_streams_in_little_memory(server, glance):
         f.seek(1000 * MIB)
         assert f.read(MIB) == block
     requests.delete(f"{glance['GLANCE_URL']}/v2/images/{image_id}", timeout=30)
+
+
+def test_an_rbd_volume_from_a_qcow2_image_and_back(glance, tmp_path):
+    """On the rbd backend (the Ceph of scripts/start-ceph) the converted image streams
+    into the volume through librbd, and an upload reads it back out the same way."""
+    conf = os.environ.get("CEPH_CONF")
+    if not conf:
+        if os.environ.get("CI"):
+            raise AssertionError("CI is set but CEPH_CONF is not (scripts/start-ceph)")
+        pytest.skip("no Ceph here (scripts/start-ceph)")
+    pool = os.environ.get("CEPH_POOL", "volumes")
+    data = os.urandom(2 * MIB) + bytes(MIB) + os.urandom(MIB + 7)
+    raw = tmp_path / "image.raw"
+    raw.write_bytes(data)
+    qcow2 = tmp_path / "image.qcow2"
+    subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(qcow2)], check=True)
+    image_id = upload_image(glance["GLANCE_URL"], "for-rbd", qcow2.read_bytes(), "qcow2")
+    for store in _stores():
+        conversion = tempfile.mkdtemp(prefix="cinder-attach-conversion-")
+        server = Server(store, extra_args=(
+            "--backend", f"ceph=rbd,conf={conf},pool={pool}",
+            "--glance-api-servers", glance["GLANCE_URL"], "--image-conversion-dir", conversion))
+        try:
+            assert api(server, "POST", "/types", json={"volume_type": {
+                "name": "ceph", "extra_specs": {"volume_backend_name": "ceph"}}}).status_code == 200
+            created = api(server, "POST", "/volumes", json={"volume": {
+                "size": 1, "imageRef": image_id, "volume_type": "ceph"}}).json()["volume"]
+            wait_for(server, created["id"], {"available", "error"})
+            shown = api(server, "GET", f"/volumes/{created['id']}").json()["volume"]
+            assert shown["status"] == "available", messages_of(server, created["id"])
+            assert shown["os-vol-host-attr:host"].endswith("@ceph#ceph")
+            exported = tmp_path / f"export-{store}.raw"
+            subprocess.run(["rbd", "-c", conf, "export", f"{pool}/volume-{created['id']}", str(exported)],
+                           check=True, capture_output=True)
+            with open(exported, "rb") as f:
+                assert f.read(len(data)) == data
+            started = api(server, "POST", f"/volumes/{created['id']}/action", json={
+                "os-volume_upload_image": {"image_name": "from-rbd", "disk_format": "qcow2"}})
+            assert started.status_code == 202, started.text
+            wait_for(server, created["id"], {"available"})
+            copy = started.json()["os-volume_upload_image"]["image_id"]
+            image = requests.get(f"{glance['GLANCE_URL']}/v2/images/{copy}", timeout=30).json()
+            assert image["status"] == "active"
+            got = tmp_path / f"copy-{store}.qcow2"
+            download(glance["GLANCE_URL"], copy, got)
+            assert same_bytes(as_raw(got, "qcow2", tmp_path), exported)
+            assert api(server, "DELETE", f"/volumes/{created['id']}").status_code == 202
+            assert not os.listdir(conversion), "conversion scratch files were left"
+        finally:
+            server.stop()
+            shutil.rmtree(conversion, ignore_errors=True)

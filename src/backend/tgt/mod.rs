@@ -450,6 +450,10 @@ impl Backend for TgtBackend {
         self.storage.write_data(volume_id, data).await
     }
 
+    fn local_path(&self, volume_id: VolumeId) -> Option<std::path::PathBuf> {
+        self.storage.local_path(volume_id)
+    }
+
     async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
         self.storage.read_data(volume_id, sink).await
     }
