@@ -186,6 +186,26 @@ impl KeystoneAuth {
         Ok((status, token, json))
     }
 
+    /// The URL of a service in the catalog the service's own login gets (Cinder's way to
+    /// Glance without `[glance] api_servers`); `None` when the catalog has no such entry.
+    pub async fn catalog_endpoint(
+        &self,
+        entry: &super::catalog::CatalogEntry,
+    ) -> Result<Option<String>, AuthError> {
+        let c = &self.config;
+        let login = PasswordLogin {
+            user: &c.username,
+            user_domain: &c.user_domain,
+            password: &c.password,
+            project: &c.project_name,
+            project_domain: &c.project_domain,
+        };
+        match self.log_in(&login).await? {
+            (StatusCode::CREATED, _, body) => Ok(entry.find_in(&body)),
+            (other, _, _) => Err(unavailable(format!("service login answered {other}"))),
+        }
+    }
+
     /// Signs a user in (the console's password form): their token and who they are.
     pub async fn sign_in(&self, login: &PasswordLogin<'_>) -> Result<SignedIn, AuthError> {
         let (status, token, body) = self.log_in(login).await?;

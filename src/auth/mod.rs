@@ -1,5 +1,6 @@
 //! Authentication strategies: turn a request's headers into a `RequestContext`.
 
+pub mod catalog;
 pub mod keystone;
 pub mod keystone_tls;
 mod noauth;

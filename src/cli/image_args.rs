@@ -12,6 +12,18 @@ pub struct ImageArgs {
     /// volumes to images are refused.
     #[arg(long, env = "CINDER_ATTACH_GLANCE_API_SERVERS", value_delimiter = ',')]
     pub glance_api_servers: Vec<String>,
+    /// Where Glance is in Keystone's catalog when --glance-api-servers is not given
+    /// (`glance_catalog_info`, `service_type:service_name:endpoint_type`); read once at
+    /// start through the service's own Keystone login (`--auth-strategy keystone`).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_GLANCE_CATALOG_INFO",
+        default_value = "image:glance:publicURL"
+    )]
+    pub glance_catalog_info: String,
+    /// The catalog region Glance is looked up in (`[glance] region_name`; default: any).
+    #[arg(long, env = "CINDER_ATTACH_GLANCE_REGION_NAME")]
+    pub glance_region_name: Option<String>,
     /// Seconds one Glance call, or one wait for image data, may take
     /// (`glance_request_timeout`).
     #[arg(
@@ -44,13 +56,22 @@ pub struct ImageArgs {
 }
 
 impl ImageArgs {
-    /// The Glance client, when servers are configured.
-    pub fn glance(&self) -> Result<Option<crate::image::Glance>, String> {
-        if self.glance_api_servers.is_empty() {
+    /// Where to look for Glance in Keystone's catalog.
+    pub fn catalog_entry(&self) -> Result<crate::auth::catalog::CatalogEntry, String> {
+        crate::auth::catalog::CatalogEntry::parse(
+            &self.glance_catalog_info,
+            self.glance_region_name.clone(),
+        )
+    }
+
+    /// The Glance client on `servers` (the configured ones, else what the catalog named);
+    /// `None` without any.
+    pub fn glance(&self, servers: &[String]) -> Result<Option<crate::image::Glance>, String> {
+        if servers.is_empty() {
             return Ok(None);
         }
         let config = crate::image::GlanceConfig {
-            api_servers: self.glance_api_servers.clone(),
+            api_servers: servers.to_vec(),
             timeout: Some(Duration::from_secs(self.glance_request_timeout.max(1))),
             tls: crate::tls_client::TlsClient {
                 cafile: self.glance_cafile.clone(),

@@ -68,6 +68,8 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     exports::reconcile_once(&backends).await;
     exports::keep_reconciled(backends.clone());
     keep_reporting(store.clone(), backends.clone(), clock.clone());
+    let auth = authenticator(&args, &policy, args.request_timeout())?;
+    let glance = find_glance(&args, &auth).await?;
     let service = Service {
         store: store.clone(),
         policy: policy.clone(),
@@ -81,11 +83,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 Some(_) => KeyManager::FixedKey,
                 None => KeyManager::None,
             },
-            glance: args
-                .images
-                .glance()
-                .map_err(StartError::Config)?
-                .map(Arc::new),
+            glance: glance.map(Arc::new),
             image_conversion_dir: args.images.conversion_dir(),
             image_conversion_timeout: std::time::Duration::from_secs(
                 args.images.image_conversion_timeout,
@@ -103,7 +101,6 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
         max_body_bytes: args.max_body_bytes,
         relay,
     };
-    let auth = authenticator(&args, &policy, config.request_timeout)?;
     // Work that a previous run of this host left half-done is finished in the background.
     let grace = chrono::Duration::from_std(config.request_timeout * 2)
         .unwrap_or(chrono::Duration::minutes(2));
@@ -246,6 +243,36 @@ async fn reload_policy_on_hangup(policy: Arc<PolicyEngine>) {
     }
     #[cfg(not(unix))]
     drop(policy);
+}
+
+/// Glance from `--glance-api-servers`, else from Keystone's catalog (through the
+/// service's own login, as Cinder finds it there); `None` when neither names one, and
+/// image requests are then refused.
+async fn find_glance(
+    args: &ServeArgs,
+    auth: &Authenticator,
+) -> Result<Option<crate::image::Glance>, StartError> {
+    let mut servers = args.images.glance_api_servers.clone();
+    if servers.is_empty() {
+        if let Authenticator::Keystone(keystone) = auth {
+            let entry = args.images.catalog_entry().map_err(StartError::Config)?;
+            match keystone.catalog_endpoint(&entry).await {
+                Ok(Some(url)) => {
+                    tracing::info!(%url, "Glance found in Keystone's catalog");
+                    servers.push(url);
+                }
+                Ok(None) => tracing::info!(
+                    catalog_info = %args.images.glance_catalog_info,
+                    "no Glance in Keystone's catalog: image requests will be refused"
+                ),
+                Err(err) => tracing::warn!(
+                    error = %err,
+                    "Keystone's catalog could not be read: image requests will be refused until a restart"
+                ),
+            }
+        }
+    }
+    args.images.glance(&servers).map_err(StartError::Config)
 }
 
 fn authenticator(

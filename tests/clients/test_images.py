@@ -375,3 +375,44 @@ def test_an_rbd_volume_from_a_qcow2_image_and_back(glance, tmp_path):
         finally:
             server.stop()
             shutil.rmtree(conversion, ignore_errors=True)
+
+
+def test_glance_is_found_in_keystones_catalog(glance):
+    """Without --glance-api-servers, a service behind Keystone finds Glance in the
+    catalog its own login gets (Cinder's glance_catalog_info, in [glance] region_name)."""
+    import sys
+    import uuid
+    sys.path.insert(0, str(REPO / "tests" / "keystone"))
+    from keystone_admin import Admin, login
+    from test_keystone import provision, server_behind
+
+    keystone_url = os.environ.get("KEYSTONE_URL")
+    if not keystone_url:
+        if os.environ.get("CI"):
+            raise AssertionError("CI is set but KEYSTONE_URL is not")
+        pytest.skip("no Keystone here (tests/keystone/start.sh)")
+    password = os.environ["KEYSTONE_ADMIN_PASSWORD"]
+    accounts = provision(keystone_url, password)
+    admin = Admin(keystone_url, password)
+    region = f"images-{uuid.uuid4().hex[:8]}"
+    service_id = admin.endpoint("image", "glance", glance["GLANCE_URL"], region=region)
+    server = server_behind(accounts, "--glance-region-name", region)
+    try:
+        token = login(accounts["user"], "pw", accounts["project"], keystone_url)
+        image_id = upload_image(glance["GLANCE_URL"], "from-catalog", os.urandom(MIB), "raw")
+        headers = {"X-Auth-Token": token, "OpenStack-API-Version": "volume 3.71"}
+        base = f"{server.url}/v3/{accounts['project_id']}"
+        created = requests.post(f"{base}/volumes", headers=headers, timeout=60,
+                                json={"volume": {"size": 1, "imageRef": image_id}})
+        assert created.status_code == 202, created.text
+        volume_id = created.json()["volume"]["id"]
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            status = requests.get(f"{base}/volumes/{volume_id}", headers=headers, timeout=60).json()["volume"]["status"]
+            if status in ("available", "error"):
+                break
+            time.sleep(0.05)
+        assert status == "available"
+    finally:
+        server.stop()
+        admin.call("DELETE", f"services/{service_id}")

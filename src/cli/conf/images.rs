@@ -36,6 +36,13 @@ pub(super) fn image_options(t: &mut Translation<'_>) -> Result<(), ConfError> {
     )?;
     t.map(
         "DEFAULT",
+        "glance_catalog_info",
+        "glance_catalog_info",
+        not_empty,
+    )?;
+    t.map("glance", "region_name", "glance_region_name", not_empty)?;
+    t.map(
+        "DEFAULT",
         "glance_ca_certificates_file",
         "glance_cafile",
         not_empty,

@@ -284,7 +284,8 @@ fn glance_and_image_options_become_flags() {
         "[DEFAULT]\nglance_api_servers = old:9292\nglance_request_timeout = 30\n\
          image_conversion_dir = /var/lib/cinder/conversion\nenable_force_upload = True\n\
          glance_api_insecure = false\n\
-         [glance]\napi_servers = http://g1:9292, https://g2:9292/\n",
+         glance_catalog_info = image:glance:internalURL\n\
+         [glance]\napi_servers = http://g1:9292, https://g2:9292/\nregion_name = RegionTwo\n",
     );
     let settings = load(&[path.to_path_buf()]).expect("loads");
     assert_eq!(
@@ -298,6 +299,11 @@ fn glance_and_image_options_become_flags() {
         ["/var/lib/cinder/conversion"]
     );
     assert_eq!(values(&settings, "enable_force_upload"), ["true"]);
+    assert_eq!(
+        values(&settings, "glance_catalog_info"),
+        ["image:glance:internalURL"]
+    );
+    assert_eq!(values(&settings, "glance_region_name"), ["RegionTwo"]);
     assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
     let bad = write("[glance]\napi_servers = ,\n");
     let err = load(&[bad.to_path_buf()]).expect_err("refused");
