@@ -7,3 +7,12 @@ pub mod glance;
 pub mod qemu;
 
 pub use glance::{Glance, GlanceConfig, GlanceError, ImageInfo};
+
+/// A file in the conversion directory, removed however the work with it ends.
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

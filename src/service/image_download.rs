@@ -6,7 +6,7 @@
 //! leaves the volume in `error` with a user message saying why.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -21,7 +21,7 @@ use crate::domain::volume::VolumeStatus;
 use crate::domain::{DomainError, Outcome};
 use crate::image::digest::Verifier;
 use crate::image::glance::Download;
-use crate::image::{qemu, Glance, GlanceError, ImageInfo};
+use crate::image::{qemu, Glance, GlanceError, ImageInfo, Scratch};
 
 const GIB: u64 = 1 << 30;
 
@@ -90,15 +90,6 @@ pub(super) fn image_metadata_of(image: &ImageInfo) -> BTreeMap<String, String> {
         }
     }
     metadata
-}
-
-/// A file in the conversion directory, removed however the work ends.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 fn glance_failed(err: GlanceError) -> String {

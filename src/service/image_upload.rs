@@ -18,7 +18,7 @@ use crate::domain::ids::VolumeId;
 use crate::domain::message::{Message, ACTION_COPY_VOLUME_TO_IMAGE, EVENT_COPY_VOLUME_TO_IMAGE};
 use crate::domain::volume::Volume;
 use crate::domain::{DomainError, Outcome, RequestContext};
-use crate::image::qemu;
+use crate::image::{qemu, Scratch};
 use crate::policy::{rules, Target};
 
 /// An upload as the API received it (formats already checked against Cinder's lists).
@@ -257,15 +257,6 @@ impl Service {
         let uploaded = glance.upload(token, image_id, rx).await;
         feeding.await.map_err(|e| e.to_string())??;
         uploaded.map_err(|e| e.to_string())
-    }
-}
-
-/// A scratch file removed however the upload ends.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
     }
 }
 

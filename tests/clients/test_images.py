@@ -6,40 +6,23 @@ Each runs on SQLite and on PostgreSQL."""
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
-import shutil
 
 import pytest
 import requests
 
 from conftest import REPO, Server, _stores, table
 
+sys.path.insert(0, str(REPO / "tests" / "glance"))
+from glance_node import start as start_glance, stop as stop_glance  # noqa: E402
+
 MIB = 1 << 20
 GIB = 1 << 30
-
-
-def start_glance():
-    out = subprocess.run(
-        [str(REPO / "scripts" / "start-glance")], check=True, capture_output=True, text=True
-    ).stdout
-    env = {}
-    for line in out.splitlines():
-        if line.startswith("export "):
-            for pair in line[len("export "):].split():
-                key, _, value = pair.partition("=")
-                env[key] = value
-    return env
-
-
-def stop_glance(env):
-    try:
-        os.killpg(int(env["GLANCE_PID"]), signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    shutil.rmtree(env["GLANCE_WORK"], ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -380,7 +363,6 @@ def test_an_rbd_volume_from_a_qcow2_image_and_back(glance, tmp_path):
 def test_glance_is_found_in_keystones_catalog(glance):
     """Without --glance-api-servers, a service behind Keystone finds Glance in the
     catalog its own login gets (Cinder's glance_catalog_info, in [glance] region_name)."""
-    import sys
     import uuid
     sys.path.insert(0, str(REPO / "tests" / "keystone"))
     from keystone_admin import Admin, login

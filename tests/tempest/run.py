@@ -27,9 +27,10 @@ import urllib.request
 import uuid
 
 HERE = pathlib.Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "keystone"))
+sys.path.insert(0, str(HERE.parent / "glance"))
 from keystone_admin import Admin  # noqa: E402
+import glance_node  # noqa: E402
 
 SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_list|"
          r"test_volumes_negative|test_volumes_actions|admin\.test_volumes_actions|"
@@ -84,21 +85,6 @@ def provision(keystone_url, admin_password, port):
                              region=region)
     return {"service_user": f"cinder-{suffix}", "service_project": f"service-{suffix}", "accounts": accounts,
             "region": region, "service_id": service, "admin": admin}
-
-
-def start_glance(keystone_url, admin_password):
-    """Glance checking tokens with the test Keystone; its environment (GLANCE_URL, ...)."""
-    env = {**os.environ, "GLANCE_KEYSTONE_URL": keystone_url,
-           "GLANCE_KEYSTONE_ADMIN_PASSWORD": admin_password}
-    out = subprocess.run([str(REPO / "scripts" / "start-glance")], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    found = {}
-    for line in out.splitlines():
-        if line.startswith("export "):
-            for pair in line[len("export "):].split():
-                key, _, value = pair.partition("=")
-                found[key] = value
-    return found
 
 
 def public_image(glance_url, token):
@@ -241,7 +227,9 @@ def main():
     try:
         admin_password = os.environ["KEYSTONE_ADMIN_PASSWORD"]
         users = provision(keystone_url, admin_password, port)
-        glance = start_glance(keystone_url, admin_password)
+        # Glance checking tokens with the same Keystone.
+        glance = glance_node.start({"GLANCE_KEYSTONE_URL": keystone_url,
+                                    "GLANCE_KEYSTONE_ADMIN_PASSWORD": admin_password})
         image_service = users["admin"].endpoint("image", f"glance-{users['region']}", glance["GLANCE_URL"],
                                                 region=users["region"])
         image_id = public_image(glance["GLANCE_URL"], users["admin"].token)
@@ -271,8 +259,7 @@ def main():
         if image_service:
             users["admin"].call("DELETE", f"services/{image_service}")
         if glance:
-            subprocess.run(["kill", "-9", "--", f"-{glance['GLANCE_PID']}"], capture_output=True)
-            shutil.rmtree(glance["GLANCE_WORK"], ignore_errors=True)
+            glance_node.stop(glance)
         if server:
             server.terminate()
             server.wait(timeout=30)
