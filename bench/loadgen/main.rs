@@ -3,13 +3,15 @@
 //! N clients run attach cycles (create attachment with a connector → `os-complete` →
 //! delete) for a fixed time or count, each on its own volume (`own`) or all on one
 //! multiattach volume (`shared`: Cinder's rules refuse overlapping attaches there,
-//! cinder-attach's do not; refusals are counted apart from errors), or a read mix (`reads`). It reports
+//! cinder-attach's do not; refusals are counted apart from errors), a read mix (`reads`),
+//! or volume and snapshot create/delete cycles (`volumes`, `snapshots`). It reports
 //! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
 //! It is its own binary: nothing of it is compiled into the service.
 
 mod client;
 mod cpu;
 mod journal;
+mod lifecycle;
 mod report;
 mod run;
 mod stats;
@@ -29,6 +31,10 @@ pub enum BenchMode {
     Shared,
     /// Show volume, list attachments by volume, show attachment.
     Reads,
+    /// Create a volume, wait for it, delete it (placement, quotas, events).
+    Volumes,
+    /// Take a snapshot of the client's own volume, wait for it, delete it.
+    Snapshots,
 }
 
 /// Runs attach cycles against a Cinder-compatible endpoint and reports their speed.

@@ -16,7 +16,7 @@ use crate::stats::Samples;
 use crate::{BenchArgs, BenchMode};
 
 #[derive(Default)]
-struct ClientResult {
+pub(crate) struct ClientResult {
     ops: BTreeMap<&'static str, Samples>,
     cycles: u64,
     refusals: u64,
@@ -119,7 +119,7 @@ async fn multiattach_type(api: &CinderClient) -> Result<String, String> {
 }
 
 /// Why a cycle stopped early.
-enum CycleError {
+pub(crate) enum CycleError {
     /// The server answered with an unexpected status.
     Answered(String),
     /// No answer: what the server did is unknown.
@@ -127,16 +127,16 @@ enum CycleError {
 }
 
 /// Who is running a cycle, and where its requests are written down.
-struct Runner<'a> {
-    api: &'a CinderClient,
+pub(crate) struct Runner<'a> {
+    pub(crate) api: &'a CinderClient,
     client: usize,
-    volume: &'a str,
+    pub(crate) volume: &'a str,
     journal: Option<&'a Journal>,
 }
 
 impl Runner<'_> {
     /// One attachment request: timed under `op`, journalled, and checked for `expected`.
-    async fn step(
+    pub(crate) async fn step(
         &self,
         result: &mut ClientResult,
         op: (&'static str, &'static str),
@@ -266,7 +266,7 @@ impl Runner<'_> {
     }
 }
 
-fn expect(answer: &Answer, status: u16, what: &str) -> Result<(), CycleError> {
+pub(crate) fn expect(answer: &Answer, status: u16, what: &str) -> Result<(), CycleError> {
     if answer.status == status {
         Ok(())
     } else {
@@ -430,6 +430,8 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
                             .map(|()| true)
                             .map_err(CycleError::Answered)
                     }
+                    (BenchMode::Volumes, _) => runner.volume_cycle(&mut result).await,
+                    (BenchMode::Snapshots, _) => runner.snapshot_cycle(&mut result).await,
                     _ => runner.attach_cycle(&mut result).await,
                 };
                 if !matches!(outcome, Ok(false)) {
