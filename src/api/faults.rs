@@ -444,6 +444,9 @@ impl From<DomainError> for ApiError {
             }
             E::TransferRefused(reason) => ApiError::BadRequest(reason),
             E::ImageRefused(reason) => ApiError::BadRequest(reason),
+            E::ImageNameAmbiguous(name) => ApiError::Conflict(format!(
+                "Multiple matches found for '{name}', use an ID to be more specific."
+            )),
             E::InvalidAuthKey(id) => ApiError::BadRequest(format!(
                 "Invalid auth key: Attempt to transfer {id} with invalid auth key."
             )),

@@ -315,6 +315,9 @@ pub enum DomainError {
     /// upload), with the whole reason shown to the caller.
     #[error("image request refused: {0}")]
     ImageRefused(String),
+    /// `imageRef` names several images the caller can see (Cinder's 409).
+    #[error("several images are named {0}")]
+    ImageNameAmbiguous(String),
     #[error("wrong key for transfer {0}")]
     InvalidAuthKey(String),
 

@@ -125,9 +125,7 @@ impl Service {
             .await
             .unwrap_or_default();
         if found.len() > 1 {
-            return Err(DomainError::ImageRefused(format!(
-                "Multiple matches found for '{image_ref}', use an ID to be more specific."
-            )));
+            return Err(DomainError::ImageNameAmbiguous(image_ref.to_owned()));
         }
         if let Some(id) = found.first() {
             if let Ok(image) = glance.show(token, id).await {

@@ -125,9 +125,10 @@ def test_a_volume_made_from_an_image_holds_its_data(server, cinder, glance, disk
     if disk_format == "qcow2":
         sent = tmp_path / "image.qcow2"
         subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(sent)], check=True)
+    # Both stores' runs share the module's Glance: a name of this run's own.
+    name = f"boot-{disk_format}-{os.urandom(4).hex()}"
     image_id = upload_image(
-        glance["GLANCE_URL"], f"boot-{disk_format}", sent.read_bytes(), disk_format,
-        hw_disk_bus="scsi", min_disk=1,
+        glance["GLANCE_URL"], name, sent.read_bytes(), disk_format, hw_disk_bus="scsi", min_disk=1,
     )
 
     created = table(cinder("create", "--image", image_id, "--name", "boot", "1").stdout)
@@ -139,7 +140,7 @@ def test_a_volume_made_from_an_image_holds_its_data(server, cinder, glance, disk
     assert shown["bootable"] == "true"
     metadata = shown["volume_image_metadata"]
     assert metadata["image_id"] == image_id
-    assert metadata["image_name"] == f"boot-{disk_format}"
+    assert metadata["image_name"] == name
     assert metadata["disk_format"] == disk_format
     assert metadata["hw_disk_bus"] == "scsi"
     assert metadata["min_disk"] == "1"
@@ -154,10 +155,15 @@ def test_a_volume_made_from_an_image_holds_its_data(server, cinder, glance, disk
         assert f.read(len(data)) == data
         assert f.read(MIB) == bytes(MIB), "past the image, the volume reads zeros"
 
-    # By name too, as Cinder resolves imageRef.
-    by_name = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": f"boot-{disk_format}"}})
+    # By name too, as Cinder resolves imageRef; a name two images have is Cinder's 409.
+    by_name = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": name}})
     assert by_name.status_code == 202, by_name.text
     wait_for(server, by_name.json()["volume"]["id"], {"available"})
+    upload_image(glance["GLANCE_URL"], name, sent.read_bytes(), disk_format)
+    twice = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": name}})
+    assert twice.status_code == 409, twice.text
+    assert twice.json()["conflictingRequest"]["message"] == (
+        f"Multiple matches found for '{name}', use an ID to be more specific.")
 
 
 def test_images_that_cannot_be_used_are_refused(server, glance):
