@@ -52,54 +52,31 @@ async fn wait_for(
     Err(CycleError::Answered(format!("{path} did not settle")))
 }
 
+/// One kind of object a cycle makes and removes: its collection, its key in answers,
+/// and the names its requests are timed under.
+struct Kind {
+    collection: &'static str,
+    key: &'static str,
+    ops: [&'static str; 3],
+}
+
+const VOLUME: Kind = Kind {
+    collection: "/volumes",
+    key: "volume",
+    ops: ["volume_create", "volume_show", "volume_delete"],
+};
+
+const SNAPSHOT: Kind = Kind {
+    collection: "/snapshots",
+    key: "snapshot",
+    ops: ["snapshot_create", "snapshot_show", "snapshot_delete"],
+};
+
 impl Runner<'_> {
     /// Create a 1 GiB volume, wait for it, delete it, wait until it is gone.
     pub(crate) async fn volume_cycle(&self, result: &mut ClientResult) -> Result<bool, CycleError> {
         let body = json!({"volume": {"size": 1, "name": "bench-cycle"}});
-        let created = self
-            .step(
-                result,
-                ("volume_create", "create"),
-                None,
-                (Method::POST, "/volumes".to_owned(), Some(body)),
-                202,
-            )
-            .await?;
-        expect(&created, 202, "volume create")?;
-        let id = created.body["volume"]["id"]
-            .as_str()
-            .ok_or_else(|| CycleError::Answered("no volume id".to_owned()))?
-            .to_owned();
-        let path = format!("/volumes/{id}");
-        wait_for(
-            self,
-            result,
-            ("volume_show", "show"),
-            (&path, "volume"),
-            &created,
-            false,
-        )
-        .await?;
-        let deleted = self
-            .step(
-                result,
-                ("volume_delete", "delete"),
-                None,
-                (Method::DELETE, path.clone(), None),
-                202,
-            )
-            .await?;
-        expect(&deleted, 202, "volume delete")?;
-        wait_for(
-            self,
-            result,
-            ("volume_show", "show"),
-            (&path, "volume"),
-            &deleted,
-            true,
-        )
-        .await?;
-        Ok(true)
+        self.make_and_remove(result, &VOLUME, body).await
     }
 
     /// Take a snapshot of the client's own volume, wait for it, delete it, wait until
@@ -109,49 +86,34 @@ impl Runner<'_> {
         result: &mut ClientResult,
     ) -> Result<bool, CycleError> {
         let body = json!({"snapshot": {"volume_id": self.volume, "name": "bench-cycle"}});
+        self.make_and_remove(result, &SNAPSHOT, body).await
+    }
+
+    async fn make_and_remove(
+        &self,
+        result: &mut ClientResult,
+        kind: &Kind,
+        body: serde_json::Value,
+    ) -> Result<bool, CycleError> {
+        let [create_op, show_op, delete_op] = kind.ops;
+        let request = (Method::POST, kind.collection.to_owned(), Some(body));
         let created = self
-            .step(
-                result,
-                ("snapshot_create", "create"),
-                None,
-                (Method::POST, "/snapshots".to_owned(), Some(body)),
-                202,
-            )
+            .step(result, (create_op, "create"), None, request, 202)
             .await?;
-        expect(&created, 202, "snapshot create")?;
-        let id = created.body["snapshot"]["id"]
+        expect(&created, 202, create_op)?;
+        let id = created.body[kind.key]["id"]
             .as_str()
-            .ok_or_else(|| CycleError::Answered("no snapshot id".to_owned()))?
+            .ok_or_else(|| CycleError::Answered(format!("no {} id", kind.key)))?
             .to_owned();
-        let path = format!("/snapshots/{id}");
-        wait_for(
-            self,
-            result,
-            ("snapshot_show", "show"),
-            (&path, "snapshot"),
-            &created,
-            false,
-        )
-        .await?;
+        let path = format!("{}/{id}", kind.collection);
+        let show = (show_op, "show");
+        wait_for(self, result, show, (&path, kind.key), &created, false).await?;
+        let request = (Method::DELETE, path.clone(), None);
         let deleted = self
-            .step(
-                result,
-                ("snapshot_delete", "delete"),
-                None,
-                (Method::DELETE, path.clone(), None),
-                202,
-            )
+            .step(result, (delete_op, "delete"), None, request, 202)
             .await?;
-        expect(&deleted, 202, "snapshot delete")?;
-        wait_for(
-            self,
-            result,
-            ("snapshot_show", "show"),
-            (&path, "snapshot"),
-            &deleted,
-            true,
-        )
-        .await?;
+        expect(&deleted, 202, delete_op)?;
+        wait_for(self, result, show, (&path, kind.key), &deleted, true).await?;
         Ok(true)
     }
 }
