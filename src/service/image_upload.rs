@@ -4,12 +4,11 @@
 //! raw. The volume then returns to the status its attachments give it; a failed upload
 //! deletes the image and leaves a user message.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::body::Bytes;
 use serde_json::{Map, Value};
-use tokio::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
+use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use super::Service;
@@ -253,7 +252,11 @@ impl Service {
         drop(raw);
         let (tx, rx) = mpsc::channel(8);
         let path = converted.0.clone();
-        let feeding = tokio::spawn(async move { feed_file(path, tx).await });
+        let feeding = tokio::spawn(async move {
+            crate::backend::data::read_file(&path, tx)
+                .await
+                .map_err(|e| e.to_string())
+        });
         let uploaded = glance.upload(token, image_id, rx).await;
         feeding.await.map_err(|e| e.to_string())??;
         uploaded.map_err(|e| e.to_string())
@@ -301,22 +304,6 @@ async fn save_stream(
     }
     file.set_len(length).await.map_err(failed)?;
     file.flush().await.map_err(failed)
-}
-
-async fn feed_file(path: PathBuf, tx: Chunks) -> Result<(), String> {
-    let failed = |e: std::io::Error| format!("reading {}: {e}", path.display());
-    let mut file = tokio::fs::File::open(&path).await.map_err(failed)?;
-    loop {
-        let mut block = vec![0u8; crate::backend::data::BLOCK];
-        let n = file.read(&mut block).await.map_err(failed)?;
-        if n == 0 {
-            return Ok(());
-        }
-        block.truncate(n);
-        if tx.send(Ok(Bytes::from(block))).await.is_err() {
-            return Err("the image service stopped taking the data".to_owned());
-        }
-    }
 }
 
 #[cfg(test)]
