@@ -156,8 +156,14 @@ impl Service {
                 match self.store.finish_image_download(id, &metadata, now).await {
                     Ok(Outcome::Done(())) => return,
                     // Deleted (forced) while the data flowed: nothing may stay behind.
-                    Ok(_) => {
+                    Ok(Outcome::Gone) => {
                         let _ = driver.delete_volume(id).await;
+                        return;
+                    }
+                    // Another status set meanwhile (an admin's reset, a delete under
+                    // way): that operation owns the volume and its data now.
+                    Ok(Outcome::Refused(refusal)) => {
+                        tracing::warn!(volume_id = %id, status = %refusal.0, "the volume changed status while its image downloaded");
                         return;
                     }
                     Err(err) => err.to_string(),

@@ -22,8 +22,9 @@ use crate::domain::Outcome;
 
 #[async_trait]
 pub trait ImageTransferStore: Send + Sync {
-    /// A `downloading` volume has its image's data: it becomes `available` and bootable,
-    /// with `image_metadata` as its volume image metadata.
+    /// A `downloading` volume has its image's data: it becomes `available` (or keeps the
+    /// status an attachment made while it downloaded) and bootable, with `image_metadata`
+    /// as its volume image metadata.
     async fn finish_image_download(
         &self,
         id: VolumeId,
@@ -70,13 +71,14 @@ impl<D: Database> ImageTransferStore for SqlStore<D> {
         let Some(locked) = Self::lock_volume(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
-        if locked.status != VolumeStatus::Downloading {
-            return Ok(Outcome::Refused(VolumeStatusRefusal(locked.status)));
-        }
-        let sql = Sql::new(DOWNLOADED)
-            .bind(id)
-            .bind(VolumeStatus::Available)
-            .bind(now);
+        // An attachment may reserve a volume while it downloads (as Cinder lets Nova):
+        // its status is then the attachments' to keep.
+        let after = match locked.status {
+            VolumeStatus::Downloading => VolumeStatus::Available,
+            s if attach::AGGREGATED_STATUSES.contains(&s) => s,
+            other => return Ok(Outcome::Refused(VolumeStatusRefusal(other))),
+        };
+        let sql = Sql::new(DOWNLOADED).bind(id).bind(after).bind(now);
         tx.execute(sql).await?;
         let change = MetadataChange::Merge(image_metadata.clone());
         let table = SideTable::VolumeImageMetadata;

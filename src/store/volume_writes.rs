@@ -284,9 +284,13 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         message: &Message,
     ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let now = message.created_at;
-        // A volume made from an image fails in `downloading` too.
+        // A volume made from an image fails in `downloading` too, or in the status an
+        // attachment reserved it into while it downloaded: its data is gone either way.
         let rule = |v: &LockedVolume| match v.status {
-            VolumeStatus::Downloading => Ok(()),
+            VolumeStatus::Downloading
+            | VolumeStatus::Reserved
+            | VolumeStatus::Attaching
+            | VolumeStatus::InUse => Ok(()),
             _ => volume_rules::transition(v, VolumeStatus::Creating),
         };
         let (mut tx, _) = match self.write_volume_if(id, rule).await? {

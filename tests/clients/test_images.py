@@ -404,3 +404,37 @@ def test_glance_is_found_in_keystones_catalog(glance):
     finally:
         server.stop()
         admin.call("DELETE", f"services/{service_id}")
+
+
+def test_a_volume_reserved_while_it_downloads_keeps_its_reservation(server, glance):
+    """Cinder lets an attachment reserve a volume that is still downloading (Nova's boot
+    from volume); the download then finishes under the reservation: the volume stays
+    `reserved`, bootable, with all of its data."""
+    block = os.urandom(MIB)
+    image_id = upload_image(glance["GLANCE_URL"], "reserve-me", (block for _ in range(384)), "raw")
+    created = api(server, "POST", "/volumes", json={"volume": {"size": 1, "imageRef": image_id}})
+    volume_id = created.json()["volume"]["id"]
+    reserved = []
+
+    def reserve_when_downloading(status):
+        if status == "downloading" and not reserved:
+            answer = api(server, "POST", "/attachments", json={"attachment": {
+                "volume_uuid": volume_id, "instance_uuid": "0e9cd5a2-2b9f-4b57-8b6e-3c1b2d9a7f10"}})
+            assert answer.status_code == 200, answer.text
+            reserved.append(answer.json()["attachment"]["id"])
+
+    wait_for(server, volume_id, {"downloading"}, on_status=reserve_when_downloading)
+    assert reserved, "the download was over before it could be reserved"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        shown = api(server, "GET", f"/volumes/{volume_id}").json()["volume"]
+        if shown["bootable"] == "true":
+            break
+        time.sleep(0.05)
+    assert shown["status"] == "reserved" and shown["bootable"] == "true", shown
+    assert shown["volume_image_metadata"]["image_id"] == image_id
+    with open(server.volumes_dir / f"volume-{volume_id}", "rb") as f:
+        f.seek(383 * MIB)
+        assert f.read(MIB) == block
+    assert api(server, "DELETE", f"/attachments/{reserved[0]}").status_code == 200
+    assert api(server, "GET", f"/volumes/{volume_id}").json()["volume"]["status"] == "available"
