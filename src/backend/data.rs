@@ -150,29 +150,29 @@ pub async fn read_file(path: &Path, sink: DataOut) -> Result<(), BackendError> {
     let mut file = tokio::fs::File::open(path)
         .await
         .map_err(|e| failed("open", e))?;
-    loop {
-        let mut block = vec![0u8; BLOCK];
-        let mut filled = 0;
-        while filled < BLOCK {
-            let n = file
-                .read(&mut block[filled..])
-                .await
-                .map_err(|e| failed("read", e))?;
-            if n == 0 {
-                break;
-            }
-            filled += n;
-        }
-        if filled == 0 {
-            return Ok(());
-        }
-        block.truncate(filled);
+    while let Some(block) = read_block(&mut file).await.map_err(|e| failed("read", e))? {
         if sink.send(Ok(Bytes::from(block))).await.is_err() {
             return Err(BackendError::Failed(
                 "the reader of the volume's data went away".to_owned(),
             ));
         }
     }
+    Ok(())
+}
+
+/// The next `BLOCK` bytes of `file` (fewer at its end), or `None` past it.
+pub async fn read_block(file: &mut tokio::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+    let mut block = vec![0u8; BLOCK];
+    let mut filled = 0;
+    while filled < BLOCK {
+        let n = file.read(&mut block[filled..]).await?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    block.truncate(filled);
+    Ok((filled > 0).then_some(block))
 }
 
 #[cfg(test)]

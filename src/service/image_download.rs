@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
 use super::Service;
@@ -373,24 +373,15 @@ async fn save(
 async fn send_file(path: &Path, tx: &mpsc::Sender<Bytes>) -> Result<(), String> {
     let failed = |e: std::io::Error| format!("reading {}: {e}", path.display());
     let mut file = tokio::fs::File::open(path).await.map_err(failed)?;
-    loop {
-        let mut block = vec![0u8; crate::backend::data::BLOCK];
-        let mut filled = 0;
-        while filled < block.len() {
-            let n = file.read(&mut block[filled..]).await.map_err(failed)?;
-            if n == 0 {
-                break;
-            }
-            filled += n;
-        }
-        if filled == 0 {
-            return Ok(());
-        }
-        block.truncate(filled);
+    while let Some(block) = crate::backend::data::read_block(&mut file)
+        .await
+        .map_err(failed)?
+    {
         if tx.send(Bytes::from(block)).await.is_err() {
             return Ok(());
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -80,18 +80,15 @@ fn creation_failed(
     why: &str,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Message {
-    Message {
-        id: MessageId::generate(),
+    let text = format!("{ACTION_CREATE_VOLUME_FROM_BACKEND}: {why}");
+    Message::volume_error(
+        id,
         project_id,
         request_id,
-        resource_type: "VOLUME".to_owned(),
-        resource_uuid: Some(id.to_string()),
-        event_id: EVENT_CREATE_VOLUME_FROM_BACKEND.to_owned(),
-        message_level: "ERROR".to_owned(),
-        user_message: format!("{ACTION_CREATE_VOLUME_FROM_BACKEND}: {why}"),
-        created_at: now,
-        expires_at: Some(now + chrono::Duration::days(30)),
-    }
+        EVENT_CREATE_VOLUME_FROM_BACKEND,
+        text,
+        now,
+    )
 }
 
 impl Service {
