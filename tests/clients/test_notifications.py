@@ -6,7 +6,10 @@ once: a repeat carries the same message_id)."""
 import json
 import os
 import signal
+import socket
 import sqlite3
+import ssl
+import struct
 import subprocess
 import tempfile
 import threading
@@ -370,6 +373,70 @@ def test_a_broker_whose_tls_does_not_check_out_stops_start_up(tls_broker, missin
     stderr = start_refused(["--notify-url", f"amqps://guest:guest@localhost:{tls_broker.tls_port}/", *args])
     assert "the message bus refused the notification relay" in stderr, stderr
     assert {"CA file": "UnknownIssuer", "client certificate": "certificate"}[missing] in stderr, stderr
+
+class DroppingTlsServer:
+    """A TLS listener that completes the handshake, optionally asking for a client
+    certificate it does not insist on, then resets the connection without an alert: what
+    the relay sees when a TLS 1.3 broker's refusal of a missing certificate is lost to
+    the reset that follows it."""
+
+    def __init__(self, tls_dir, asks_for_certificate):
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(tls_dir / "server.pem", tls_dir / "server.key")
+        self.context.load_verify_locations(tls_dir / "ca.pem")
+        self.context.verify_mode = ssl.CERT_OPTIONAL if asks_for_certificate else ssl.CERT_NONE
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.handshakes = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            try:
+                tls = self.context.wrap_socket(conn, server_side=True)
+                self.handshakes += 1
+                tls.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                tls.close()
+            except OSError:
+                conn.close()
+
+    def stop(self):
+        self.listener.close()
+
+
+@pytest.mark.parametrize("asks", [True, False], ids=["asks for a certificate", "asks for none"])
+def test_a_reset_after_the_handshake_is_a_refusal_only_where_a_certificate_was_asked_for(tls_broker, asks):
+    """A broker that asked for the certificate we do not have and then drops us refuses
+    the relay for good: the service stops at start, naming the certificate. One that asked
+    for nothing and drops us may just be going down: the service starts and retries."""
+    server = DroppingTlsServer(tls_broker.tls_dir, asks)
+    url = f"amqps://guest:guest@localhost:{server.port}/"
+    ca = ["--notify-ssl-ca-file", str(tls_broker.tls_dir / "ca.pem")]
+    try:
+        if asks:
+            stderr = start_refused(["--notify-url", url, *ca])
+            assert "the message bus refused the notification relay" in stderr, stderr
+            assert "asked for a client certificate, none is configured" in stderr, stderr
+        else:
+            service = Service("sqlite", ["--notify-url", url, *ca])
+            try:
+                made = requests.post(f"{service.url}/v3/p1/volumes", headers=ADMIN, json={"volume": {"size": 1}})
+                assert made.status_code == 202, made.text
+                deadline = time.monotonic() + 30
+                while detailed_health(service.url)["notifications"]["relay"] != "failing":
+                    assert time.monotonic() < deadline, service.log_tail()
+                    time.sleep(0.2)
+                assert server.handshakes >= 1
+                assert "Connection reset" in detailed_health(service.url, ADMIN)["notifications"]["error"]
+            finally:
+                service.stop()
+    finally:
+        server.stop()
+
 
 def detailed_health(url, headers=None):
     answer = requests.get(f"{url}/healthcheck?detailed", headers=headers or {}, timeout=5)
