@@ -116,6 +116,7 @@ mod tests {
             os_hash_algo: algo.map(str::to_owned),
             os_hash_value: value.map(str::to_owned),
             properties: BTreeMap::new(),
+            locations: Vec::new(),
         }
     }
 

@@ -61,6 +61,9 @@ pub struct ImageInfo {
     pub os_hash_algo: Option<String>,
     pub os_hash_value: Option<String>,
     pub properties: BTreeMap<String, String>,
+    /// Where the image's data is stored, as Glance tells (its `direct_url`, then each of
+    /// `locations`, when its `show_image_direct_url`/`show_multiple_locations` allow).
+    pub locations: Vec<String>,
 }
 
 /// The keys of Glance's image schema that are not custom properties.
@@ -122,8 +125,26 @@ impl ImageInfo {
                 .filter(|(k, v)| !BASE_KEYS.contains(&k.as_str()) && !v.is_null())
                 .map(|(k, v)| (k.clone(), text(v)))
                 .collect(),
+            locations: stored_at(object),
         })
     }
+}
+
+fn stored_at(image: &Map<String, Value>) -> Vec<String> {
+    let direct = image.get("direct_url").and_then(Value::as_str);
+    let listed = image
+        .get("locations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|location| location["url"].as_str());
+    let mut urls: Vec<String> = Vec::new();
+    for url in direct.into_iter().chain(listed) {
+        if !urls.iter().any(|known| known == url) {
+            urls.push(url.to_owned());
+        }
+    }
+    urls
 }
 
 /// An image's data as Glance sends it, read chunk by chunk.
@@ -440,6 +461,22 @@ mod tests {
         let keys: Vec<_> = info.properties.keys().map(String::as_str).collect();
         assert_eq!(keys, ["hw_disk_bus", "hw_rng", "os_distro"]);
         assert_eq!(info.properties["hw_rng"], "true");
+    }
+
+    #[test]
+    fn locations_are_the_direct_url_then_the_listed_ones() {
+        let image = json!({
+            "id": "i1", "status": "active",
+            "direct_url": "rbd://fsid/images/i1/snap",
+            "locations": [{"url": "rbd://fsid/images/i1/snap", "metadata": {}},
+                          {"url": "file:///var/lib/glance/i1", "metadata": {}}]
+        });
+        let info = ImageInfo::from_json(&image).unwrap();
+        assert_eq!(
+            info.locations,
+            ["rbd://fsid/images/i1/snap", "file:///var/lib/glance/i1"]
+        );
+        assert!(info.properties.is_empty());
     }
 
     #[test]

@@ -206,6 +206,14 @@ impl Service {
             .map_err(|e| e.to_string())?
             .driver
             .clone();
+        // A raw image in storage the backend reaches becomes the volume's parent: no
+        // data moves, and the volume goes from `creating` to `available` (as in Cinder).
+        if image.disk_format.as_deref() == Some("raw") {
+            let cloned = driver.clone_image(id, &image.locations, size as u64).await;
+            if cloned.map_err(|e| e.to_string())? {
+                return Ok(driver);
+            }
+        }
         driver
             .create_volume(id, size as u64)
             .await
@@ -403,6 +411,7 @@ mod tests {
             os_hash_algo: None,
             os_hash_value: None,
             properties: [("hw_disk_bus".to_owned(), "scsi".to_owned())].into(),
+            locations: Vec::new(),
         }
     }
 

@@ -74,7 +74,8 @@ impl<D: Database> ImageTransferStore for SqlStore<D> {
         // An attachment may reserve a volume while it downloads (as Cinder lets Nova):
         // its status is then the attachments' to keep.
         let after = match locked.status {
-            VolumeStatus::Downloading => VolumeStatus::Available,
+            // `creating`: the volume was cloned from the image, without a download.
+            VolumeStatus::Downloading | VolumeStatus::Creating => VolumeStatus::Available,
             s if attach::AGGREGATED_STATUSES.contains(&s) => s,
             other => return Ok(Outcome::Refused(VolumeStatusRefusal(other))),
         };

@@ -7,10 +7,12 @@
 //! image keeps Cinder's `pool/volume-<id>` name that os-brick and libvirt parse.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::{json, Value};
 
 use super::ceph::{CephError, Cluster, Io};
+use crate::domain::ids::VolumeId;
 
 /// Identities a backend makes are `client.ca.<backend>.<volume>.<host tag>.<rw|ro>`: its
 /// reconciliation touches no other backend's, even in a shared pool (two services that
@@ -54,10 +56,12 @@ pub fn volume_of(backend: &str, identity: &str) -> Option<String> {
     (volume.len() == 36).then(|| volume.to_owned())
 }
 
-/// An image as caps name it: its name and id (`rbd_id.<name>`, `rbd_header.<id>`,
-/// `rbd_data.<id>.*`, `rbd_object_map.<id>*`).
+/// An image as caps name it: its pool, name and id (`rbd_id.<name>`, `rbd_header.<id>`,
+/// `rbd_data.<id>.*`, `rbd_object_map.<id>*`). An ancestor may live in another pool (a
+/// clone of an image Glance keeps in its own).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageObjects {
+    pub pool: String,
     pub name: String,
     pub id: String,
 }
@@ -90,32 +94,39 @@ pub fn osd_caps(
         ),
     ];
     for ancestor in ancestors {
+        let at = &ancestor.pool;
         grants.push(format!(
-            "allow r class-read pool={pool} object_prefix rbd_id.{}",
+            "allow r class-read pool={at} object_prefix rbd_id.{}",
             ancestor.name
         ));
         for object in ["rbd_header.", "rbd_object_map."] {
             grants.push(format!(
-                "allow r class-read pool={pool} object_prefix {object}{}",
+                "allow r class-read pool={at} object_prefix {object}{}",
                 ancestor.id
             ));
         }
         grants.push(format!(
-            "allow r class-read pool={pool} object_prefix rbd_data.{}.",
+            "allow r class-read pool={at} object_prefix rbd_data.{}.",
             ancestor.id
         ));
     }
-    // The pool's own objects, read through their class methods only: the pool's
+    // The pools' own objects, read through their class methods only: a pool's
     // metadata, and the directory a clone's parent is named from (it lists image names,
     // never their data).
-    let mut shared = vec!["rbd_info", "rbd_children", "rbd_mirroring"];
-    if !ancestors.is_empty() {
-        shared.push("rbd_directory");
+    let mut pools = vec![pool];
+    for ancestor in ancestors {
+        if !pools.contains(&ancestor.pool.as_str()) {
+            pools.push(&ancestor.pool);
+        }
     }
-    for object in shared {
-        grants.push(format!(
-            "allow class-read pool={pool} object_prefix {object}"
-        ));
+    for at in pools {
+        let mut shared = vec!["rbd_info", "rbd_children", "rbd_mirroring"];
+        if !ancestors.is_empty() {
+            shared.push("rbd_directory");
+        }
+        for object in shared {
+            grants.push(format!("allow class-read pool={at} object_prefix {object}"));
+        }
     }
     grants.join(", ")
 }
@@ -124,27 +135,54 @@ pub fn osd_caps(
 /// blocklist any address.
 pub const MON_CAPS: &str = "allow r";
 
-/// The image's objects and those of the images it is a clone of, nearest first.
+/// The image's objects (in `pool`, which `io` is on) and those of the images it is a
+/// clone of, nearest first, in whichever pool each is.
 pub fn image_chain(
     io: &Io<'_>,
+    pool: &str,
     name: &str,
 ) -> Result<(ImageObjects, Vec<ImageObjects>), CephError> {
     let image = io.open(name, None, true)?;
     let own = ImageObjects {
+        pool: pool.to_owned(),
         name: name.to_owned(),
         id: image.id()?,
     };
     let mut ancestors = Vec::new();
     let mut parent = image.parent()?;
     while let Some(p) = parent {
-        let opened = io.open(&p.image, None, true)?;
+        let opened = io.sibling(&p.pool)?.open(&p.image, None, true)?;
         ancestors.push(ImageObjects {
+            pool: p.pool.clone(),
             name: p.image.clone(),
             id: opened.id()?,
         });
         parent = opened.parent()?;
     }
     Ok((own, ancestors))
+}
+
+/// An image's objects and those of the images it is a clone of, nearest first.
+pub(super) type Chain = (ImageObjects, Vec<ImageObjects>);
+
+pub(super) type ChainCache = Arc<std::sync::Mutex<std::collections::HashMap<VolumeId, Arc<Chain>>>>;
+
+/// The objects of `volume`'s image and of the images it is a clone of: read once (an
+/// image's id never changes, nor, after it is made, what it is a clone of).
+pub(super) fn chain_of(
+    chains: &ChainCache,
+    io: &Io<'_>,
+    pool: &str,
+    volume: VolumeId,
+) -> Result<Arc<Chain>, CephError> {
+    if let Some(known) = chains.lock().ok().and_then(|c| c.get(&volume).cloned()) {
+        return Ok(known);
+    }
+    let chain = Arc::new(image_chain(io, pool, &super::images::image_name(volume))?);
+    if let Ok(mut known) = chains.lock() {
+        known.insert(volume, chain.clone());
+    }
+    Ok(chain)
 }
 
 /// Gives `identity` exactly these caps, creating it when missing; its keyring (as a
@@ -317,18 +355,21 @@ mod tests {
 
     #[test]
     fn caps_reach_the_image_and_read_its_ancestors() {
-        let image = ImageObjects {
-            name: "volume-a".into(),
-            id: "1234".into(),
+        let objects = |pool: &str, name: &str, id: &str| ImageObjects {
+            pool: pool.into(),
+            name: name.into(),
+            id: id.into(),
         };
-        let parent = ImageObjects {
-            name: "volume-p".into(),
-            id: "99".into(),
-        };
-        let rw = osd_caps("volumes", &image, std::slice::from_ref(&parent), false);
+        let image = objects("volumes", "volume-a", "1234");
+        let parent = objects("volumes", "volume-p", "99");
+        let glance = objects("images", "5d0e8c29", "77");
+        let rw = osd_caps("volumes", &image, &[parent, glance], false);
         assert!(rw.contains("allow rwx pool=volumes object_prefix rbd_data.1234."));
         assert!(rw.contains("allow r class-read pool=volumes object_prefix rbd_data.99."));
         assert!(!rw.contains("rwx pool=volumes object_prefix rbd_data.99"));
+        assert!(rw.contains("allow r class-read pool=images object_prefix rbd_data.77."));
+        assert!(rw.contains("allow class-read pool=images object_prefix rbd_directory"));
+        assert!(!rw.contains("rwx pool=images"), "{rw}");
         let ro = osd_caps("volumes", &image, &[], true);
         assert!(!ro.contains("rwx"), "{ro}");
         assert!(ro.contains("allow r class-read pool=volumes object_prefix rbd_header.1234"));

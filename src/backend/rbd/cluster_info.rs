@@ -22,6 +22,15 @@ pub(super) fn secret_uuid_of(identity: &str) -> String {
         .to_string()
 }
 
+/// The cluster's id in `fsid`'s JSON (empty when it cannot be read: then no image is
+/// taken for one of this cluster's).
+pub(super) fn fsid(out: &[u8]) -> String {
+    serde_json::from_slice::<Value>(out)
+        .ok()
+        .and_then(|v| v["fsid"].as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 /// `stored + max_avail` of `pool` in `ceph df`'s JSON, in GiB.
 pub(super) fn pool_capacity_gb(df: &[u8], pool: &str) -> Option<f64> {
     let df: Value = serde_json::from_slice(df).ok()?;

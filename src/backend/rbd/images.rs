@@ -2,7 +2,7 @@
 //! clone depth) and the order in which snapshots and images are removed.
 
 use super::access;
-use super::ceph::{self, features, CephError, Io};
+use super::ceph::{self, features, CephError, Cluster, Io};
 use crate::domain::ids::{SnapshotId, VolumeId};
 
 /// Images are made with layering (clones) and deep-flatten, without exclusive-lock and
@@ -49,7 +49,8 @@ pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
 
 /// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
 pub(super) fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
-    let (_, ancestors) = access::image_chain(io, image)?;
+    // Only the count is read: the pool names in the chain do not matter here.
+    let (_, ancestors) = access::image_chain(io, "", image)?;
     Ok(ancestors.len() as u32)
 }
 
@@ -193,4 +194,132 @@ pub(super) fn read_into(
         }
     }
     Ok(())
+}
+
+/// Where Glance's rbd store keeps an image: `rbd://<fsid>/<pool>/<image>/<snapshot>`,
+/// each part percent-encoded (what Cinder's `_parse_location` takes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct StoredImage {
+    pub fsid: String,
+    pub pool: String,
+    pub image: String,
+    pub snapshot: String,
+}
+
+impl StoredImage {
+    pub(super) fn parse(url: &str) -> Option<StoredImage> {
+        let parts: Vec<String> = url
+            .strip_prefix("rbd://")?
+            .split('/')
+            .map(|p| {
+                percent_encoding::percent_decode_str(p)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .collect();
+        match <[String; 4]>::try_from(parts) {
+            Ok([fsid, pool, image, snapshot])
+                if ![&fsid, &pool, &image, &snapshot]
+                    .iter()
+                    .any(|p| p.is_empty()) =>
+            {
+                Some(StoredImage {
+                    fsid,
+                    pool,
+                    image,
+                    snapshot,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Makes `child` (in `pool`, `size` bytes at least) a copy-on-write clone of the first
+/// of `stored` that is in this cluster and readable here; `Ok(false)`: none is.
+pub(super) fn clone_from_glance(
+    cluster: &Cluster,
+    pool: &str,
+    child: &str,
+    stored: &[StoredImage],
+    size: u64,
+) -> Result<bool, CephError> {
+    let (out, _) = cluster.mon_command(
+        &serde_json::json!({"prefix": "fsid", "format": "json"}),
+        None,
+    )?;
+    let fsid = super::cluster_info::fsid(&out);
+    let io = cluster.io(pool, None)?;
+    for place in stored {
+        if clone_stored_image(&io, &fsid, place, child, size)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Makes `child` (in `io`, `size` bytes at least) a copy-on-write clone of `stored`
+/// when it is in this cluster (`fsid`) and readable here, as Cinder's RBD driver does
+/// (`_is_cloneable`, then `_clone` and `_resize`). `Ok(false)`: it is not, copy instead.
+fn clone_stored_image(
+    io: &Io<'_>,
+    fsid: &str,
+    stored: &StoredImage,
+    child: &str,
+    size: u64,
+) -> Result<bool, CephError> {
+    if stored.fsid != fsid {
+        tracing::debug!(image = %stored.image, fsid = %stored.fsid, "the image is in another Ceph cluster");
+        return Ok(false);
+    }
+    let source = match io.sibling(&stored.pool).and_then(|source| {
+        source.open(&stored.image, Some(&stored.snapshot), true)?;
+        Ok(source)
+    }) {
+        Ok(source) => source,
+        Err(e) => {
+            tracing::debug!(image = %stored.image, pool = %stored.pool, error = %e, "the image cannot be opened here");
+            return Ok(false);
+        }
+    };
+    source.clone_image(&stored.image, &stored.snapshot, io, child, IMAGE_FEATURES)?;
+    let grown = (|| {
+        let image = io.open(child, None, false)?;
+        if image.size()? < size {
+            image.resize(size)?;
+        }
+        Ok(true)
+    })();
+    if grown.is_err() {
+        // Nothing half-made is left behind.
+        let _ = io.remove_image(child);
+    }
+    grown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoredImage;
+
+    #[test]
+    fn glance_locations_parse_as_cinder_reads_them() {
+        let parsed = StoredImage::parse("rbd://f5a4/images/5d0e%2D8c29/snap").unwrap();
+        assert_eq!(
+            parsed,
+            StoredImage {
+                fsid: "f5a4".into(),
+                pool: "images".into(),
+                image: "5d0e-8c29".into(),
+                snapshot: "snap".into(),
+            }
+        );
+        for refused in [
+            "file:///var/lib/glance/images/5d0e",
+            "rbd://f5a4/images/5d0e",
+            "rbd://f5a4/images//snap",
+            "rbd://f5a4/images/5d0e/snap/more",
+        ] {
+            assert_eq!(StoredImage::parse(refused), None, "{refused}");
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //! a snapshot is the RBD snapshot `snapshot-<id>` of its volume's image (protected, so
 //! clones can hang off it), a volume from a snapshot is a copy-on-write clone of it, and
 //! a clone of a volume is a clone of a snapshot `volume-<new>.clone_snap` taken for it.
-//! A clone chain longer than `max_clone_depth` is flattened. Hosts reach the images over
+//! A clone chain longer than `max_clone_depth` is flattened, and a raw image that Glance
+//! keeps in the same cluster is the parent of the volumes made from it (`images.rs`). Hosts reach the images over
 //! the network either with the backend's cephx identity (`credentials=shared`, Cinder's
 //! way: connection info names it and the libvirt secret that holds its key) or with an
 //! identity of their own per volume and mode (`credentials=per-attachment`, `access.rs`),
@@ -15,6 +16,7 @@ mod access;
 pub mod ceph;
 mod cluster_info;
 mod images;
+mod options;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,11 +33,14 @@ use super::{
 use crate::domain::attachment::AttachMode;
 use crate::domain::export::HostGrant;
 use crate::domain::ids::{SnapshotId, VolumeId};
-use ceph::{CephError, ClientConfig, Cluster, Io};
+use access::{chain_of, ChainCache};
+use ceph::{CephError, Cluster, Io};
 use cluster_info::{monitor_addresses, pool_capacity_gb, secret_uuid_of, Monitors};
+pub use options::{Credentials, RbdOptions};
+
 use images::{
-    clone_to, delete_image, image_name, remove_snapshot, snapshot_name, CLONE_SNAP_SUFFIX,
-    IMAGE_FEATURES,
+    clone_from_glance, clone_to, delete_image, image_name, remove_snapshot, snapshot_name,
+    StoredImage, CLONE_SNAP_SUFFIX, IMAGE_FEATURES,
 };
 
 const GIB: u64 = 1024 * 1024 * 1024;
@@ -45,42 +50,6 @@ const CAPACITY_REFRESH: Duration = Duration::from_secs(30);
 
 /// How often per-attachment identities are compared with the database.
 const IDENTITY_REFRESH: Duration = Duration::from_secs(5);
-
-/// How hosts are given access to a volume.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Credentials {
-    /// The backend's own identity and libvirt secret, as Cinder's RBD driver gives them.
-    Shared,
-    /// An identity per host, volume and mode, its key in the connection info.
-    PerAttachment,
-}
-
-/// Where an `rbd` backend's cluster is and how it keeps volumes.
-#[derive(Debug, Clone)]
-pub struct RbdOptions {
-    /// The name volumes' `host` ends with and capabilities report.
-    pub pool_name: String,
-    pub client: ClientConfig,
-    /// The RADOS pool of the images (`rbd_pool`).
-    pub pool: String,
-    /// `rbd_user`: `None` connects as `client.admin` and tells hosts that auth is off.
-    pub user: Option<String>,
-    /// `rbd_secret_uuid`: the libvirt secret holding the user's key on hypervisors.
-    pub secret_uuid: Option<String>,
-    pub flatten_volume_from_snapshot: bool,
-    pub max_clone_depth: u32,
-    /// `report_discard_supported`.
-    pub discard: bool,
-    pub credentials: Credentials,
-    pub multiattach: bool,
-    /// An operator's bound on the pool's size; else the cluster's own figure.
-    pub capacity_gb: Option<f64>,
-}
-
-/// An image's objects and those of the images it is a clone of, nearest first.
-type Chain = (access::ImageObjects, Vec<access::ImageObjects>);
-
-type ChainCache = Arc<std::sync::Mutex<std::collections::HashMap<VolumeId, Arc<Chain>>>>;
 
 /// Which identities of a volume a change looks at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -285,7 +254,7 @@ impl RbdBackend {
                 }
             }
             let io = cluster.io(&pool, None)?;
-            let chain = match chain_of(&chains, &io, volume) {
+            let chain = match chain_of(&chains, &io, &pool, volume) {
                 // A volume whose image is gone needs no identity.
                 Err(e) if e.errno == ceph::ENOENT => return Ok((changes, None)),
                 other => other?,
@@ -356,19 +325,6 @@ impl RbdBackend {
         }
         Ok(read)
     }
-}
-
-/// The objects of `volume`'s image and of the images it is a clone of: read once (an
-/// image's id never changes, nor, after it is made, what it is a clone of).
-fn chain_of(chains: &ChainCache, io: &Io<'_>, volume: VolumeId) -> Result<Arc<Chain>, CephError> {
-    if let Some(known) = chains.lock().ok().and_then(|c| c.get(&volume).cloned()) {
-        return Ok(known);
-    }
-    let chain = Arc::new(access::image_chain(io, &image_name(volume))?);
-    if let Ok(mut known) = chains.lock() {
-        known.insert(volume, chain.clone());
-    }
-    Ok(chain)
 }
 
 /// The connector's host, which per-attachment identities are named after.
@@ -503,6 +459,30 @@ impl Backend for RbdBackend {
             }
         })
         .await
+    }
+
+    async fn clone_image(
+        &self,
+        volume_id: VolumeId,
+        locations: &[String],
+        size_gib: u64,
+    ) -> Result<bool, BackendError> {
+        let stored: Vec<StoredImage> = locations
+            .iter()
+            .filter_map(|u| StoredImage::parse(u))
+            .collect();
+        if stored.is_empty() {
+            return Ok(false);
+        }
+        let what = "clone the volume from its image";
+        let cluster = self.cluster().await?;
+        let (pool, child) = (self.options.pool.clone(), image_name(volume_id));
+        tokio::task::spawn_blocking(move || {
+            clone_from_glance(&cluster, &pool, &child, &stored, size_gib * GIB)
+        })
+        .await
+        .map_err(|e| self.failed(what, e))?
+        .map_err(|e| self.failed(what, e))
     }
 
     async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {

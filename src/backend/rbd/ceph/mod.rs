@@ -249,16 +249,8 @@ impl Cluster {
 
     /// An I/O context on `pool` (and a RADOS namespace, when given).
     pub fn io(&self, pool: &str, namespace: Option<&str>) -> Result<Io<'_>, CephError> {
-        let name = c_text(pool)?;
-        let mut handle: Handle = std::ptr::null_mut();
-        // SAFETY: a connected cluster, a string and an out-pointer to a local.
-        let r = unsafe { (self.api.rados_ioctx_create)(self.handle, name.as_ptr(), &mut handle) };
-        check(r, format!("cannot open pool {pool}"))?;
-        let io = Io {
-            handle,
-            api: self.api,
-            _cluster: std::marker::PhantomData,
-        };
+        let io = open_io(self.api, self.handle, pool)?;
+        let handle = io.handle;
         if let Some(namespace) = namespace {
             let namespace = c_text(namespace)?;
             // SAFETY: a live ioctx and a string librados copies.
@@ -273,10 +265,26 @@ extern "C" {
     fn libc_free(pointer: *mut c_void);
 }
 
+/// An I/O context on `pool` of the connected cluster `cluster`.
+fn open_io<'c>(api: &'static Api, cluster: Handle, pool: &str) -> Result<Io<'c>, CephError> {
+    let name = c_text(pool)?;
+    let mut handle: Handle = std::ptr::null_mut();
+    // SAFETY: a connected cluster, a string and an out-pointer to a local.
+    let r = unsafe { (api.rados_ioctx_create)(cluster, name.as_ptr(), &mut handle) };
+    check(r, format!("cannot open pool {pool}"))?;
+    Ok(Io {
+        handle,
+        api,
+        cluster,
+        _cluster: std::marker::PhantomData,
+    })
+}
+
 /// An I/O context, valid while its cluster is.
 pub struct Io<'c> {
     handle: Handle,
     api: &'static Api,
+    cluster: Handle,
     _cluster: std::marker::PhantomData<&'c Cluster>,
 }
 
@@ -287,7 +295,12 @@ impl Drop for Io<'_> {
     }
 }
 
-impl Io<'_> {
+impl<'c> Io<'c> {
+    /// An I/O context on another pool of the same cluster (where a clone's parent is).
+    pub fn sibling(&self, pool: &str) -> Result<Io<'c>, CephError> {
+        open_io(self.api, self.cluster, pool)
+    }
+
     pub fn create_image(&self, name: &str, size: u64, features: u64) -> Result<(), CephError> {
         let name_c = c_text(name)?;
         let mut order: c_int = 0;
