@@ -140,15 +140,7 @@ impl KeystoneAuth {
                 return Ok(token.clone());
             }
         }
-        let c = &self.config;
-        let login = PasswordLogin {
-            user: &c.username,
-            user_domain: &c.user_domain,
-            password: &c.password,
-            project: &c.project_name,
-            project_domain: &c.project_domain,
-        };
-        let (status, token, body) = self.log_in(&login).await?;
+        let (status, token, body) = self.log_in(&self.service_login()).await?;
         let token = match (status, token) {
             (StatusCode::CREATED, Some(token)) => token,
             (StatusCode::CREATED, None) => {
@@ -159,6 +151,18 @@ impl KeystoneAuth {
         let expires = expiry(&body).unwrap_or_else(|| Utc::now() + chrono::Duration::minutes(5));
         *held = Some((token.clone(), expires));
         Ok(token)
+    }
+
+    /// The service's own login, from its configuration.
+    fn service_login(&self) -> PasswordLogin<'_> {
+        let c = &self.config;
+        PasswordLogin {
+            user: &c.username,
+            user_domain: &c.user_domain,
+            password: &c.password,
+            project: &c.project_name,
+            project_domain: &c.project_domain,
+        }
     }
 
     /// A project-scoped password login: Keystone's status, the token, the token body.
@@ -192,15 +196,7 @@ impl KeystoneAuth {
         &self,
         entry: &super::catalog::CatalogEntry,
     ) -> Result<Option<String>, AuthError> {
-        let c = &self.config;
-        let login = PasswordLogin {
-            user: &c.username,
-            user_domain: &c.user_domain,
-            password: &c.password,
-            project: &c.project_name,
-            project_domain: &c.project_domain,
-        };
-        match self.log_in(&login).await? {
+        match self.log_in(&self.service_login()).await? {
             (StatusCode::CREATED, _, body) => Ok(entry.find_in(&body)),
             (other, _, _) => Err(unavailable(format!("service login answered {other}"))),
         }
