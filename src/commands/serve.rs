@@ -80,7 +80,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
             quota_defaults: args.quota_defaults(),
             key_manager: match &args.key_manager_fixed_key {
-                Some(_) => KeyManager::FixedKey,
+                Some(hex) => KeyManager::fixed(hex).map_err(StartError::Config)?,
                 None => KeyManager::None,
             },
             glance: glance.map(Arc::new),

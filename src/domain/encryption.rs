@@ -55,20 +55,132 @@ pub enum KeyManager {
     #[default]
     None,
     /// Cinder's `ConfKeyManager` (`[key_manager] fixed_key`): every volume's key is the one
-    /// fixed key, whose id is all zeros.
-    FixedKey,
+    /// fixed key (hex, as configured), whose id is all zeros.
+    FixedKey(String),
 }
 
 /// The id Cinder's `ConfKeyManager` gives its fixed key.
 pub const FIXED_KEY_ID: &str = "00000000-0000-0000-0000-000000000000";
 
 impl KeyManager {
+    /// The fixed-key manager, its key checked as Cinder reads it (`unhexlify`).
+    pub fn fixed(hex: &str) -> Result<KeyManager, String> {
+        let hex = hex.trim();
+        if hex.is_empty()
+            || !hex.len().is_multiple_of(2)
+            || !hex.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            return Err(
+                "[key_manager] fixed_key must be a key in hexadecimal (an even number of 0-9, a-f)"
+                    .to_owned(),
+            );
+        }
+        Ok(KeyManager::FixedKey(hex.to_ascii_lowercase()))
+    }
+
     /// The key id for a new volume of an encrypted type, or `None` when no key manager
     /// can give one.
     pub fn new_key_id(&self) -> Option<String> {
         match self {
             KeyManager::None => None,
-            KeyManager::FixedKey => Some(FIXED_KEY_ID.to_owned()),
+            KeyManager::FixedKey(_) => Some(FIXED_KEY_ID.to_owned()),
+        }
+    }
+
+    /// The LUKS passphrase of key `key_id` as Cinder and os-brick derive it: the key's
+    /// bytes in lowercase hexadecimal. `None` for a key this manager does not hold.
+    pub fn passphrase(&self, key_id: &str) -> Option<String> {
+        match self {
+            KeyManager::FixedKey(hex) if key_id == FIXED_KEY_ID => Some(hex.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// How qemu-img writes a LUKS volume of a type (Cinder's `decode_cipher`): the type's
+/// dm-crypt style cipher `alg-mode-ivgen` with its key size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LuksCipher {
+    pub alg: String,
+    pub mode: String,
+    pub ivgen: String,
+}
+
+/// The provider names that mean LUKS (Cinder's, including its legacy class paths).
+const LUKS_PROVIDERS: &[&str] = &[
+    "luks",
+    "nova.volume.encryptors.luks.LuksEncryptor",
+    "os_brick.encryptors.luks.LuksEncryptor",
+];
+
+impl EncryptionSpecs {
+    /// The cipher a volume of these specs is written with when the service writes its
+    /// data (from an image), or why it cannot be, in Cinder's words.
+    pub fn luks_cipher(&self) -> Result<LuksCipher, String> {
+        if !LUKS_PROVIDERS.contains(&self.provider.as_str()) {
+            return Err(format!("Provider {} not supported.", self.provider));
+        }
+        let (Some(cipher), Some(key_size)) = (&self.cipher, self.key_size) else {
+            return Err(r#"encryption spec must contain "cipher" and "key_size""#.to_owned());
+        };
+        match cipher.split('-').collect::<Vec<_>>()[..] {
+            [alg, mode, ivgen] => Ok(LuksCipher {
+                alg: format!("{alg}-{key_size}"),
+                mode: mode.to_owned(),
+                ivgen: ivgen.to_owned(),
+            }),
+            _ => Err("Invalid cipher field in encryption type".to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod luks_tests {
+    use super::*;
+
+    fn specs(provider: &str, cipher: Option<&str>, key_size: Option<i64>) -> EncryptionSpecs {
+        EncryptionSpecs {
+            provider: provider.into(),
+            control_location: ControlLocation::FrontEnd,
+            cipher: cipher.map(str::to_owned),
+            key_size,
+        }
+    }
+
+    #[test]
+    fn luks_ciphers_decode_as_cinder_does() {
+        let cipher = specs("luks", Some("aes-xts-plain64"), Some(256)).luks_cipher();
+        assert_eq!(
+            cipher,
+            Ok(LuksCipher {
+                alg: "aes-256".into(),
+                mode: "xts".into(),
+                ivgen: "plain64".into()
+            })
+        );
+        let legacy = specs(
+            "nova.volume.encryptors.luks.LuksEncryptor",
+            Some("aes-xts-plain64"),
+            Some(512),
+        );
+        assert_eq!(legacy.luks_cipher().unwrap().alg, "aes-512");
+        assert_eq!(
+            specs("plain", Some("aes-xts-plain64"), Some(256)).luks_cipher(),
+            Err("Provider plain not supported.".into())
+        );
+        assert!(specs("luks", None, Some(256)).luks_cipher().is_err());
+        assert!(specs("luks", Some("aes-xts"), Some(256))
+            .luks_cipher()
+            .is_err());
+    }
+
+    #[test]
+    fn the_fixed_key_is_hex_and_its_passphrase_is_its_lowercase_hex() {
+        let manager = KeyManager::fixed("00FF10").unwrap();
+        assert_eq!(manager.passphrase(FIXED_KEY_ID).as_deref(), Some("00ff10"));
+        assert_eq!(manager.passphrase("another"), None);
+        for bad in ["", "abc", "zz", "00 11"] {
+            assert!(KeyManager::fixed(bad).is_err(), "{bad:?}");
         }
     }
 }

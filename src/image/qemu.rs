@@ -8,6 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::process::Command;
 
+use crate::domain::encryption::LuksCipher;
+
 /// What `qemu-img info` found in a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileInfo {
@@ -26,6 +28,8 @@ const INFO_CPU_SECONDS: u64 = 30;
 pub fn qemu_format(disk_format: &str) -> &str {
     match disk_format {
         "vhd" => "vpc",
+        // An ISO image is plain bytes to qemu-img.
+        "iso" => "raw",
         "ploop" => "parallels",
         other => other,
     }
@@ -104,6 +108,35 @@ pub async fn convert(
         .arg(from)
         .arg(to);
     run(command, "qemu-img convert", limit).await.map(|_| ())
+}
+
+/// Converts `from` into the new LUKS file `to`, encrypted with `cipher` under the
+/// passphrase in the file `passphrase` (as Cinder's `convert_image` to `luks` does).
+pub async fn convert_to_luks(
+    from: &Path,
+    from_format: &str,
+    to: &Path,
+    cipher: &LuksCipher,
+    passphrase: &Path,
+    limit: Duration,
+) -> Result<(), String> {
+    let mut command = program();
+    let spec = format!(
+        "cipher-alg={},cipher-mode={},ivgen-alg={}",
+        cipher.alg, cipher.mode, cipher.ivgen
+    );
+    let secret = format!(
+        "secret,id=luks_sec,format=raw,file={}",
+        passphrase.display()
+    );
+    command
+        .args(["convert", "-f", from_format, "-O", "luks", "-o", &spec])
+        .args(["--object", &secret, "-o", "key-secret=luks_sec"])
+        .arg(from)
+        .arg(to);
+    run(command, "qemu-img convert to LUKS", limit)
+        .await
+        .map(|_| ())
 }
 
 /// Converts `from` into the existing raw file `to` (a volume, its size kept: `-n`), then

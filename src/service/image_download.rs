@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 use super::Service;
 use crate::backend::Backend;
-use crate::domain::ids::VolumeId;
+use crate::domain::encryption::LuksCipher;
+use crate::domain::ids::{VolumeId, VolumeTypeId};
 use crate::domain::message::{Message, ACTION_COPY_IMAGE_TO_VOLUME, EVENT_COPY_IMAGE_TO_VOLUME};
 use crate::domain::volume::VolumeStatus;
 use crate::domain::{DomainError, Outcome};
@@ -206,9 +207,14 @@ impl Service {
             .map_err(|e| e.to_string())?
             .driver
             .clone();
+        let luks = match &volume.encryption_key_id {
+            Some(key_id) => Some(self.luks_of(volume.volume_type_id, key_id).await?),
+            None => None,
+        };
         // A raw image in storage the backend reaches becomes the volume's parent: no
-        // data moves, and the volume goes from `creating` to `available` (as in Cinder).
-        if image.disk_format.as_deref() == Some("raw") {
+        // data moves, and the volume goes from `creating` to `available` (as in Cinder;
+        // not for an encrypted volume, whose data must be written encrypted).
+        if luks.is_none() && image.disk_format.as_deref() == Some("raw") {
             let cloned = driver.clone_image(id, &image.locations, size as u64).await;
             if cloned.map_err(|e| e.to_string())? {
                 return Ok(driver);
@@ -224,7 +230,10 @@ impl Service {
             .transition_volume(id, VolumeStatus::Creating, VolumeStatus::Downloading, now)
             .await;
         let copied = match moved {
-            Ok(Outcome::Done(())) => self.copy_image(&driver, id, size, image, token).await,
+            Ok(Outcome::Done(())) => {
+                let copy = self.copy_image(&driver, id, size, image, token, luks.as_ref());
+                copy.await
+            }
             Ok(_) => Err("the volume changed while it was being created".to_owned()),
             Err(err) => Err(err.to_string()),
         };
@@ -237,6 +246,24 @@ impl Service {
         Ok(driver)
     }
 
+    /// How an encrypted volume's data is written: its type's cipher and its key's
+    /// passphrase (Cinder's `check_encryption_provider`, then the key manager).
+    async fn luks_of(&self, volume_type: VolumeTypeId, key_id: &str) -> Result<Luks, String> {
+        let encryption = self
+            .store
+            .get_encryption(volume_type)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("the volume's type has no encryption any more.")?;
+        let cipher = encryption.specs.luks_cipher()?;
+        let passphrase = self
+            .settings
+            .key_manager
+            .passphrase(key_id)
+            .ok_or_else(|| format!("the key manager does not hold the volume's key {key_id}."))?;
+        Ok(Luks { cipher, passphrase })
+    }
+
     async fn copy_image(
         &self,
         driver: &Arc<dyn Backend>,
@@ -244,6 +271,7 @@ impl Service {
         size: i64,
         image: &ImageInfo,
         token: Option<&str>,
+        luks: Option<&Luks>,
     ) -> Result<(), String> {
         let container = image.container_format.as_deref().unwrap_or("bare");
         if container != "bare" {
@@ -261,7 +289,7 @@ impl Service {
             .download(token, &image.id)
             .await
             .map_err(glance_failed)?;
-        if matches!(disk_format, "raw" | "iso") {
+        if luks.is_none() && matches!(disk_format, "raw" | "iso") {
             return self.stream_raw(driver, id, image, download, verifier).await;
         }
         let dir = &self.settings.image_conversion_dir;
@@ -288,6 +316,33 @@ impl Service {
             ));
         }
         let limit = self.settings.image_conversion_timeout;
+        if let Some(luks) = luks {
+            // Cinder's `_encrypt_image`: the data goes in as a LUKS container the host
+            // opens with the volume's key.
+            let passphrase = Scratch(dir.join(format!("{id}.passphrase")));
+            write_private(&passphrase.0, &luks.passphrase).await?;
+            let encrypted = Scratch(dir.join(format!("{id}.luks")));
+            qemu::convert_to_luks(
+                &fetched.0,
+                expected,
+                &encrypted.0,
+                &luks.cipher,
+                &passphrase.0,
+                limit,
+            )
+            .await?;
+            drop((passphrase, fetched));
+            let length = tokio::fs::metadata(&encrypted.0)
+                .await
+                .map_err(|e| e.to_string())?
+                .len();
+            if length > size as u64 * GIB {
+                return Err(format!(
+                    "the image encrypted ({length} bytes with its LUKS header) does not fit in the volume's {size} GiB."
+                ));
+            }
+            return write_file_into(driver, id, &encrypted.0).await;
+        }
         if let Some(volume_file) = driver.local_path(id) {
             // A volume that is a file here: qemu-img writes it in place.
             return qemu::convert_into_raw(&fetched.0, expected, &volume_file, limit).await;
@@ -295,13 +350,7 @@ impl Service {
         let raw = Scratch(dir.join(format!("{id}.raw")));
         qemu::convert(&fetched.0, expected, &raw.0, "raw", limit).await?;
         drop(fetched);
-        let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
-        let writer = spawn_writer(driver, id, rx);
-        let sent = send_file(&raw.0, &tx).await;
-        drop(tx);
-        let written = writer.await.map_err(|e| e.to_string())?;
-        sent?;
-        written.map(drop).map_err(|e| e.to_string())
+        write_file_into(driver, id, &raw.0).await
     }
 
     /// A raw image, from the network into the volume, checked as it passes.
@@ -343,6 +392,41 @@ fn spawn_writer(
 ) -> tokio::task::JoinHandle<Result<u64, crate::backend::BackendError>> {
     let driver = driver.clone();
     tokio::spawn(async move { driver.write_data(id, rx).await })
+}
+
+/// An encrypted volume's cipher and passphrase.
+struct Luks {
+    cipher: LuksCipher,
+    passphrase: String,
+}
+
+/// Writes `text` to a new file only its owner may read (a passphrase for qemu-img).
+async fn write_private(path: &Path, text: &str) -> Result<(), String> {
+    let failed = |e: std::io::Error| format!("writing {}: {e}", path.display());
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .await
+        .map_err(failed)?;
+    file.write_all(text.as_bytes()).await.map_err(failed)?;
+    file.flush().await.map_err(failed)
+}
+
+/// Writes the raw file at `path` into the volume through the backend.
+async fn write_file_into(
+    driver: &Arc<dyn Backend>,
+    id: VolumeId,
+    path: &Path,
+) -> Result<(), String> {
+    let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
+    let writer = spawn_writer(driver, id, rx);
+    let sent = send_file(path, &tx).await;
+    drop(tx);
+    let written = writer.await.map_err(|e| e.to_string())?;
+    sent?;
+    written.map(drop).map_err(|e| e.to_string())
 }
 
 /// Whether all of the image came (Glance's `size`, when it gives one).

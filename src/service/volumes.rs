@@ -69,9 +69,6 @@ impl VolumeViewRights {
 const ONE_SOURCE: &str =
     "Invalid input received: May specify only one of backup, imageRef, snapshot, source volume";
 
-const ENCRYPTED_FROM_IMAGE: &str = "Creating a volume of an encrypted type from an image is \
-not supported by cinder-attach: the image's data would have to be written encrypted.";
-
 /// A user message saying why creating volume `id` failed.
 fn creation_failed(
     id: VolumeId,
@@ -289,9 +286,6 @@ impl Service {
         }
         let multiattach = volume_type.is_multiattach();
         let encryption_key_id = self.encryption_key_for(&volume_type, multiattach).await?;
-        if image.is_some() && encryption_key_id.is_some() {
-            return Err(DomainError::ImageRefused(ENCRYPTED_FROM_IMAGE.to_owned()));
-        }
         if multiattach {
             self.policy
                 .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;

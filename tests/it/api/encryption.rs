@@ -19,7 +19,7 @@ fn luks() -> Value {
 
 fn with_fixed_key(app: TestApp) -> TestApp {
     app.with_settings(Settings {
-        key_manager: KeyManager::FixedKey,
+        key_manager: KeyManager::fixed("00").unwrap(),
         ..Settings::default()
     })
 }
