@@ -43,26 +43,12 @@ rm -f "$scratch/image.raw"
 gib=$(( (size_mib + 1023) / 1024 ))
 
 run() { # LABEL GLANCE_URL IMAGE_ID
-  local start end id status
   SERVER_ARGS=(--glance-api-servers "$2" --image-conversion-dir "$scratch/conversion")
   start_server "$bin" sqlite "$port" "ceph=rbd,conf=$CEPH_CONF,pool=$pool"
-  local api="http://127.0.0.1:$port/v3/bench" auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json')
-  start="$(date +%s.%N)"
-  id="$(curl -sf -X POST "$api/volumes" "${auth[@]}" \
-    -d "{\"volume\": {\"size\": $gib, \"imageRef\": \"$3\"}}" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["id"])')"
-  while :; do
-    status="$(curl -sf "$api/volumes/$id" "${auth[@]}" |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["status"])')"
-    [ "$status" = available ] || [ "$status" = error ] && break
-    sleep 0.01
-  done
-  end="$(date +%s.%N)"
-  [ "$status" = available ] || { echo "volume $id ended in $status" >&2; exit 1; }
-  curl -sf -X DELETE "$api/volumes/$id" "${auth[@]}" >/dev/null
-  while rbd -c "$CEPH_CONF" ls "$pool" | grep -q "volume-$id"; do sleep 0.1; done
+  volume_from_image "$port" "$gib" "$3"
+  while rbd -c "$CEPH_CONF" ls "$pool" | grep -q "volume-$made"; do sleep 0.1; done
   stop_server
-  python3 -c "print(f'$1 {$end - $start:.2f} s')" | tee -a "$results"
+  python3 -c "print(f'$1 {$elapsed:.2f} s')" | tee -a "$results"
 }
 
 for _ in $(seq 1 "$rounds"); do

@@ -44,25 +44,9 @@ gib=$(( (size_mib + 1023) / 1024 ))
 
 SERVER_ARGS=(--glance-api-servers "$GLANCE_URL" --image-conversion-dir "$scratch/conversion")
 start_server "$bin" sqlite "$port"
-api="http://127.0.0.1:$port/v3/bench"
-auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json')
-
 service_run() { # FORMAT IMAGE_ID
-  local start end id status
-  start="$(date +%s.%N)"
-  id="$(curl -sf -X POST "$api/volumes" "${auth[@]}" \
-    -d "{\"volume\": {\"size\": $gib, \"imageRef\": \"$2\"}}" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["id"])')"
-  while :; do
-    status="$(curl -sf "$api/volumes/$id" "${auth[@]}" |
-      python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["status"])')"
-    [ "$status" = available ] || [ "$status" = error ] && break
-    sleep 0.01
-  done
-  end="$(date +%s.%N)"
-  [ "$status" = available ] || { echo "volume $id ended in $status" >&2; exit 1; }
-  curl -sf -X DELETE "$api/volumes/$id" "${auth[@]}" >/dev/null
-  python3 -c "print(f'service $1 {$size_mib / ($end - $start):.0f} MiB/s')" | tee -a "$results"
+  volume_from_image "$port" "$gib" "$2"
+  python3 -c "print(f'service $1 {$size_mib / $elapsed:.0f} MiB/s')" | tee -a "$results"
 }
 
 qemu_run() { # FORMAT IMAGE_ID

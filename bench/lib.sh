@@ -28,3 +28,26 @@ stop_server() {
   sleep 0.5
   rm -rf "$server_work"
 }
+
+# volume_from_image PORT GIB IMAGE_ID: creates a GIB volume from a Glance image on the
+# server at PORT (noauth admin of project `bench`), waits until it is `available`, deletes
+# it, and sets `elapsed` (seconds from the create request to `available`) and `made` (its
+# id). Exits when the volume ends in `error`.
+volume_from_image() {
+  local api="http://127.0.0.1:$1/v3/bench" start end status
+  local auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json')
+  start="$(date +%s.%N)"
+  made="$(curl -sf -X POST "$api/volumes" "${auth[@]}" \
+    -d "{\"volume\": {\"size\": $2, \"imageRef\": \"$3\"}}" |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["id"])')"
+  while :; do
+    status="$(curl -sf "$api/volumes/$made" "${auth[@]}" |
+      python3 -c 'import json, sys; print(json.load(sys.stdin)["volume"]["status"])')"
+    [ "$status" = available ] || [ "$status" = error ] && break
+    sleep 0.01
+  done
+  end="$(date +%s.%N)"
+  [ "$status" = available ] || { echo "volume $made ended in $status" >&2; exit 1; }
+  curl -sf -X DELETE "$api/volumes/$made" "${auth[@]}" >/dev/null
+  elapsed="$(python3 -c "print($end - $start)")"
+}

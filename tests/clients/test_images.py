@@ -116,15 +116,21 @@ def messages_of(server, volume_id):
     return [m for m in listed if m["resource_uuid"] == volume_id]
 
 
+def image_file(tmp_path, data, disk_format):
+    """`data` in a file of `disk_format` (raw or qcow2) under tmp_path."""
+    raw = tmp_path / "image.raw"
+    raw.write_bytes(data)
+    if disk_format == "raw":
+        return raw
+    converted = tmp_path / f"image.{disk_format}"
+    subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", disk_format, str(raw), str(converted)], check=True)
+    return converted
+
+
 @pytest.mark.parametrize("disk_format", ["raw", "qcow2"])
 def test_a_volume_made_from_an_image_holds_its_data(server, cinder, glance, disk_format, tmp_path):
     data = os.urandom(3 * MIB) + bytes(MIB) + os.urandom(12345)
-    raw = tmp_path / "image.raw"
-    raw.write_bytes(data)
-    sent = raw
-    if disk_format == "qcow2":
-        sent = tmp_path / "image.qcow2"
-        subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(sent)], check=True)
+    sent = image_file(tmp_path, data, disk_format)
     # Both stores' runs share the module's Glance: a name of this run's own.
     name = f"boot-{disk_format}-{os.urandom(4).hex()}"
     image_id = upload_image(
@@ -325,10 +331,7 @@ def test_an_rbd_volume_from_a_qcow2_image_and_back(glance, tmp_path):
         pytest.skip("no Ceph here (scripts/start-ceph)")
     pool = os.environ.get("CEPH_POOL", "volumes")
     data = os.urandom(2 * MIB) + bytes(MIB) + os.urandom(MIB + 7)
-    raw = tmp_path / "image.raw"
-    raw.write_bytes(data)
-    qcow2 = tmp_path / "image.qcow2"
-    subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(qcow2)], check=True)
+    qcow2 = image_file(tmp_path, data, "qcow2")
     image_id = upload_image(glance["GLANCE_URL"], "for-rbd", qcow2.read_bytes(), "qcow2")
     for store in _stores():
         conversion = tempfile.mkdtemp(prefix="cinder-attach-conversion-")

@@ -12,7 +12,7 @@ import tempfile
 import pytest
 
 from conftest import Server, _stores
-from test_images import MIB, api, glance, messages_of, upload_image, wait_for  # noqa: F401
+from test_images import MIB, api, glance, image_file, messages_of, upload_image, wait_for  # noqa: F401
 
 KEY = "bae3516cc1c0eb18b05440eba8012a4a880a2ee04d584a9c1579445e675b12de"
 
@@ -54,12 +54,7 @@ def decrypted(volume_file, tmp_path):
 def test_an_encrypted_volume_from_an_image_holds_it_under_its_key(keyed_server, glance, disk_format, tmp_path):  # noqa: F811
     server = keyed_server
     data = os.urandom(2 * MIB) + bytes(MIB) + os.urandom(777)
-    raw = tmp_path / "image.raw"
-    raw.write_bytes(data)
-    sent = raw
-    if disk_format == "qcow2":
-        sent = tmp_path / "image.qcow2"
-        subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(sent)], check=True)
+    sent = image_file(tmp_path, data, disk_format)
     image_id = upload_image(glance["GLANCE_URL"], f"for-luks-{os.urandom(4).hex()}", sent.read_bytes(), disk_format)
     volume_type = luks_type(server)
 

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from conftest import REPO, Server, _stores
-from test_images import MIB, api, connector, messages_of, upload_image, wait_for
+from test_images import MIB, api, connector, image_file, messages_of, upload_image, wait_for
 
 sys.path.insert(0, str(REPO / "tests" / "glance"))
 from glance_node import start as start_glance, stop as stop_glance  # noqa: E402
@@ -65,10 +65,7 @@ def test_a_raw_image_in_the_same_cluster_becomes_the_parent_of_the_volume(ceph_g
     raw_id = upload_image(glance_url, "on-ceph", data, "raw")
     image = requests.get(f"{glance_url}/v2/images/{raw_id}", timeout=30).json()
     assert image["direct_url"].endswith(f"/images/{raw_id}/snap"), image
-    qcow2_source = tmp_path / "q.raw"
-    qcow2_source.write_bytes(data)
-    qcow2 = tmp_path / "q.qcow2"
-    subprocess.run(["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(qcow2_source), str(qcow2)], check=True)
+    qcow2 = image_file(tmp_path, data, "qcow2")
     qcow2_id = upload_image(glance_url, "on-ceph-qcow2", qcow2.read_bytes(), "qcow2")
     for store in _stores():
         conversion = tempfile.mkdtemp(prefix="cinder-attach-conversion-")
