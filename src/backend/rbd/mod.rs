@@ -4,13 +4,13 @@
 //! clones can hang off it), a volume from a snapshot is a copy-on-write clone of it, and
 //! a clone of a volume is a clone of a snapshot `volume-<new>.clone_snap` taken for it.
 //! A clone chain longer than `max_clone_depth` is flattened, and a raw image that Glance
-//! keeps in the same cluster is the parent of the volumes made from it (`images.rs`). Hosts reach the images over
-//! the network either with the backend's cephx identity (`credentials=shared`, Cinder's
-//! way: connection info names it and the libvirt secret that holds its key) or with an
-//! identity of their own per volume and mode (`credentials=per-attachment`, `access.rs`),
-//! which follows the database: decided there first, applied to the cluster after, under
-//! a turn per volume that every process takes in the database, and reconciled every few
-//! seconds.
+//! keeps in the same cluster is the parent of the volumes made from it (`images.rs`).
+//! Hosts reach the images over the network either with the backend's cephx identity
+//! (`credentials=shared`, Cinder's way: connection info names it and the libvirt secret
+//! that holds its key) or with an identity of their own per volume and mode
+//! (`credentials=per-attachment`, `access.rs`), which follows the database: decided there
+//! first, applied to the cluster after, under a turn per volume that every process takes
+//! in the database, and reconciled every few seconds.
 
 mod access;
 pub mod ceph;
