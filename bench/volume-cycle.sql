@@ -7,8 +7,8 @@
 \set n random(1, 4611686018427387904)
 -- create
 select id, name, description, is_public, qos_specs_id, created_at, updated_at from volume_types where name = '__DEFAULT__' and deleted = false;
-select volume_type_id, key, value from volume_type_extra_specs where deleted = false order by key;
-select volume_type_id, project_id from volume_type_projects where deleted = false order by project_id;
+select volume_type_id, key, value from volume_type_extra_specs where volume_type_id = (select id from volume_types where name = '__DEFAULT__') and deleted = false order by key;
+select volume_type_id, project_id from volume_type_projects where volume_type_id = (select id from volume_types where name = '__DEFAULT__') and deleted = false order by project_id;
 select encryption_id, volume_type_id, provider, control_location, cipher, cast(key_size as bigint), created_at, updated_at from encryption where volume_type_id = (select id from volume_types where name = '__DEFAULT__') and deleted = false;
 select uuid, host, binary_name, availability_zone, disabled, disabled_reason, frozen, created_at, updated_at from services where deleted = false and binary_name = 'cinder-volume' order by id;
 select service_uuid, cast(coalesce(sum(size), 0) as bigint) from volumes where deleted = false and service_uuid is not null group by service_uuid;

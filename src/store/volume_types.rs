@@ -91,6 +91,10 @@ const ALL_SPECS: &str = "select volume_type_id, key, value from volume_type_extr
                           where deleted = false order by key";
 const ALL_ACCESS: &str = "select volume_type_id, project_id from volume_type_projects \
                            where deleted = false order by project_id";
+const ONE_TYPE_SPECS: &str = "select volume_type_id, key, value from volume_type_extra_specs \
+                               where volume_type_id = $1 and deleted = false order by key";
+const ONE_TYPE_ACCESS: &str = "select volume_type_id, project_id from volume_type_projects \
+                                where volume_type_id = $1 and deleted = false order by project_id";
 
 const INSERT_TYPE: &str =
     "insert into volume_types (id, name, description, is_public, created_at, deleted) \
@@ -163,9 +167,18 @@ impl<D: Database> SqlStore<D> {
             .enumerate()
             .map(|(i, t)| (t.id.uuid(), i))
             .collect();
+        // One type (every volume create looks its type up): its own rows only, through
+        // the live-rows indexes, however many types there are.
+        let (specs, access) = match types {
+            [one] => (
+                Sql::new(ONE_TYPE_SPECS).bind(one.id),
+                Sql::new(ONE_TYPE_ACCESS).bind(one.id),
+            ),
+            _ => (Sql::new(ALL_SPECS), Sql::new(ALL_ACCESS)),
+        };
         let mut reads = self.db.begin_read().await?;
-        let specs: Vec<KeyValue> = reads.fetch_all(Sql::new(ALL_SPECS)).await?;
-        let access: Vec<(uuid::Uuid, String)> = reads.fetch_all(Sql::new(ALL_ACCESS)).await?;
+        let specs: Vec<KeyValue> = reads.fetch_all(specs).await?;
+        let access: Vec<(uuid::Uuid, String)> = reads.fetch_all(access).await?;
         for spec in specs {
             if let Some(&i) = index.get(&spec.owner) {
                 types[i].extra_specs.insert(spec.key, spec.value);

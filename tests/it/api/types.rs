@@ -481,7 +481,45 @@ async fn access_of_public_types_and_bad_bodies(app: TestApp) {
     );
 }
 
+/// A type looked up alone (by id, by name on a volume create) carries its own specs and
+/// project access, never another type's.
+async fn each_type_carries_only_its_own_specs_and_access(app: TestApp) {
+    let mut ids = Vec::new();
+    for (name, specs, project) in [
+        ("a", json!({"k": "a"}), "p1"),
+        ("b", json!({"k": "b", "x": "y"}), "p2"),
+    ] {
+        let created = app
+            .request(Method::POST, "/v3/p1/types")
+            .json(&json!({"volume_type": {"name": name, "extra_specs": specs,
+                                          "os-volume-type-access:is_public": false}}))
+            .send()
+            .await;
+        assert_eq!(created.status, 200, "{}", created.text);
+        let id = str_of(&created.json["volume_type"], "id");
+        let body = json!({"addProjectAccess": {"project": project}});
+        let added = access_action(&app, &id, body, crate::support::http::ADMIN_TOKEN).await;
+        assert_eq!(added.status, 202, "{}", added.text);
+        ids.push((id, specs));
+    }
+    for (id, specs) in &ids {
+        let shown = app.get(&format!("/v3/p1/types/{id}")).send().await;
+        assert_eq!(shown.json["volume_type"]["extra_specs"], *specs);
+    }
+    let member = "member:p1:member";
+    for (name, wanted) in [("a", 202), ("b", 404)] {
+        let made = app
+            .request(Method::POST, "/v3/p1/volumes")
+            .token(member)
+            .json(&json!({"volume": {"size": 1, "volume_type": name}}))
+            .send()
+            .await;
+        assert_eq!(made.status, wanted, "type {name}: {}", made.text);
+    }
+}
+
 backend_tests!(
+    each_type_carries_only_its_own_specs_and_access,
     project_access_to_a_private_type,
     access_of_public_types_and_bad_bodies,
     type_lifecycle,
