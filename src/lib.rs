@@ -12,6 +12,7 @@ pub mod commands;
 pub mod commit_watch;
 pub mod domain;
 pub mod image;
+pub mod keys;
 pub mod metrics;
 pub mod notify;
 pub mod origin;
@@ -20,5 +21,6 @@ pub mod service;
 pub mod store;
 pub mod telemetry;
 pub mod tls_client;
+pub mod upstream;
 
 pub use api::{build_app, AppState};

@@ -28,7 +28,8 @@ pub async fn authenticate_layer(
         return next.run(request).await;
     }
     match state.auth.authenticate(request.headers()).await {
-        Ok(context) => {
+        Ok(mut context) => {
+            context.auth_token = auth_token(request.headers());
             let span = tracing::Span::current();
             span.record("project_id", context.project_id.as_str());
             span.record("user_id", context.user_id.as_str());

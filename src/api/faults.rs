@@ -472,9 +472,11 @@ impl From<DomainError> for ApiError {
             ),
             E::NoKeyManager(name) => ApiError::BadRequest(format!(
                 "Invalid volume type: {name} is encrypted, and no key manager is configured \
-                 to hold its volumes' keys ([key_manager] fixed_key, or \
-                 --key-manager-fixed-key)."
+                 to hold its volumes' keys ([key_manager] backend = barbican, or \
+                 fixed_key)."
             )),
+            E::KeyManagerFailed => ApiError::BadRequest("Key manager error".into()),
+            E::InvalidEncryptionSpec => ApiError::BadRequest("Invalid encryption spec".into()),
             E::EncryptionChangedDuringCreate => ApiError::Conflict(
                 "The volume type's encryption changed while the volume was being created; \
                  try again."

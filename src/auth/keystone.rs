@@ -153,6 +153,12 @@ impl KeystoneAuth {
         Ok(token)
     }
 
+    /// The service's own token, for work done when no caller's token serves (Cinder's
+    /// service context): a key deleted after the caller's token no longer works.
+    pub async fn own_token(&self) -> Result<String, AuthError> {
+        self.service_token(false).await
+    }
+
     /// The service's own login, from its configuration.
     fn service_login(&self) -> PasswordLogin<'_> {
         let c = &self.config;
@@ -328,6 +334,7 @@ impl KeystoneAuth {
                 roles,
                 service_roles: Vec::new(),
                 is_admin: false,
+                auth_token: None,
             },
             &self.policy,
         ))

@@ -48,6 +48,7 @@ pub(super) fn parse_token(token: &str) -> RequestContext {
         roles,
         service_roles: Vec::new(),
         is_admin,
+        auth_token: None,
     }
 }
 

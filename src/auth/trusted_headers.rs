@@ -55,6 +55,7 @@ pub fn authenticate(
             roles: header_list(headers, "x-roles"),
             service_roles: header_list(headers, "x-service-roles"),
             is_admin: false,
+            auth_token: None,
         },
         policy,
     ))

@@ -259,7 +259,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
         t.map("DEFAULT", option, flag, quota_limit)?;
     }
     backends(&mut t)?;
-    key_manager(&mut t)?;
+    keys::key_manager(&mut t)?;
     t.map("database", "connection", "database_url", database_url)?;
     t.map("database", "max_retries", "db_max_retries", quota_limit)?;
     t.map("database", "retry_interval", "db_retry_interval", |v| {
@@ -483,26 +483,6 @@ fn notifications(t: &mut Translation<'_>) -> Result<(), ConfError> {
     Ok(())
 }
 
-/// `[key_manager]`: Cinder's ConfKeyManager with its `fixed_key`. Another backend
-/// (Barbican) is not supported: its `fixed_key`, if any, is not what it uses.
-fn key_manager(t: &mut Translation<'_>) -> Result<(), ConfError> {
-    let section = "key_manager";
-    let backend = t.take(section, "backend").map(|b| b.value.clone());
-    let fixed = matches!(
-        backend.as_deref(),
-        None | Some("cinder.keymgr.conf_key_mgr.ConfKeyManager" | "ConfKeyManager")
-    );
-    if fixed {
-        t.map(
-            section,
-            "fixed_key",
-            "key_manager_fixed_key",
-            super::hex_key,
-        )?;
-    }
-    Ok(())
-}
-
 /// oslo.policy finds a relative `policy_file` next to the configuration file.
 fn policy_file(t: &mut Translation<'_>) -> Result<(), ConfError> {
     let Some(written) = t.take("oslo_policy", "policy_file") else {
@@ -644,6 +624,7 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
 }
 
 mod images;
+mod keys;
 
 #[cfg(test)]
 mod tests;

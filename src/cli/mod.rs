@@ -11,9 +11,11 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 pub mod conf;
 mod image_args;
+mod key_args;
 
 pub use conf::{ConfError, FileSettings};
 pub use image_args::ImageArgs;
+pub use key_args::{KeyArgs, KeyBackend};
 
 /// A block-storage control plane speaking the OpenStack Cinder v3 API.
 #[derive(Debug, Parser)]
@@ -433,7 +435,7 @@ pub struct DatabaseArgs {
 }
 
 /// A key in hex, as ConfKeyManager reads `fixed_key`.
-fn hex_key(text: &str) -> Result<String, String> {
+pub(crate) fn hex_key(text: &str) -> Result<String, String> {
     if !text.is_empty()
         && text.len().is_multiple_of(2)
         && text.bytes().all(|b| b.is_ascii_hexdigit())
@@ -601,11 +603,8 @@ pub struct ServeArgs {
     )]
     pub max_attachments_per_volume: u32,
 
-    /// The one key of every encrypted volume, in hex, as Cinder's ConfKeyManager
-    /// (`[key_manager] fixed_key`): volumes of encrypted types get its id (all zeros).
-    /// Unset, and with no other key manager, encrypted types cannot get volumes.
-    #[arg(long, env = "CINDER_ATTACH_KEY_MANAGER_FIXED_KEY", value_parser = hex_key)]
-    pub key_manager_fixed_key: Option<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
 
     /// Default quota of volumes per project (-1: none), under the `default` quota class.
     #[arg(long, env = "CINDER_ATTACH_QUOTA_VOLUMES", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]

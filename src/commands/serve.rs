@@ -13,9 +13,10 @@ use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use crate::auth::keystone_tls::KeystoneTls;
 use crate::auth::Authenticator;
+use crate::cli::KeyBackend;
 use crate::cli::{AuthStrategy, EventsMode, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
-use crate::domain::encryption::KeyManager;
+use crate::keys::KeyManager;
 use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
 use crate::service::volume_gates::{self, VolumeGates};
@@ -79,10 +80,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             default_volume_type: args.default_volume_type.clone(),
             max_attachments_per_volume: Settings::attachment_cap(args.max_attachments_per_volume),
             quota_defaults: args.quota_defaults(),
-            key_manager: match &args.key_manager_fixed_key {
-                Some(hex) => KeyManager::fixed(hex).map_err(StartError::Config)?,
-                None => KeyManager::None,
-            },
+            key_manager: key_manager(&args, &auth).await?,
             glance: glance.map(Arc::new),
             image_conversion_dir: args.images.conversion_dir(),
             image_conversion_timeout: std::time::Duration::from_secs(
@@ -243,6 +241,54 @@ async fn reload_policy_on_hangup(policy: Arc<PolicyEngine>) {
     }
     #[cfg(not(unix))]
     drop(policy);
+}
+
+/// The key manager the options name; Barbican's endpoint, when not given, from Keystone's
+/// catalog (castellan's `key-manager` entry). Asked for and not found stops the start:
+/// every encrypted volume would fail.
+async fn key_manager(args: &ServeArgs, auth: &Authenticator) -> Result<KeyManager, StartError> {
+    let keys = &args.keys;
+    match keys.backend().map_err(StartError::Config)? {
+        None => Ok(KeyManager::None),
+        Some(KeyBackend::Fixed) => {
+            let hex = keys.key_manager_fixed_key.as_deref().unwrap_or_default();
+            KeyManager::fixed(hex).map_err(StartError::Config)
+        }
+        Some(KeyBackend::Barbican) => {
+            let endpoint = match (&keys.barbican_endpoint, auth) {
+                (Some(endpoint), _) => endpoint.clone(),
+                (None, Authenticator::Keystone(keystone)) => {
+                    let entry = keys.catalog_entry().map_err(StartError::Config)?;
+                    let found = keystone.catalog_endpoint(&entry).await.map_err(|e| {
+                        StartError::Config(format!(
+                            "Barbican's endpoint could not be read from Keystone's catalog: {e}"
+                        ))
+                    })?;
+                    found.ok_or_else(|| {
+                        StartError::Config(
+                            "no key-manager endpoint in Keystone's catalog: set [barbican] barbican_endpoint"
+                                .to_owned(),
+                        )
+                    })?
+                }
+                (None, _) => {
+                    return Err(StartError::Config(
+                        "the barbican key manager needs [barbican] barbican_endpoint, or Keystone's catalog (--auth-strategy keystone)"
+                            .to_owned(),
+                    ))
+                }
+            };
+            tracing::info!(%endpoint, "keys of encrypted volumes are kept in Barbican");
+            let service = match auth {
+                Authenticator::Keystone(keystone) => Some(keystone.clone()),
+                _ => None,
+            };
+            let barbican = keys
+                .barbican(&endpoint, service)
+                .map_err(StartError::Config)?;
+            Ok(KeyManager::Barbican(Arc::new(barbican)))
+        }
+    }
 }
 
 /// Glance from `--glance-api-servers`, else from Keystone's catalog (through the

@@ -9,6 +9,9 @@ pub struct RequestContext {
     pub service_roles: Vec<String>,
     /// Cinder's `is_admin`: sees every project by id and passes admin-only rules.
     pub is_admin: bool,
+    /// The caller's token, passed on to the services called on its behalf (Glance,
+    /// Barbican), as Cinder does.
+    pub auth_token: Option<String>,
 }
 
 impl RequestContext {

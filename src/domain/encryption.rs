@@ -48,55 +48,6 @@ pub struct EncryptionType {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-/// The key id a volume of an encrypted type gets, from the configured key manager.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum KeyManager {
-    /// None configured: volumes of encrypted types cannot be created.
-    #[default]
-    None,
-    /// Cinder's `ConfKeyManager` (`[key_manager] fixed_key`): every volume's key is the one
-    /// fixed key (hex, as configured), whose id is all zeros.
-    FixedKey(String),
-}
-
-/// The id Cinder's `ConfKeyManager` gives its fixed key.
-pub const FIXED_KEY_ID: &str = "00000000-0000-0000-0000-000000000000";
-
-impl KeyManager {
-    /// The fixed-key manager, its key checked as Cinder reads it (`unhexlify`).
-    pub fn fixed(hex: &str) -> Result<KeyManager, String> {
-        let hex = hex.trim();
-        if hex.is_empty()
-            || !hex.len().is_multiple_of(2)
-            || !hex.chars().all(|c| c.is_ascii_hexdigit())
-        {
-            return Err(
-                "[key_manager] fixed_key must be a key in hexadecimal (an even number of 0-9, a-f)"
-                    .to_owned(),
-            );
-        }
-        Ok(KeyManager::FixedKey(hex.to_ascii_lowercase()))
-    }
-
-    /// The key id for a new volume of an encrypted type, or `None` when no key manager
-    /// can give one.
-    pub fn new_key_id(&self) -> Option<String> {
-        match self {
-            KeyManager::None => None,
-            KeyManager::FixedKey(_) => Some(FIXED_KEY_ID.to_owned()),
-        }
-    }
-
-    /// The LUKS passphrase of key `key_id` as Cinder and os-brick derive it: the key's
-    /// bytes in lowercase hexadecimal. `None` for a key this manager does not hold.
-    pub fn passphrase(&self, key_id: &str) -> Option<String> {
-        match self {
-            KeyManager::FixedKey(hex) if key_id == FIXED_KEY_ID => Some(hex.clone()),
-            _ => None,
-        }
-    }
-}
-
 /// How qemu-img writes a LUKS volume of a type (Cinder's `decode_cipher`): the type's
 /// dm-crypt style cipher `alg-mode-ivgen` with its key size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +65,13 @@ const LUKS_PROVIDERS: &[&str] = &[
 ];
 
 impl EncryptionSpecs {
+    /// The algorithm a key for these specs is made for (Cinder: the cipher up to its
+    /// first `-`, `aes` of `aes-xts-plain64`); none without a cipher.
+    pub fn key_algorithm(&self) -> Option<&str> {
+        let cipher = self.cipher.as_deref()?;
+        cipher.split('-').next().filter(|a| !a.is_empty())
+    }
+
     /// The cipher a volume of these specs is written with when the service writes its
     /// data (from an image), or why it cannot be, in Cinder's words.
     pub fn luks_cipher(&self) -> Result<LuksCipher, String> {
@@ -172,15 +130,5 @@ mod luks_tests {
         assert!(specs("luks", Some("aes-xts"), Some(256))
             .luks_cipher()
             .is_err());
-    }
-
-    #[test]
-    fn the_fixed_key_is_hex_and_its_passphrase_is_its_lowercase_hex() {
-        let manager = KeyManager::fixed("00FF10").unwrap();
-        assert_eq!(manager.passphrase(FIXED_KEY_ID).as_deref(), Some("00ff10"));
-        assert_eq!(manager.passphrase("another"), None);
-        for bad in ["", "abc", "zz", "00 11"] {
-            assert!(KeyManager::fixed(bad).is_err(), "{bad:?}");
-        }
     }
 }

@@ -238,6 +238,12 @@ pub enum DomainError {
     /// A volume of an encrypted type, and no key manager to give it a key.
     #[error("volume type {0} is encrypted and no key manager is configured")]
     NoKeyManager(String),
+    /// The key manager failed to make or copy a volume's key (what it said is logged).
+    #[error("key manager error")]
+    KeyManagerFailed,
+    /// An encrypted type without a cipher: no key algorithm to ask for.
+    #[error("invalid encryption spec")]
+    InvalidEncryptionSpec,
     #[error("the type's encryption changed during the create")]
     EncryptionChangedDuringCreate,
     /// A retype that would change whether (or how) the volume is encrypted.

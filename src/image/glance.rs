@@ -9,19 +9,13 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{header, Method, Request, StatusCode};
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
-use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::tls_client::TlsClient;
-
-type Body = BoxBody<Bytes, std::io::Error>;
+use crate::upstream::{path_segment, Answer, Upstream};
 
 /// Where Glance is and how long a call may wait for it.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +97,15 @@ fn text(value: &Value) -> String {
 }
 
 impl ImageInfo {
+    /// The key of an image uploaded from an encrypted volume (Cinder's
+    /// `cinder_encryption_key_id`): its data is that volume's LUKS container.
+    pub fn encryption_key_id(&self) -> Option<&str> {
+        self.properties
+            .get("cinder_encryption_key_id")
+            .map(String::as_str)
+            .filter(|k| !k.is_empty())
+    }
+
     pub fn from_json(body: &Value) -> Option<ImageInfo> {
         let object = body.as_object()?;
         let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -191,66 +194,23 @@ impl futures_core::Stream for ChannelStream {
     }
 }
 
+#[derive(Debug)]
 pub struct Glance {
-    servers: Vec<String>,
-    timeout: Duration,
-    client: Client<HttpsConnector<HttpConnector>, Body>,
-}
-
-impl std::fmt::Debug for Glance {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Glance")
-            .field("servers", &self.servers)
-            .finish()
-    }
-}
-
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// `host:port` becomes `http://host:port`, as Cinder reads `api_servers`.
-fn base_url(server: &str) -> Result<String, String> {
-    let server = server.trim().trim_end_matches('/');
-    let url = if server.contains("://") {
-        server.to_owned()
-    } else {
-        format!("http://{server}")
-    };
-    if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!(
-            "the Glance server {server:?} must be host:port or an http(s) URL"
-        ));
-    }
-    Ok(url.trim_end_matches("/v2").to_owned())
-}
-
-fn empty() -> Body {
-    Full::new(Bytes::new()).map_err(|e| match e {}).boxed()
+    upstream: Upstream,
 }
 
 impl Glance {
     pub fn new(config: &GlanceConfig) -> Result<Glance, String> {
-        if config.api_servers.is_empty() {
-            return Err("no Glance server is configured".to_owned());
-        }
-        let servers = config
-            .api_servers
-            .iter()
-            .map(|s| base_url(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let connector = HttpsConnectorBuilder::new()
-            .with_tls_config(config.tls.config("Glance")?)
-            .https_or_http()
-            .enable_http1()
-            .build();
-        Ok(Glance {
-            servers,
-            timeout: config.timeout.unwrap_or(DEFAULT_TIMEOUT),
-            client: Client::builder(TokioExecutor::new()).build(connector),
-        })
+        let upstream = Upstream::new(
+            "Glance",
+            &config.api_servers,
+            "/v2",
+            config.timeout,
+            &config.tls,
+        )?;
+        Ok(Glance { upstream })
     }
 
-    /// Sends one request to the first server that answers (`body` is made afresh for
-    /// each try, so only requests with a small body are retried).
     async fn call(
         &self,
         method: Method,
@@ -258,33 +218,10 @@ impl Glance {
         token: Option<&str>,
         json: Option<&Value>,
     ) -> Result<hyper::Response<Incoming>, GlanceError> {
-        let mut last = String::new();
-        for server in &self.servers {
-            let mut request = Request::builder()
-                .method(method.clone())
-                .uri(format!("{server}{path}"));
-            if let Some(token) = token {
-                request = request.header("X-Auth-Token", token);
-            }
-            let body = match json {
-                Some(json) => {
-                    request = request.header(header::CONTENT_TYPE, "application/json");
-                    Full::new(Bytes::from(json.to_string()))
-                        .map_err(|e| match e {})
-                        .boxed()
-                }
-                None => empty(),
-            };
-            let request = request
-                .body(body)
-                .map_err(|e| GlanceError::Unavailable(e.to_string()))?;
-            match tokio::time::timeout(self.timeout, self.client.request(request)).await {
-                Ok(Ok(response)) => return Ok(response),
-                Ok(Err(e)) => last = format!("{server}: {e}"),
-                Err(_) => last = format!("{server}: no answer in {:?}", self.timeout),
-            }
-        }
-        Err(GlanceError::Unavailable(last))
+        self.upstream
+            .call(method, path, token, json, None)
+            .await
+            .map_err(GlanceError::Unavailable)
     }
 
     async fn read_json(
@@ -292,14 +229,13 @@ impl Glance {
         response: hyper::Response<Incoming>,
         image: &str,
     ) -> Result<Value, GlanceError> {
-        let status = response.status();
-        let bytes = tokio::time::timeout(self.timeout, response.into_body().collect())
+        let answer = self
+            .upstream
+            .read(response)
             .await
-            .map_err(|_| GlanceError::Unavailable("the answer did not come".into()))?
-            .map_err(|e| GlanceError::Unavailable(e.to_string()))?
-            .to_bytes();
-        check(status, &bytes, image)?;
-        Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+            .map_err(GlanceError::Unavailable)?;
+        check(&answer, image)?;
+        Ok(answer.json())
     }
 
     pub async fn show(&self, token: Option<&str>, image: &str) -> Result<ImageInfo, GlanceError> {
@@ -339,8 +275,9 @@ impl Glance {
         let response = self.call(Method::GET, &path, token, None).await?;
         let status = response.status();
         if !status.is_success() {
-            let body = response.into_body().collect().await.map(|b| b.to_bytes());
-            check(status, &body.unwrap_or_default(), image)?;
+            let answer = self.upstream.read(response).await;
+            let answer = answer.map_err(GlanceError::Unavailable)?;
+            check(&answer, image)?;
             return Err(GlanceError::Refused(status.as_u16(), String::new()));
         }
         if status == StatusCode::NO_CONTENT {
@@ -348,7 +285,7 @@ impl Glance {
         }
         Ok(Download {
             body: response.into_body(),
-            timeout: self.timeout,
+            timeout: self.upstream.timeout(),
         })
     }
 
@@ -373,23 +310,16 @@ impl Glance {
         image: &str,
         data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
     ) -> Result<(), GlanceError> {
-        let server = &self.servers[0];
-        let mut request = Request::builder()
+        let request = Request::builder()
             .method(Method::PUT)
-            .uri(format!("{server}/v2/images/{}/file", path_segment(image)))
             .header(header::CONTENT_TYPE, "application/octet-stream");
-        if let Some(token) = token {
-            request = request.header("X-Auth-Token", token);
-        }
+        let path = format!("/v2/images/{}/file", path_segment(image));
         let body = StreamBody::new(ChannelStream(data)).boxed();
-        let request = request
-            .body(body)
-            .map_err(|e| GlanceError::Unavailable(e.to_string()))?;
         let response = self
-            .client
-            .request(request)
+            .upstream
+            .send_stream(request, &path, token, body)
             .await
-            .map_err(|e| GlanceError::Unavailable(format!("{server}: {e}")))?;
+            .map_err(GlanceError::Unavailable)?;
         self.read_json(response, image).await.map(|_| ())
     }
 
@@ -404,49 +334,27 @@ impl Glance {
 }
 
 /// Glance's status as our error: 404 is "not found", other failures keep Glance's text.
-fn check(status: StatusCode, body: &[u8], image: &str) -> Result<(), GlanceError> {
+fn check(answer: &Answer, image: &str) -> Result<(), GlanceError> {
+    let status = answer.status;
     if status.is_success() {
         return Ok(());
     }
     if status == StatusCode::NOT_FOUND {
         return Err(GlanceError::NotFound(image.to_owned()));
     }
-    let said = String::from_utf8_lossy(body);
-    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
-    let said: String = said.chars().take(300).collect();
     if status.is_server_error() {
-        return Err(GlanceError::Unavailable(format!("{status}: {said}")));
+        return Err(GlanceError::Unavailable(format!(
+            "{status}: {}",
+            answer.said()
+        )));
     }
-    Err(GlanceError::Refused(status.as_u16(), said))
-}
-
-/// Percent-encodes what is not safe in one path segment or query value.
-fn path_segment(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    Err(GlanceError::Refused(status.as_u16(), answer.said()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn servers_without_a_scheme_are_http() {
-        assert_eq!(base_url("127.0.0.1:9292").unwrap(), "http://127.0.0.1:9292");
-        assert_eq!(
-            base_url("https://glance.example/v2/").unwrap(),
-            "https://glance.example"
-        );
-        assert!(base_url("ftp://glance").is_err());
-    }
 
     #[test]
     fn custom_properties_are_the_keys_outside_the_base_schema() {
@@ -480,22 +388,21 @@ mod tests {
     }
 
     #[test]
-    fn names_are_encoded_for_the_query() {
-        assert_eq!(path_segment("a b/c&d"), "a%20b%2Fc%26d");
-    }
-
-    #[test]
     fn statuses_map_to_errors() {
+        let answer = |status, body: &'static [u8]| Answer {
+            status,
+            body: Bytes::from_static(body),
+        };
         assert_eq!(
-            check(StatusCode::NOT_FOUND, b"", "x"),
+            check(&answer(StatusCode::NOT_FOUND, b""), "x"),
             Err(GlanceError::NotFound("x".into()))
         );
         assert!(matches!(
-            check(StatusCode::FORBIDDEN, b"no", "x"),
+            check(&answer(StatusCode::FORBIDDEN, b"no"), "x"),
             Err(GlanceError::Refused(403, _))
         ));
         assert!(matches!(
-            check(StatusCode::BAD_GATEWAY, b"", "x"),
+            check(&answer(StatusCode::BAD_GATEWAY, b""), "x"),
             Err(GlanceError::Unavailable(_))
         ));
     }

@@ -416,6 +416,7 @@ mod tests {
             roles: roles.iter().map(|r| r.to_string()).collect(),
             service_roles: vec![],
             is_admin: roles.contains(&"admin"),
+            auth_token: None,
         }
     }
 

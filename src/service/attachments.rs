@@ -579,6 +579,7 @@ mod tests {
             roles: vec![],
             service_roles: vec![],
             is_admin,
+            auth_token: None,
         }
     }
 

@@ -142,25 +142,59 @@ impl Service {
         Ok(())
     }
 
-    /// The key id a new volume of `volume_type` gets: none for a type without
-    /// encryption; refused when no key manager can give one, or (as Cinder) when the type
-    /// also allows multi-attach.
-    pub(super) async fn encryption_key_for(
+    /// The encryption a new volume of `volume_type` gets: none for a type without it;
+    /// refused when no key manager can give it a key, or (as Cinder) when the type also
+    /// allows multi-attach.
+    pub(super) async fn encryption_of_new(
         &self,
         volume_type: &VolumeType,
         multiattach: bool,
-    ) -> Result<Option<String>, DomainError> {
-        if self.store.get_encryption(volume_type.id).await?.is_none() {
+    ) -> Result<Option<EncryptionSpecs>, DomainError> {
+        let Some(encryption) = self.store.get_encryption(volume_type.id).await? else {
             return Ok(None);
+        };
+        if !self.settings.key_manager.is_configured() {
+            return Err(DomainError::NoKeyManager(volume_type.name.clone()));
         }
-        let key = self
-            .settings
-            .key_manager
-            .new_key_id()
-            .ok_or_else(|| DomainError::NoKeyManager(volume_type.name.clone()))?;
         if multiattach {
             return Err(DomainError::EncryptedMultiattach);
         }
-        Ok(Some(key))
+        Ok(Some(encryption.specs))
+    }
+
+    /// The key of a new encrypted volume (Cinder's `_get_encryption_key_id`): a copy of
+    /// its source's key (a volume, a snapshot, or an image uploaded from an encrypted
+    /// volume), else a new key of the type's algorithm and size, made with the caller's
+    /// token so it belongs to the caller's project.
+    pub(super) async fn new_volume_key(
+        &self,
+        caller: &RequestContext,
+        specs: &EncryptionSpecs,
+        source_key: Option<&str>,
+    ) -> Result<String, DomainError> {
+        let keys = &self.settings.key_manager;
+        let token = caller.auth_token.as_deref();
+        let made = match source_key {
+            Some(source) => keys.clone_key(token, source).await,
+            None => {
+                let algorithm = specs
+                    .key_algorithm()
+                    .ok_or(DomainError::InvalidEncryptionSpec)?;
+                keys.create_key(token, algorithm, specs.key_size).await
+            }
+        };
+        made.map_err(|err| {
+            // As Cinder, the caller hears only that the key manager failed.
+            tracing::error!(error = %err, "the key manager could not give a new volume its key");
+            DomainError::KeyManagerFailed
+        })
+    }
+
+    /// Deletes a key made for a volume or an image that did not come to be.
+    pub(super) async fn forget_key(&self, token: Option<&str>, key: Option<&str>) {
+        let Some(key) = key else { return };
+        if let Err(err) = self.settings.key_manager.delete_key(token, key).await {
+            tracing::warn!(error = %err, key_id = key, "could not delete an unused key");
+        }
     }
 }

@@ -207,14 +207,20 @@ impl Service {
             .map_err(|e| e.to_string())?
             .driver
             .clone();
+        // An image uploaded from an encrypted volume is already that volume's LUKS
+        // container, and the new volume's key is a copy of its key: the bytes are copied
+        // as they are (Cinder's `copy_image_to_volume`). A plain image is encrypted on
+        // the way in.
         let luks = match &volume.encryption_key_id {
-            Some(key_id) => Some(self.luks_of(volume.volume_type_id, key_id).await?),
+            Some(_) if image.encryption_key_id().is_some() => None,
+            Some(key_id) => Some(self.luks_of(volume.volume_type_id, key_id, token).await?),
             None => None,
         };
         // A raw image in storage the backend reaches becomes the volume's parent: no
         // data moves, and the volume goes from `creating` to `available` (as in Cinder;
-        // not for an encrypted volume, whose data must be written encrypted).
-        if luks.is_none() && image.disk_format.as_deref() == Some("raw") {
+        // not for an encrypted volume).
+        let encrypted = volume.encryption_key_id.is_some();
+        if !encrypted && image.disk_format.as_deref() == Some("raw") {
             let cloned = driver.clone_image(id, &image.locations, size as u64).await;
             if cloned.map_err(|e| e.to_string())? {
                 return Ok(driver);
@@ -248,7 +254,12 @@ impl Service {
 
     /// How an encrypted volume's data is written: its type's cipher and its key's
     /// passphrase (Cinder's `check_encryption_provider`, then the key manager).
-    async fn luks_of(&self, volume_type: VolumeTypeId, key_id: &str) -> Result<Luks, String> {
+    async fn luks_of(
+        &self,
+        volume_type: VolumeTypeId,
+        key_id: &str,
+        token: Option<&str>,
+    ) -> Result<Luks, String> {
         let encryption = self
             .store
             .get_encryption(volume_type)
@@ -259,8 +270,9 @@ impl Service {
         let passphrase = self
             .settings
             .key_manager
-            .passphrase(key_id)
-            .ok_or_else(|| format!("the key manager does not hold the volume's key {key_id}."))?;
+            .passphrase(token, key_id)
+            .await
+            .map_err(|e| format!("the volume's key {key_id}: {e}."))?;
         Ok(Luks { cipher, passphrase })
     }
 

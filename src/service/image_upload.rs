@@ -127,13 +127,25 @@ impl Service {
                 )));
             }
         }
-        let key = volume.encryption_key_id.clone();
-        let fields = image_fields(&request, &volume.image_metadata, key.as_deref());
         let token = request.auth_token.clone();
+        // The image gets a key of its own (Cinder clones it): the volume's goes with the
+        // volume.
+        let key = match &volume.encryption_key_id {
+            Some(key) => match self.copy_key(token.as_deref(), key).await {
+                Ok(copy) => Some(copy),
+                Err(err) => {
+                    self.store.end_upload(id, None, self.clock.now()).await?;
+                    return Err(err);
+                }
+            },
+            None => None,
+        };
+        let fields = image_fields(&request, &volume.image_metadata, key.as_deref());
         let image = match glance.create(token.as_deref(), &fields).await {
             Ok(image) => image,
             Err(err) => {
                 self.store.end_upload(id, None, self.clock.now()).await?;
+                self.forget_key(token.as_deref(), key.as_deref()).await;
                 return Err(DomainError::ImageRefused(err.to_string()));
             }
         };
@@ -145,8 +157,12 @@ impl Service {
             let sent = service
                 .send_volume(&driver, id, &image_id, &disk_format, token.as_deref())
                 .await;
+            let token = token.as_deref();
+            if sent.is_err() {
+                service.forget_key(token, key.as_deref()).await;
+            }
             service
-                .finish_upload(id, &image_id, token.as_deref(), sent, project, request_id)
+                .finish_upload(id, &image_id, token, sent, project, request_id)
                 .await;
         });
         let volume = self
@@ -155,6 +171,14 @@ impl Service {
             .await?
             .ok_or_else(|| super::volume_not_found(id))?;
         Ok(UploadStarted { volume, image })
+    }
+
+    async fn copy_key(&self, token: Option<&str>, key: &str) -> Result<String, DomainError> {
+        let keys = &self.settings.key_manager;
+        keys.clone_key(token, key).await.map_err(|err| {
+            tracing::error!(error = %err, key_id = key, "could not copy a volume's key for its image");
+            DomainError::KeyManagerFailed
+        })
     }
 
     async fn finish_upload(

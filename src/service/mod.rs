@@ -54,7 +54,7 @@ pub struct Settings {
     /// Quota defaults under the `default` quota class (cinder.conf's `quota_*`).
     pub quota_defaults: crate::domain::quota::QuotaDefaults,
     /// Where volumes of encrypted types get their key ids.
-    pub key_manager: crate::domain::encryption::KeyManager,
+    pub key_manager: crate::keys::KeyManager,
     /// The image service (`[glance] api_servers`); without one, image requests are refused.
     pub glance: Option<Arc<crate::image::Glance>>,
     /// Where images that are not raw are converted (`image_conversion_dir`).

@@ -108,6 +108,7 @@ fn admin() -> RequestContext {
         roles: vec!["admin".into()],
         service_roles: vec![],
         is_admin: true,
+        auth_token: None,
     }
 }
 

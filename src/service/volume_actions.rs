@@ -33,7 +33,8 @@ impl Service {
                 .enforce(rules::VOLUME_FORCE_DELETE, caller, &target)?;
         }
         self.policy.enforce(rules::VOLUME_DELETE, caller, &target)?;
-        self.delete_checked(volume, force, cascade).await
+        let token = caller.auth_token.as_deref();
+        self.delete_checked(volume, force, cascade, token).await
     }
 
     /// `os-force_delete`: like `DELETE ?force=true`, under the admin-action rule.
@@ -45,7 +46,8 @@ impl Service {
         let volume = self
             .volume_with_rule(caller, id, rules::ADMIN_FORCE_DELETE)
             .await?;
-        self.delete_checked(volume, true, false).await
+        let token = caller.auth_token.as_deref();
+        self.delete_checked(volume, true, false, token).await
     }
 
     async fn delete_checked(
@@ -53,6 +55,7 @@ impl Service {
         volume: Volume,
         force: bool,
         cascade: bool,
+        token: Option<&str>,
     ) -> Result<(), DomainError> {
         let id = volume.id;
         self.ensure_not_frozen(&volume).await?;
@@ -75,6 +78,7 @@ impl Service {
             }
         };
         let service = self.clone();
+        let token = token.map(str::to_owned);
         crate::origin::spawn(async move {
             // Snapshots first (`cascade`): the volume goes only once they are gone.
             for snapshot in snapshots {
@@ -85,7 +89,7 @@ impl Service {
                     return Ok(());
                 }
             }
-            service.remove_from_backend(volume).await
+            service.remove_from_backend(volume, token.as_deref()).await
         })
         .await
         .map_err(|e| DomainError::Interrupted {
@@ -94,7 +98,14 @@ impl Service {
         })?
     }
 
-    pub(super) async fn remove_from_backend(&self, volume: Volume) -> Result<(), DomainError> {
+    /// Removes a `deleting` volume's data, then its key (Cinder deletes the key as the
+    /// delete starts; here a volume kept for its clones keeps its key too), then its
+    /// record. `token`: the caller's, for the key manager (else the service's own).
+    pub(super) async fn remove_from_backend(
+        &self,
+        volume: Volume,
+        token: Option<&str>,
+    ) -> Result<(), DomainError> {
         let result = match self.backend_of(&volume) {
             // A volume no backend took has no storage: only its record goes, as Cinder's
             // "volume has no host" delete.
@@ -113,6 +124,13 @@ impl Service {
                 other => other.map_err(|e| e.to_string()),
             },
             Err(err) => Err(err.to_string()),
+        };
+        let result = match (result, &volume.encryption_key_id) {
+            (Ok(()), Some(key)) => {
+                let deleted = self.settings.key_manager.delete_key(token, key).await;
+                deleted.map_err(|e| format!("Unable to delete encryption key for volume: {e}"))
+            }
+            (other, _) => other,
         };
         let failed = (VolumeStatus::Deleting, VolumeStatus::ErrorDeleting);
         if self.settle(volume.id, result, failed, "delete").await? {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::placement::Placement;
 use super::volume_not_found;
+use super::volume_sources::Origin;
 use super::Service;
 use crate::backend::{ConfiguredBackend, DataSource};
 use crate::domain::ids::{MessageId, VolumeId};
@@ -285,7 +286,7 @@ impl Service {
             super::image_download::check_image_fits(image, size)?;
         }
         let multiattach = volume_type.is_multiattach();
-        let encryption_key_id = self.encryption_key_for(&volume_type, multiattach).await?;
+        let encryption = self.encryption_of_new(&volume_type, multiattach).await?;
         if multiattach {
             self.policy
                 .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;
@@ -332,7 +333,7 @@ impl Service {
             backend_capacity_gb: None,
             shared_targets: None,
             metadata: request.metadata,
-            encryption_key_id,
+            encryption_key_id: None,
             bootable: origin.as_ref().is_some_and(|o| o.volume.bootable),
             created_at: now,
         };
@@ -346,21 +347,26 @@ impl Service {
             availability_zone: zone,
             volume_type: &volume_type,
         };
-        let placed = match &origin {
-            // The data is where the source is: the new volume goes there, if that backend
-            // passes the scheduler's filters for it.
-            Some(origin) => {
-                origin.check_zone(zone)?;
-                let backend = self.backend_of(&origin.volume)?;
-                let index = self
-                    .backends
-                    .iter()
-                    .position(|b| b.service_uuid == backend.service_uuid);
-                let fits = self.candidates(&placement, &[]).await?;
-                let backend = index.filter(|i| fits.contains(i)).map(|_| backend);
-                self.record_on(&mut new, &owner, backend).await?
+        if let Some(specs) = &encryption {
+            let source_key = match (&origin, &image) {
+                (Some(origin), _) => origin.volume.encryption_key_id.as_deref(),
+                (None, Some(image)) => image.encryption_key_id(),
+                (None, None) => None,
+            };
+            let key = self.new_volume_key(caller, specs, source_key).await?;
+            new.encryption_key_id = Some(key);
+        }
+        let placed = match self
+            .record_new(&mut new, &owner, &placement, origin.as_ref(), zone)
+            .await
+        {
+            Ok(placed) => placed,
+            Err(err) => {
+                let token = caller.auth_token.as_deref();
+                self.forget_key(token, new.encryption_key_id.as_deref())
+                    .await;
+                return Err(err);
             }
-            None => self.record_placed(&mut new, &owner, &placement).await?,
         };
         if !placed {
             // No backend could take it: Cinder's scheduler leaves the volume in `error`
@@ -420,6 +426,31 @@ impl Service {
             .get_volume(id)
             .await?
             .ok_or_else(|| volume_not_found(id))
+    }
+
+    /// Records a new volume: beside its source's data when it has one (if that backend
+    /// passes the scheduler's filters for it), else on the best backend. `false`: no
+    /// backend could take it, and it is recorded in `error`.
+    async fn record_new(
+        &self,
+        new: &mut NewVolume,
+        owner: &QuotaOwner,
+        placement: &Placement<'_>,
+        origin: Option<&Origin>,
+        zone: Option<&str>,
+    ) -> Result<bool, DomainError> {
+        let Some(origin) = origin else {
+            return self.record_placed(new, owner, placement).await;
+        };
+        origin.check_zone(zone)?;
+        let backend = self.backend_of(&origin.volume)?;
+        let index = self
+            .backends
+            .iter()
+            .position(|b| b.service_uuid == backend.service_uuid);
+        let fits = self.candidates(placement, &[]).await?;
+        let backend = index.filter(|i| fits.contains(i)).map(|_| backend);
+        self.record_on(new, owner, backend).await
     }
 
     /// Records the volume on the best backend that can take it, trying the next one when
@@ -577,7 +608,7 @@ impl Service {
             let now = self.clock.now();
             if volume.status == VolumeStatus::Deleting {
                 tracing::warn!(volume_id = %volume.id, "volume deletion was interrupted; finishing it");
-                self.remove_from_backend(volume).await?;
+                self.remove_from_backend(volume, None).await?;
                 handled += 1;
                 continue;
             }

@@ -218,7 +218,7 @@ fn oslos_rabbit_tls_options_become_flags() {
 }
 
 #[test]
-fn the_fixed_key_manager_is_read_and_barbican_left_alone() {
+fn the_key_managers_are_read_fixed_or_barbican() {
     let fixed = write("[key_manager]\nfixed_key = 00ff\n");
     let settings = load(&[fixed.to_path_buf()]).expect("loads");
     assert_eq!(values(&settings, "key_manager_fixed_key"), ["00ff"]);
@@ -227,9 +227,21 @@ fn the_fixed_key_manager_is_read_and_barbican_left_alone() {
     );
     let settings = load(&[conf.to_path_buf()]).expect("loads");
     assert_eq!(values(&settings, "key_manager_fixed_key"), ["abcd"]);
-    let barbican = write("[key_manager]\nbackend = barbican\nfixed_key = abcd\n");
+    assert_eq!(values(&settings, "key_manager"), ["fixed"]);
+    let barbican = write(
+        "[key_manager]\nbackend = barbican\nfixed_key = abcd\n\
+         [barbican]\nbarbican_endpoint = http://kms:9311\nverify_ssl = false\n",
+    );
     let settings = load(&[barbican.to_path_buf()]).expect("loads");
     assert!(values(&settings, "key_manager_fixed_key").is_empty());
+    assert_eq!(values(&settings, "key_manager"), ["barbican"]);
+    assert_eq!(values(&settings, "barbican_endpoint"), ["http://kms:9311"]);
+    assert_eq!(values(&settings, "barbican_insecure"), ["true"]);
+    let vault = write("[key_manager]\nbackend = vault\n");
+    let err = load(&[vault.to_path_buf()])
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("vault"), "{err}");
     assert!(settings
         .ignored
         .contains(&"[key_manager] fixed_key".to_owned()));

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::support::helpers::*;
 use crate::support::TestApp;
-use cinder_attach::domain::encryption::KeyManager;
+use cinder_attach::keys::KeyManager;
 use cinder_attach::service::Settings;
 
 const LUKS: &str = r#"{"encryption": {"provider": "luks", "control_location": "front-end",

@@ -1,0 +1,208 @@
+"""Keys of encrypted volumes kept in a real Barbican (scripts/start-barbican), behind the
+real Keystone, as Cinder's castellan keeps them: each volume gets a secret of its own in
+the caller's project; a clone, an uploaded image and a volume made from that image each
+get a copy of the key (same bytes, another secret); the data written from an image
+opens with the volume's key; deleting a volume deletes its secret. Runs on SQLite and
+on PostgreSQL with a real Glance that checks tokens with the same Keystone."""
+
+import os
+import signal
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import Server, _stores
+from test_images import MIB
+from test_keystone import ADMIN_PASSWORD, KEYSTONE, provision
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "glance"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keystone"))
+import glance_node  # noqa: E402
+from keystone_admin import login  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(not KEYSTONE, reason="KEYSTONE_URL is not set")
+
+
+@pytest.fixture(scope="module")
+def barbican():
+    out = subprocess.run(
+        [str(REPO / "scripts" / "start-barbican")],
+        env={**os.environ, "BARBICAN_KEYSTONE_URL": KEYSTONE, "BARBICAN_KEYSTONE_ADMIN_PASSWORD": ADMIN_PASSWORD},
+        check=True, capture_output=True, text=True, timeout=900,
+    ).stdout
+    found = dict(pair.split("=", 1) for pair in out.split()[1:])
+    yield found
+    try:
+        os.killpg(int(found["BARBICAN_PID"]), signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    shutil.rmtree(found["BARBICAN_WORK"], ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def keyed_glance():
+    env = glance_node.start({"GLANCE_KEYSTONE_URL": KEYSTONE, "GLANCE_KEYSTONE_ADMIN_PASSWORD": ADMIN_PASSWORD})
+    yield env
+    glance_node.stop(env)
+
+
+@pytest.fixture(scope="module")
+def accounts():
+    return provision(KEYSTONE, ADMIN_PASSWORD)
+
+
+@pytest.fixture(params=_stores())
+def server(request, accounts, barbican, keyed_glance):
+    started = Server(request.param, [
+        "--auth-strategy", "keystone", "--keystone-url", KEYSTONE,
+        "--keystone-username", accounts["service_user"], "--keystone-password", "pw",
+        "--keystone-project", accounts["service_project"],
+        "--key-manager", "barbican", "--barbican-endpoint", barbican["BARBICAN_URL"],
+        "--glance-api-servers", keyed_glance["GLANCE_URL"],
+    ])
+    yield started
+    started.stop()
+
+
+class Caller:
+    """One Keystone user's calls to the service, Glance and Barbican."""
+
+    def __init__(self, server, token, project_id, barbican_url, glance_url):
+        self.server, self.token, self.project_id = server, token, project_id
+        self.barbican_url, self.glance_url = barbican_url, glance_url
+
+    def api(self, method, path, **kwargs):
+        headers = {"X-Auth-Token": self.token, "OpenStack-API-Version": "volume 3.71"}
+        return requests.request(method, f"{self.server.url}/v3/{self.project_id}{path}",
+                                headers=headers, timeout=120, **kwargs)
+
+    def secret(self, key_id):
+        """The key's bytes as Barbican gives them to this caller; None when it is gone."""
+        got = requests.get(f"{self.barbican_url}/v1/secrets/{key_id}/payload", timeout=30,
+                           headers={"X-Auth-Token": self.token, "Accept": "application/octet-stream"})
+        if got.status_code == 404:
+            return None
+        assert got.status_code == 200, got.text
+        return got.content
+
+    def key_of(self, volume_id):
+        shown = self.api("GET", f"/volumes/{volume_id}/encryption")
+        assert shown.status_code == 200, shown.text
+        return shown.json()["encryption_key_id"]
+
+    def wait(self, volume_id, wanted=("available",)):
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            status = self.api("GET", f"/volumes/{volume_id}").json()["volume"]["status"]
+            if status in wanted or status == "error":
+                assert status in wanted, status
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"volume {volume_id} never became {wanted}")
+
+    def create(self, **body):
+        made = self.api("POST", "/volumes", json={"volume": {"size": 1, "volume_type": "luks-barbican", **body}})
+        assert made.status_code == 202, made.text
+        volume_id = made.json()["volume"]["id"]
+        self.wait(volume_id)
+        return volume_id
+
+    def upload_image(self, data):
+        glance = {"X-Auth-Token": self.token}
+        made = requests.post(f"{self.glance_url}/v2/images", headers=glance, timeout=30, json={
+            "name": "plain", "disk_format": "raw", "container_format": "bare"})
+        made.raise_for_status()
+        image_id = made.json()["id"]
+        put = requests.put(f"{self.glance_url}/v2/images/{image_id}/file", data=data, timeout=120,
+                           headers={**glance, "Content-Type": "application/octet-stream"})
+        assert put.status_code == 204, put.text
+        return image_id
+
+
+def luks_type(accounts, server):
+    admin = Caller(server, accounts["admin"], None, None, None)
+    project = requests.get(f"{KEYSTONE}/auth/tokens", timeout=30,
+                           headers={"X-Auth-Token": admin.token, "X-Subject-Token": admin.token}).json()
+    admin.project_id = project["token"]["project"]["id"]
+    made = admin.api("POST", "/types", json={"volume_type": {"name": "luks-barbican"}})
+    assert made.status_code == 200, made.text
+    type_id = made.json()["volume_type"]["id"]
+    encryption = admin.api("POST", f"/types/{type_id}/encryption", json={"encryption": {
+        "provider": "luks", "cipher": "aes-xts-plain64", "key_size": 256, "control_location": "front-end"}})
+    assert encryption.status_code == 200, encryption.text
+
+
+def decrypted(volume_file, passphrase, out):
+    subprocess.run(
+        ["qemu-img", "convert", "--object", f"secret,id=sec0,data={passphrase}", "--image-opts",
+         f"driver=luks,key-secret=sec0,file.filename={volume_file}", "-O", "raw", str(out)],
+        check=True, capture_output=True, text=True,
+    )
+    return out.read_bytes()
+
+
+def test_every_encrypted_volume_has_a_barbican_secret_of_its_own(server, accounts, barbican, keyed_glance, tmp_path):
+    luks_type(accounts, server)
+    token = login(accounts["user"], "pw", accounts["project"], KEYSTONE)
+    alice = Caller(server, token, accounts["project_id"], barbican["BARBICAN_URL"], keyed_glance["GLANCE_URL"])
+
+    # A new volume: a 256-bit AES key, made in Barbican in alice's project.
+    empty = alice.create()
+    key = alice.key_of(empty)
+    assert len(alice.secret(key)) == 32
+
+    # From a plain image: written as LUKS under the volume's own key.
+    data = os.urandom(2 * MIB) + bytes(MIB) + os.urandom(999)
+    image_id = alice.upload_image(data)
+    from_image = alice.create(imageRef=image_id)
+    image_key = alice.key_of(from_image)
+    assert image_key != key
+    volume_file = server.volumes_dir / f"volume-{from_image}"
+    passphrase = alice.secret(image_key).hex()
+    assert decrypted(volume_file, passphrase, tmp_path / "a.raw")[:len(data)] == data
+
+    # A clone: another secret holding the same bytes.
+    clone = alice.create(source_volid=from_image)
+    clone_key = alice.key_of(clone)
+    assert clone_key not in (key, image_key)
+    assert alice.secret(clone_key) == alice.secret(image_key)
+
+    # Uploaded to an image: the image names a copy of the key, and a volume made from it
+    # holds the same LUKS container, under a copy of its own.
+    upload = alice.api("POST", f"/volumes/{from_image}/action", json={
+        "os-volume_upload_image": {"image_name": "sealed", "disk_format": "raw", "container_format": "bare"}})
+    assert upload.status_code == 202, upload.text
+    sealed = upload.json()["os-volume_upload_image"]["image_id"]
+    alice.wait(from_image)
+    image = requests.get(f"{alice.glance_url}/v2/images/{sealed}", headers={"X-Auth-Token": token}, timeout=30).json()
+    assert image["status"] == "active", image
+    sealed_key = image["cinder_encryption_key_id"]
+    assert sealed_key not in (image_key, clone_key)
+    assert alice.secret(sealed_key) == alice.secret(image_key)
+    reopened = alice.create(imageRef=sealed)
+    reopened_key = alice.key_of(reopened)
+    assert reopened_key not in (sealed_key, image_key)
+    reopened_file = server.volumes_dir / f"volume-{reopened}"
+    assert reopened_file.read_bytes()[:MIB] == volume_file.read_bytes()[:MIB], "copied as it is, not encrypted twice"
+    assert decrypted(reopened_file, alice.secret(reopened_key).hex(), tmp_path / "b.raw")[:len(data)] == data
+
+    # A transfer would have to move the key between projects: refused, as Cinder before 3.70.
+    transfer = alice.api("POST", "/volume-transfers", json={"transfer": {"volume_id": empty}})
+    assert transfer.status_code == 400, transfer.text
+    assert "encrypted" in transfer.json()["badRequest"]["message"]
+
+    # Deleting a volume deletes its secret, and only its own.
+    for volume_id, volume_key in ((empty, key), (clone, clone_key), (reopened, reopened_key), (from_image, image_key)):
+        assert alice.api("DELETE", f"/volumes/{volume_id}").status_code == 202
+        deadline = time.monotonic() + 60
+        while alice.api("GET", f"/volumes/{volume_id}").status_code != 404:
+            assert time.monotonic() < deadline, f"volume {volume_id} was not deleted"
+            time.sleep(0.05)
+        assert alice.secret(volume_key) is None, "the volume's key outlived it"
+    assert alice.secret(sealed_key) is not None, "the image's key is the image's"
