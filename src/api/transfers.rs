@@ -228,7 +228,13 @@ async fn create(
     let no_snapshots = super::schema::as_bool(&fields["no_snapshots"]).unwrap_or(false);
     let offer = state
         .service
-        .create_transfer(&ctx.caller, volume_id, name, no_snapshots)
+        .create_transfer(
+            &ctx.caller,
+            volume_id,
+            name,
+            no_snapshots,
+            ctx.version.at_least(3, 70),
+        )
         .await?;
     let base = base_url(&state, &headers);
     let view = detail(&ctx, &base, &offer.transfer, Some(&offer.auth_key));

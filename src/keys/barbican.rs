@@ -168,6 +168,17 @@ impl Barbican {
         self.store(token, &secret).await
     }
 
+    /// The service's own token (its Keystone login), when it has one.
+    pub async fn own_token(&self) -> Result<String, KeyError> {
+        let service = self.service.as_ref().ok_or_else(|| {
+            KeyError::Unavailable("the service has no Keystone login of its own".into())
+        })?;
+        service
+            .own_token()
+            .await
+            .map_err(|e| KeyError::Unavailable(format!("the service's own login: {e}")))
+    }
+
     /// Deletes a key with the caller's token, else (no token, or refused) with the
     /// service's own.
     pub async fn delete(&self, token: Option<&str>, key_id: &str) -> Result<(), KeyError> {
@@ -181,13 +192,10 @@ impl Barbican {
             }
             None => Err(KeyError::Refused(401, "no token".into())),
         };
-        let (Err(KeyError::Refused(..)), Some(service)) = (&first, &self.service) else {
+        if !matches!(first, Err(KeyError::Refused(..))) || self.service.is_none() {
             return first;
-        };
-        let own = service
-            .own_token()
-            .await
-            .map_err(|e| KeyError::Unavailable(format!("the service's own login: {e}")))?;
+        }
+        let own = self.own_token().await?;
         let answer = self
             .exchange(Method::DELETE, &path, Some(&own), None, JSON)
             .await?;

@@ -85,6 +85,37 @@ impl KeyManager {
         }
     }
 
+    /// Whether keys belong to projects and must move with a transferred volume (Cinder's
+    /// `key_transfer`): Barbican's do; the fixed key is everyone's.
+    pub fn keys_have_owners(&self) -> bool {
+        matches!(self, KeyManager::Barbican(_))
+    }
+
+    /// The service's own token, holding keys of volumes on offer.
+    pub async fn own_token(&self) -> Result<String, KeyError> {
+        match self {
+            KeyManager::Barbican(barbican) => barbican.own_token().await,
+            _ => Err(KeyError::NoKeyManager),
+        }
+    }
+
+    /// A copy of `key_id`, read with `from` and made with `to`, so it belongs to `to`'s
+    /// project.
+    pub async fn copy_key_between(
+        &self,
+        from: &str,
+        to: &str,
+        key_id: &str,
+    ) -> Result<String, KeyError> {
+        match self {
+            KeyManager::Barbican(barbican) => {
+                let secret = barbican.get(Some(from), key_id).await?;
+                barbican.store(Some(to), &secret).await
+            }
+            _ => self.clone_key(Some(to), key_id).await,
+        }
+    }
+
     /// The LUKS passphrase of key `key_id` as Cinder and os-brick derive it: the key's
     /// bytes in lowercase hexadecimal.
     pub async fn passphrase(&self, token: Option<&str>, key_id: &str) -> Result<String, KeyError> {

@@ -16,6 +16,7 @@ pub mod qos_specs;
 pub mod quotas;
 pub mod service_views;
 pub mod snapshots;
+mod transfer_keys;
 pub mod transfers;
 pub mod types;
 mod volume_actions;

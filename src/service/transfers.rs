@@ -1,6 +1,7 @@
 //! Volume transfers: offer an `available` volume to another project, list and withdraw
 //! offers, and accept one with its key, under Cinder's `volume:*_transfer` rules.
 
+use super::transfer_keys::Holder;
 use super::Service;
 use crate::domain::ids::{TransferId, VolumeId};
 use crate::domain::paging::Page;
@@ -8,7 +9,6 @@ use crate::domain::quota::QuotaOwner;
 use crate::domain::refusal::TransferRefusal;
 use crate::domain::transfer::{key_opens, NewTransfer, Transfer, TransferFilters, TransferSortKey};
 use crate::domain::{DomainError, Outcome, RequestContext};
-use crate::keys::KeyManager;
 use crate::policy::{rules, Target};
 use crate::store::{Recipient, TransferSecret};
 
@@ -40,18 +40,24 @@ impl Service {
         volume_id: VolumeId,
         name: Option<String>,
         no_snapshots: bool,
+        allow_encrypted: bool,
     ) -> Result<NewTransfer, DomainError> {
         let volume = self
             .volume_under_rule(caller, volume_id, rules::TRANSFER_CREATE)
             .await?;
-        // A Barbican key belongs to the giving project; Cinder moves it through its own
-        // project on the way, which is not built: refused as Cinder refuses it before
-        // 3.70.
-        let in_barbican = matches!(self.settings.key_manager, KeyManager::Barbican(_));
-        if volume.encryption_key_id.is_some() && in_barbican {
-            return Err(DomainError::TransferRefused(
-                "Invalid volume: transferring encrypted volume is not supported".to_owned(),
-            ));
+        if volume.encryption_key_id.is_some() {
+            if !allow_encrypted {
+                return Err(DomainError::TransferRefused(
+                    "Invalid volume: transferring encrypted volume is not supported".to_owned(),
+                ));
+            }
+            if no_snapshots {
+                return Err(DomainError::TransferRefused(
+                    "Invalid volume: transferring an encrypted volume without its snapshots \
+                     is not supported"
+                        .to_owned(),
+                ));
+            }
         }
         let offer = NewTransfer::offer(
             volume_id,
@@ -64,11 +70,20 @@ impl Service {
             what: "transfer key generation",
             detail,
         })?;
-        match self.store.insert_transfer(&offer).await? {
-            Outcome::Done(()) => Ok(offer),
-            Outcome::Gone => Err(super::volume_not_found(volume_id)),
-            Outcome::Refused(refusal) => Err(refused(refusal, None, volume_id)),
-        }
+        let (owner, service) = (Holder::Caller(caller), Holder::Service);
+        let key = volume.encryption_key_id.as_deref();
+        let moving = self.copy_key_for_transfer(key, owner, service).await?;
+        let outcome = match self.store.insert_transfer(&offer).await {
+            Ok(Outcome::Done(())) => {
+                self.finish_key_move(volume_id, moving, owner).await?;
+                return Ok(offer);
+            }
+            Ok(Outcome::Gone) => Err(super::volume_not_found(volume_id)),
+            Ok(Outcome::Refused(refusal)) => Err(refused(refusal, None, volume_id)),
+            Err(err) => Err(err.into()),
+        };
+        self.drop_moving_key(moving, service).await;
+        outcome
     }
 
     /// An open transfer of the caller's project (any project's, for admins).
@@ -135,12 +150,29 @@ impl Service {
             caller,
             &Target::project(&found.transfer.source_project_id),
         )?;
-        let volume = found.transfer.volume_id;
-        self.store
-            .delete_transfer(id, volume, self.clock.now())
-            .await?
-            .found()
-            .ok_or_else(|| not_found(id))
+        let volume_id = found.transfer.volume_id;
+        // The key goes back from the service's keeping to the caller's project.
+        let volume = self.store.get_volume_brief(volume_id).await?;
+        let key = volume.and_then(|v| v.encryption_key_id);
+        let (service, owner) = (Holder::Service, Holder::Caller(caller));
+        let moving = self
+            .copy_key_for_transfer(key.as_deref(), service, owner)
+            .await?;
+        match self
+            .store
+            .delete_transfer(id, volume_id, self.clock.now())
+            .await
+        {
+            Ok(Outcome::Done(())) => self.finish_key_move(volume_id, moving, service).await,
+            Ok(Outcome::Gone | Outcome::Refused(_)) => {
+                self.drop_moving_key(moving, owner).await;
+                Err(not_found(id))
+            }
+            Err(err) => {
+                self.drop_moving_key(moving, owner).await;
+                Err(err.into())
+            }
+        }
     }
 
     /// Takes the volume into the caller's project with the offer's key.
@@ -175,14 +207,24 @@ impl Service {
                 defaults: self.settings.quota_defaults.clone(),
             },
         };
-        match self
+        // The key leaves the service's keeping for the accepting project.
+        let (service, taker) = (Holder::Service, Holder::Caller(caller));
+        let key = volume.encryption_key_id.as_deref();
+        let moving = self.copy_key_for_transfer(key, service, taker).await?;
+        let outcome = match self
             .store
             .accept_transfer(id, volume_id, &recipient, self.clock.now())
-            .await?
+            .await
         {
-            Outcome::Done(transfer) => Ok(transfer),
-            Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(refusal) => Err(refused(refusal, Some(id), volume_id)),
-        }
+            Ok(Outcome::Done(transfer)) => {
+                self.finish_key_move(volume_id, moving, service).await?;
+                return Ok(transfer);
+            }
+            Ok(Outcome::Gone) => Err(not_found(id)),
+            Ok(Outcome::Refused(refusal)) => Err(refused(refusal, Some(id), volume_id)),
+            Err(err) => Err(err.into()),
+        };
+        self.drop_moving_key(moving, taker).await;
+        outcome
     }
 }

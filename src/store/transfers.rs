@@ -70,6 +70,14 @@ pub trait TransferStore: Send + Sync {
         recipient: &Recipient,
         now: DateTime<Utc>,
     ) -> Result<Outcome<Transfer, TransferRefusal>, StoreError>;
+    /// Names key `new` as the volume's instead of `old` (a key moved to another
+    /// project's keeping); `false` when the volume no longer names `old`.
+    async fn swap_volume_key(
+        &self,
+        volume_id: VolumeId,
+        old: &str,
+        new: &str,
+    ) -> Result<bool, StoreError>;
 }
 
 const TRANSFER_COLUMNS: &str = "t.id, t.volume_id, t.display_name, t.no_snapshots, \
@@ -94,6 +102,9 @@ const ACCEPTED: &str = "update transfers set deleted = true, deleted_at = $2, ac
 
 const GIVE_VOLUME: &str = "update volumes set status = $5, user_id = $2, \
      project_id = $3, updated_at = $4 where id = $1 and deleted = false";
+
+const SWAP_KEY: &str = "update volumes set encryption_key_id = $3 \
+     where id = $1 and encryption_key_id = $2 and deleted = false";
 
 const GIVE_SNAPSHOTS: &str = "update snapshots set user_id = $2, project_id = $3, \
      updated_at = $4 where volume_id = $1 and deleted = false";
@@ -353,5 +364,19 @@ impl<D: Database> TransferStore for SqlStore<D> {
         transfer.accepted = true;
         transfer.destination_project_id = Some(owner.project_id.clone());
         Ok(Outcome::Done(transfer))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %volume_id), err)]
+    async fn swap_volume_key(
+        &self,
+        volume_id: VolumeId,
+        old: &str,
+        new: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let swap = Sql::new(SWAP_KEY).bind(volume_id).bind(old).bind(new);
+        let changed = tx.execute(swap).await?;
+        tx.commit().await?;
+        Ok(changed == 1)
     }
 }

@@ -2,7 +2,8 @@
 real Keystone, as Cinder's castellan keeps them: each volume gets a secret of its own in
 the caller's project; a clone, an uploaded image and a volume made from that image each
 get a copy of the key (same bytes, another secret); the data written from an image
-opens with the volume's key; deleting a volume deletes its secret. Runs on SQLite and
+opens with the volume's key; a transferred volume's key moves to the taker's project;
+deleting a volume deletes its secret. Runs on SQLite and
 on PostgreSQL with a real Glance that checks tokens with the same Keystone."""
 
 import os
@@ -23,7 +24,7 @@ from test_keystone import ADMIN_PASSWORD, KEYSTONE, provision
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "glance"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "keystone"))
 import glance_node  # noqa: E402
-from keystone_admin import login  # noqa: E402
+from keystone_admin import keystone, login  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not KEYSTONE, reason="KEYSTONE_URL is not set")
@@ -54,7 +55,20 @@ def keyed_glance():
 
 @pytest.fixture(scope="module")
 def accounts():
-    return provision(KEYSTONE, ADMIN_PASSWORD)
+    made = provision(KEYSTONE, ADMIN_PASSWORD)
+    # The service keeps the keys of volumes on offer in its own project: there it is a
+    # member, as a deployment's cinder user is (devstack makes it an admin).
+    call = lambda method, path, body=None: keystone(method, path, made["admin"], body, KEYSTONE)  # noqa: E731
+    roles = {r["name"]: r["id"] for r in call("GET", "roles")[2]["roles"]}
+    users = {u["name"]: u["id"] for u in call("GET", f"users?name={made['service_user']}")[2]["users"]}
+    projects = {p["name"]: p["id"] for p in call("GET", f"projects?name={made['service_project']}")[2]["projects"]}
+    granted = call("PUT", f"projects/{projects[made['service_project']]}/users/{users[made['service_user']]}"
+                          f"/roles/{roles['member']}")
+    assert granted[0] == 204, granted
+    # Someone in another project, to accept transfers.
+    other = provision(KEYSTONE, ADMIN_PASSWORD)
+    made["taker"], made["taker_project"], made["taker_project_id"] = other["user"], other["project"], other["project_id"]
+    return made
 
 
 @pytest.fixture(params=_stores())
@@ -84,12 +98,15 @@ class Caller:
 
     def secret(self, key_id):
         """The key's bytes as Barbican gives them to this caller; None when it is gone."""
-        got = requests.get(f"{self.barbican_url}/v1/secrets/{key_id}/payload", timeout=30,
-                           headers={"X-Auth-Token": self.token, "Accept": "application/octet-stream"})
+        got = self.read_secret(key_id)
         if got.status_code == 404:
             return None
         assert got.status_code == 200, got.text
         return got.content
+
+    def read_secret(self, key_id):
+        return requests.get(f"{self.barbican_url}/v1/secrets/{key_id}/payload", timeout=30,
+                            headers={"X-Auth-Token": self.token, "Accept": "application/octet-stream"})
 
     def key_of(self, volume_id):
         shown = self.api("GET", f"/volumes/{volume_id}/encryption")
@@ -192,13 +209,36 @@ def test_every_encrypted_volume_has_a_barbican_secret_of_its_own(server, account
     assert reopened_file.read_bytes()[:MIB] == volume_file.read_bytes()[:MIB], "copied as it is, not encrypted twice"
     assert decrypted(reopened_file, alice.secret(reopened_key).hex(), tmp_path / "b.raw")[:len(data)] == data
 
-    # A transfer would have to move the key between projects: refused, as Cinder before 3.70.
-    transfer = alice.api("POST", "/volume-transfers", json={"transfer": {"volume_id": empty}})
-    assert transfer.status_code == 400, transfer.text
-    assert "encrypted" in transfer.json()["badRequest"]["message"]
+    # A transfer (3.70+) moves the key with the volume: held by the service's project
+    # while offered, back to alice when she withdraws it, to the taker's when accepted.
+    original = alice.secret(key)
+    offered = alice.api("POST", "/volume-transfers", json={"transfer": {"volume_id": empty}})
+    assert offered.status_code == 202, offered.text
+    held = alice.key_of(empty)
+    assert held != key and alice.secret(key) is None, "alice's secret went with the offer"
+    assert alice.read_secret(held).status_code in (403, 404), "the service's secret is not alice's"
+    withdrawn = alice.api("DELETE", f"/volume-transfers/{offered.json()['transfer']['id']}")
+    assert withdrawn.status_code == 202, withdrawn.text
+    key = alice.key_of(empty)
+    assert key != held and alice.secret(key) == original
+    offered = alice.api("POST", "/volume-transfers", json={"transfer": {"volume_id": empty}}).json()["transfer"]
+    taker_token = login(accounts["taker"], "pw", accounts["taker_project"], KEYSTONE)
+    taker = Caller(server, taker_token, accounts["taker_project_id"], alice.barbican_url, alice.glance_url)
+    accepted = taker.api("POST", f"/volume-transfers/{offered['id']}/accept",
+                         json={"accept": {"auth_key": offered["auth_key"]}})
+    assert accepted.status_code == 202, accepted.text
+    taken_key = taker.key_of(empty)
+    assert taker.secret(taken_key) == original
+    assert alice.read_secret(taken_key).status_code in (403, 404)
+    assert taker.api("DELETE", f"/volumes/{empty}").status_code == 202
+    deadline = time.monotonic() + 60
+    while taker.api("GET", f"/volumes/{empty}").status_code != 404:
+        assert time.monotonic() < deadline, "the taken volume was not deleted"
+        time.sleep(0.05)
+    assert taker.secret(taken_key) is None, "the volume's key outlived it"
 
     # Deleting a volume deletes its secret, and only its own.
-    for volume_id, volume_key in ((empty, key), (clone, clone_key), (reopened, reopened_key), (from_image, image_key)):
+    for volume_id, volume_key in ((clone, clone_key), (reopened, reopened_key), (from_image, image_key)):
         assert alice.api("DELETE", f"/volumes/{volume_id}").status_code == 202
         deadline = time.monotonic() + 60
         while alice.api("GET", f"/volumes/{volume_id}").status_code != 404:

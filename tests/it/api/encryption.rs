@@ -275,6 +275,67 @@ async fn volumes_of_an_encrypted_type(app: TestApp) {
         );
 }
 
+/// Cinder's transfer rules for an encrypted volume: refused below 3.70, and without its
+/// snapshots at any version; at 3.70 the offer is made, and accepted, the key id kept
+/// (the fixed key is every project's).
+async fn encrypted_volumes_transfer_from_3_70_with_their_snapshots(app: TestApp) {
+    let id = app.create_type("secret", json!({})).await;
+    let path = format!("/v3/p1/types/{id}/encryption");
+    let made = app.send_json(Method::POST, &path, Some(luks())).await;
+    assert_eq!(made.status, 200, "{}", made.text);
+    let app = with_fixed_key(app);
+    let volume = app
+        .create_volume(json!({"size": 1, "volume_type": "secret"}))
+        .await;
+    let volume = str_of(&volume, "id");
+    let offer = |version: &'static str, no_snapshots: bool| {
+        let body = json!({"transfer": {"volume_id": volume, "no_snapshots": no_snapshots}});
+        app.request(Method::POST, "/v3/p1/volume-transfers")
+            .version(version)
+            .json(&body)
+            .send()
+    };
+    offer("3.69", false).await.assert_fault(
+        400,
+        "badRequest",
+        "Invalid volume: transferring encrypted volume is not supported",
+    );
+    offer("3.70", true).await.assert_fault(
+        400,
+        "badRequest",
+        "transferring an encrypted volume without its snapshots is not supported",
+    );
+    let shown = app.show_volume(&volume, "3.71").await;
+    assert_eq!(
+        shown.json["volume"]["status"], "available",
+        "nothing changed"
+    );
+    let offered = offer("3.70", false).await;
+    assert_eq!(offered.status, 202, "{}", offered.text);
+    let transfer = &offered.json["transfer"];
+    let accept = json!({"accept": {"auth_key": transfer["auth_key"]}});
+    let accepted = app
+        .request(
+            Method::POST,
+            &format!("/v3/p2/volume-transfers/{}/accept", str_of(transfer, "id")),
+        )
+        .token(MEMBER_P2)
+        .version("3.70")
+        .json(&accept)
+        .send()
+        .await;
+    assert_eq!(accepted.status, 202, "{}", accepted.text);
+    let key = app
+        .get(&format!("/v3/p2/volumes/{volume}/encryption"))
+        .token(MEMBER_P2)
+        .send()
+        .await;
+    assert_eq!(
+        key.json["encryption_key_id"],
+        "00000000-0000-0000-0000-000000000000"
+    );
+}
+
 /// Volume creates of a type race an encryption being added to it (real parallel
 /// requests): whatever wins, no live volume of an encrypted type is without a key.
 async fn creates_racing_an_encryption_never_leave_a_volume_without_its_key(app: TestApp) {
@@ -452,6 +513,7 @@ backend_tests!(
     an_encryption_type_is_made_shown_changed_and_removed,
     bad_encryption_bodies_are_refused,
     volumes_of_an_encrypted_type,
+    encrypted_volumes_transfer_from_3_70_with_their_snapshots,
     creates_racing_an_encryption_never_leave_a_volume_without_its_key,
     creates_and_encryption_changes_wait_for_each_other,
 );
