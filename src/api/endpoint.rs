@@ -83,6 +83,16 @@ pub enum Endpoint {
     HostList,
     HostShow,
     HostUpdate,
+    GroupTypeList,
+    GroupTypeShow,
+    GroupTypeCreate,
+    GroupTypeUpdate,
+    GroupTypeDelete,
+    GroupSpecsList,
+    GroupSpecShow,
+    GroupSpecsCreate,
+    GroupSpecUpdate,
+    GroupSpecDelete,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -171,6 +181,16 @@ impl Endpoint {
             Endpoint::HostList => "HostList",
             Endpoint::HostShow => "HostShow",
             Endpoint::HostUpdate => "HostUpdate",
+            Endpoint::GroupTypeList => "GroupTypeList",
+            Endpoint::GroupTypeShow => "GroupTypeShow",
+            Endpoint::GroupTypeCreate => "GroupTypeCreate",
+            Endpoint::GroupTypeUpdate => "GroupTypeUpdate",
+            Endpoint::GroupTypeDelete => "GroupTypeDelete",
+            Endpoint::GroupSpecsList => "GroupSpecsList",
+            Endpoint::GroupSpecShow => "GroupSpecShow",
+            Endpoint::GroupSpecsCreate => "GroupSpecsCreate",
+            Endpoint::GroupSpecUpdate => "GroupSpecUpdate",
+            Endpoint::GroupSpecDelete => "GroupSpecDelete",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -192,6 +212,16 @@ impl Endpoint {
             }
             Endpoint::VolumeSummary => ApiVersion::new(3, 12),
             Endpoint::VolumeTransfers => ApiVersion::new(3, 55),
+            Endpoint::GroupTypeList
+            | Endpoint::GroupTypeShow
+            | Endpoint::GroupTypeCreate
+            | Endpoint::GroupTypeUpdate
+            | Endpoint::GroupTypeDelete
+            | Endpoint::GroupSpecsList
+            | Endpoint::GroupSpecShow
+            | Endpoint::GroupSpecsCreate
+            | Endpoint::GroupSpecUpdate
+            | Endpoint::GroupSpecDelete => ApiVersion::new(3, 11),
             _ => ApiVersion::MIN,
         }
     }
@@ -210,7 +240,6 @@ impl Endpoint {
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "backups",
     "clusters",
-    "group_types",
     "groups",
     "group_snapshots",
     "consistencygroups",

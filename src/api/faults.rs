@@ -554,6 +554,7 @@ impl From<DomainError> for ApiError {
                 tracing::warn!(error = %source, "commit outcome unknown");
                 ApiError::OutcomeUnknown(IN_DOUBT.to_owned())
             }
+            E::Group(group) => groups::fault(group),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");
@@ -585,5 +586,6 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+mod groups;
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod error;
 pub mod events;
 mod faults;
+mod group_types;
 pub mod health;
 mod image_metadata;
 mod image_upload;
@@ -58,6 +59,7 @@ fn resources() -> Router<AppState> {
         .merge(attachments::router())
         .merge(volumes::router())
         .merge(types::router())
+        .merge(group_types::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

@@ -8,6 +8,30 @@ use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::snapshot::SnapshotStatus;
 use super::volume::VolumeStatus;
 
+/// What can go wrong with groups and group types (ids as the caller wrote them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GroupError {
+    #[error("group type {0} not found")]
+    TypeNotFound(String),
+    /// `GET /group_types/default` with no default group type configured.
+    #[error("no default group type")]
+    NoDefaultType,
+    #[error("group type {0} exists")]
+    TypeExists(String),
+    /// A spec asked for by key (`show`) that the type does not have.
+    #[error("group type {type_id} has no spec {key}")]
+    SpecNotShown { type_id: String, key: String },
+    /// A spec to delete that the type does not have.
+    #[error("group type {type_id} has no spec {key} to delete")]
+    SpecNotFound { type_id: String, key: String },
+    /// An update that Cinder's checks refuse, with their words.
+    #[error("{0}")]
+    InvalidTypeUpdate(&'static str),
+    /// `PUT .../group_specs/{key}` whose body names another key.
+    #[error("request body and URI mismatch")]
+    SpecBodyMismatch,
+}
+
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -141,6 +165,10 @@ pub enum DomainError {
     /// Work that must finish was cut short (a task that panicked or was aborted).
     #[error("{what} was interrupted: {detail}")]
     Interrupted { what: &'static str, detail: String },
+
+    // --- groups, group types
+    #[error(transparent)]
+    Group(#[from] GroupError),
 
     // --- volume types
     #[error("volume type {0} exists")]

@@ -85,6 +85,10 @@ uuid_id!(
     TransferId
 );
 uuid_id!(
+    /// `group_types.id`.
+    GroupTypeId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

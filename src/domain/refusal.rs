@@ -246,6 +246,10 @@ impl From<TypeInUse> for SpecRemovalRefusal {
     }
 }
 
+/// A spec to remove that is not there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpecMissing;
+
 /// A change of who may use a private type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TypeAccessRefusal {

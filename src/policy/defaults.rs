@@ -102,6 +102,18 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
         "volume_extension:types_extra_specs:read_sensitive",
         ADMIN_API,
     ),
+    // Group types (cinder/policies/group_types.py).
+    ("group:group_types_manage", ADMIN_API),
+    ("group:group_types:create", ADMIN_API),
+    ("group:group_types:update", ADMIN_API),
+    ("group:group_types:delete", ADMIN_API),
+    ("group:access_group_types_specs", ADMIN_API),
+    ("group:group_types_specs", ADMIN_API),
+    ("group:group_types_specs:get", ADMIN_API),
+    ("group:group_types_specs:get_all", ADMIN_API),
+    ("group:group_types_specs:create", ADMIN_API),
+    ("group:group_types_specs:update", ADMIN_API),
+    ("group:group_types_specs:delete", ADMIN_API),
     // Private types (cinder/policies/volume_access.py).
     ("volume_extension:volume_type_access", MEMBER),
     (

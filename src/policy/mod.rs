@@ -70,6 +70,15 @@ pub mod rules {
     pub const EXTRA_SPECS_DELETE: &str = "volume_extension:types_extra_specs:delete";
     pub const EXTRA_SPECS_READ_SENSITIVE: &str =
         "volume_extension:types_extra_specs:read_sensitive";
+    pub const GROUP_TYPE_CREATE: &str = "group:group_types:create";
+    pub const GROUP_TYPE_UPDATE: &str = "group:group_types:update";
+    pub const GROUP_TYPE_DELETE: &str = "group:group_types:delete";
+    pub const GROUP_TYPE_SHOW_SPECS: &str = "group:access_group_types_specs";
+    pub const GROUP_SPECS_GET: &str = "group:group_types_specs:get";
+    pub const GROUP_SPECS_GET_ALL: &str = "group:group_types_specs:get_all";
+    pub const GROUP_SPECS_CREATE: &str = "group:group_types_specs:create";
+    pub const GROUP_SPECS_UPDATE: &str = "group:group_types_specs:update";
+    pub const GROUP_SPECS_DELETE: &str = "group:group_types_specs:delete";
     pub const TYPE_ACCESS_ADD: &str = "volume_extension:volume_type_access:addProjectAccess";
     pub const TYPE_ACCESS_REMOVE: &str = "volume_extension:volume_type_access:removeProjectAccess";
     pub const TYPE_ACCESS_LIST: &str = "volume_extension:volume_type_access:get_all_for_type";

@@ -7,6 +7,7 @@ mod backends;
 pub mod encryption;
 pub mod events;
 pub mod exports;
+pub mod group_types;
 mod image_download;
 pub mod image_upload;
 pub mod legacy_attachments;

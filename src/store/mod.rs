@@ -30,6 +30,7 @@ pub mod connector_specs;
 mod db;
 mod encryption;
 mod exports;
+mod group_types;
 mod image_transfers;
 mod legacy_attachments;
 mod locks;
@@ -63,6 +64,7 @@ pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
 pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
+pub use group_types::GroupTypeStore;
 pub use image_transfers::ImageTransferStore;
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
@@ -99,6 +101,7 @@ pub trait Store:
     + EventStore
     + EncryptionStore
     + ImageTransferStore
+    + GroupTypeStore
 {
 }
 
@@ -121,6 +124,7 @@ impl<T> Store for T where
         + EventStore
         + EncryptionStore
         + ImageTransferStore
+        + GroupTypeStore
 {
 }
 

@@ -2,6 +2,7 @@
 
 use super::db::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
+use crate::domain::group_type::GroupTypeSortKey;
 use crate::domain::paging::{Page, SortDir};
 use crate::domain::qos::QosSortKey;
 use crate::domain::snapshot::SnapshotSortKey;
@@ -63,6 +64,21 @@ impl SortColumn for QosSortKey {
             QosSortKey::Name => "{t}.name",
             QosSortKey::Consumer => "{t}.consumer",
             QosSortKey::CreatedAt => "{t}.created_at",
+        }
+    }
+}
+
+impl SortColumn for GroupTypeSortKey {
+    const ID: Self = GroupTypeSortKey::Id;
+    const CREATED_AT: Self = GroupTypeSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            GroupTypeSortKey::Id => "{t}.id",
+            GroupTypeSortKey::Name => "{t}.name",
+            GroupTypeSortKey::Description => "coalesce({t}.description, '')",
+            GroupTypeSortKey::IsPublic => "{t}.is_public",
+            GroupTypeSortKey::CreatedAt => "{t}.created_at",
         }
     }
 }

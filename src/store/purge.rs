@@ -159,6 +159,16 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from volume_type_projects p \
                           where p.volume_type_id = volume_types.id)",
     ),
+    (
+        "group_type_specs",
+        "(deleted = true and deleted_at < $1) or group_type_id in \
+         (select g.id from group_types g where g.deleted = true and g.deleted_at < $1)",
+    ),
+    (
+        "group_types",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from group_type_specs s where s.group_type_id = group_types.id)",
+    ),
     ("events", EVENTS_SENT),
     ("messages", OLD),
     ("services", OLD),

@@ -19,6 +19,7 @@ pub(super) enum SideTable {
     VolumeAdminMetadata,
     VolumeImageMetadata,
     TypeExtraSpecs,
+    GroupTypeSpecs,
     AttachmentSpecs,
     QosSpecs,
     SnapshotMetadata,
@@ -31,6 +32,7 @@ impl SideTable {
             SideTable::VolumeAdminMetadata => "volume_admin_metadata",
             SideTable::VolumeImageMetadata => "volume_glance_metadata",
             SideTable::TypeExtraSpecs => "volume_type_extra_specs",
+            SideTable::GroupTypeSpecs => "group_type_specs",
             SideTable::AttachmentSpecs => "attachment_specs",
             SideTable::QosSpecs => "qos_specs_items",
             SideTable::SnapshotMetadata => "snapshot_metadata",
@@ -43,6 +45,7 @@ impl SideTable {
             | SideTable::VolumeAdminMetadata
             | SideTable::VolumeImageMetadata => "volume_id",
             SideTable::TypeExtraSpecs => "volume_type_id",
+            SideTable::GroupTypeSpecs => "group_type_id",
             SideTable::AttachmentSpecs => "attachment_id",
             SideTable::QosSpecs => "qos_specs_id",
             SideTable::SnapshotMetadata => "snapshot_id",

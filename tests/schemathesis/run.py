@@ -82,6 +82,10 @@ def seed(base):
         return call(base, "POST", "/v3/p1/qos-specs", {"qos_specs": {
             "name": name, "consumer": "front-end", "read_iops_sec": "100"}})["qos_specs"]["id"]
 
+    def new_group_type(name):
+        return call(base, "POST", "/v3/p1/group_types", {"group_type": {
+            "name": name, "group_specs": {"k": "v"}}})["group_type"]["id"]
+
     type_id = new_type("schemathesis-multiattach")
     shared = new_volume(volume_type=type_id)
     ids = {
@@ -89,6 +93,7 @@ def seed(base):
         "volume_id": new_volume(metadata={"k": "v"}),
         "attachment_id": new_attachment(shared, "3f1a7c52-0d4e-4b7a-9c1e-5a2b3c4d5e6f"),
         "qos_id": new_qos("schemathesis-qos"),
+        "group_type_id": new_group_type("schemathesis-group-type"),
     }
     ids["snapshot_id"] = new_snapshot(ids["volume_id"])
     spares = {
@@ -96,6 +101,7 @@ def seed(base):
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),
         "@SPARE_QOS_ID@": new_qos("schemathesis-qos-spare"),
+        "@SPARE_GROUP_TYPE_ID@": new_group_type("schemathesis-group-type-spare"),
         "@SPARE_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
         "@SPARE_ACTION_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
     }

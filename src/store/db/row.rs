@@ -8,7 +8,8 @@ use uuid::Uuid;
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::ids::{
-    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId,
+    VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
@@ -101,6 +102,7 @@ column_via!(uuid(Uuid):
     MessageId => |id| Ok(id.into()),
     ServiceId => |id| Ok(id.into()),
     QosSpecsId => |id| Ok(id.into()),
+    GroupTypeId => |id| Ok(id.into()),
     SnapshotId => |id| Ok(id.into()),
     TransferId => |id| Ok(id.into()),
 );

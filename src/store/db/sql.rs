@@ -8,7 +8,8 @@ use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::ids::{
-    AttachmentId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId,
+    VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -88,6 +89,7 @@ bind_as!(Uuid:
     MessageId => MessageId::uuid,
     ServiceId => ServiceId::uuid,
     QosSpecsId => QosSpecsId::uuid,
+    GroupTypeId => GroupTypeId::uuid,
     SnapshotId => SnapshotId::uuid,
     TransferId => TransferId::uuid,
 );

@@ -11,6 +11,7 @@ mod console;
 mod encryption;
 mod events;
 mod faults;
+mod group_types;
 mod health;
 mod hostile;
 mod image_metadata;
