@@ -5,7 +5,8 @@
 # client's own volume, delete it), CLIENTS clients for SECONDS each, release build, file
 # backend. Prints cycles/s, p99 of the create and CPU ms per cycle per run.
 #
-# Usage: bench/lifecycle.sh [ROUNDS] [SECONDS] [CLIENTS]
+# Usage: bench/lifecycle.sh [ROUNDS] [SECONDS] [CLIENTS]   (PROJECT_PER_CLIENT=1: each client
+#        in a project of its own; STORES, MODES: which to run, default both of each)
 # Needs target/release/cinder-attach and cinder-attach-bench (cargo build --release) and
 # PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432).
 set -euo pipefail
@@ -20,7 +21,9 @@ one() { # STORE MODE
   start_server "$bin" "$1" "$port"
   local db=()
   [ "$1" = postgres ] && db=(--database-process postgres)
-  "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode "$2" \
+  local own=()
+  [ -n "${PROJECT_PER_CLIENT:-}" ] && own=(--project-per-client)
+  "$load" --endpoint "http://127.0.0.1:$port" --clients "$clients" --duration "$seconds" --mode "$2" "${own[@]}" \
     --server-pid "$server_pid" "${db[@]}" --json "$server_work/report.json" >/dev/null
   python3 - "$server_work/report.json" "$1" "$2" <<'PY'
 import json, sys
@@ -35,8 +38,8 @@ PY
 }
 
 for _ in $(seq 1 "$rounds"); do
-  for store in sqlite postgres; do
-    for mode in volumes snapshots; do
+  for store in ${STORES:-sqlite postgres}; do
+    for mode in ${MODES:-volumes snapshots}; do
       one "$store" "$mode"
     done
   done

@@ -50,6 +50,10 @@ pub struct BenchArgs {
     /// `X-Auth-Token`; default `bench:<project>` (noauth admin).
     #[arg(long)]
     pub token: Option<String>,
+    /// Give each client a project of its own (`<project>-<n>`, noauth tokens), so that
+    /// creates do not queue on one project's quota lock (not with --mode shared).
+    #[arg(long, conflicts_with = "token")]
+    pub project_per_client: bool,
     /// Concurrent clients.
     #[arg(long, default_value_t = 16)]
     pub clients: usize,

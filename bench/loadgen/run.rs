@@ -318,22 +318,37 @@ fn rss_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
-pub async fn run(args: BenchArgs) -> Result<Report, String> {
+/// A client of `project`, with the token asked for or noauth's admin one.
+fn client_of(args: &BenchArgs, project: &str) -> CinderClient {
     let token = args
         .token
         .clone()
-        .unwrap_or_else(|| format!("bench:{}", args.project));
-    let base = format!(
-        "{}/v3/{}",
-        args.endpoint.trim_end_matches('/'),
-        args.project
-    );
-    let api = CinderClient::new(base, token, args.service_role);
+        .unwrap_or_else(|| format!("bench:{project}"));
+    let base = format!("{}/v3/{project}", args.endpoint.trim_end_matches('/'));
+    CinderClient::new(base, token, args.service_role)
+}
+
+pub async fn run(args: BenchArgs) -> Result<Report, String> {
+    if args.project_per_client && args.mode == BenchMode::Shared {
+        return Err("--project-per-client: one shared volume cannot be every project's".into());
+    }
+    // One client per project, or all in one (`apis[client % apis.len()]`).
+    let projects: Vec<String> = if args.project_per_client {
+        (0..args.clients)
+            .map(|n| format!("{}-{n}", args.project))
+            .collect()
+    } else {
+        vec![args.project.clone()]
+    };
+    let apis: Vec<CinderClient> = projects.iter().map(|p| client_of(&args, p)).collect();
+    let api = &apis[0];
 
     // Set-up, not measured.
-    lift_quota(&api, &args.project).await;
+    for (api, project) in apis.iter().zip(&projects) {
+        lift_quota(api, project).await;
+    }
     let shared_type = if args.mode == BenchMode::Shared {
-        Some(multiattach_type(&api).await?)
+        Some(multiattach_type(api).await?)
     } else {
         None
     };
@@ -344,11 +359,13 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     } else {
         args.clients
     };
-    for _ in 0..wanted {
-        volumes.push(ready_volume(&api, shared_type.as_deref()).await?);
+    for n in 0..wanted {
+        let api = &apis[n % apis.len()];
+        volumes.push(ready_volume(api, shared_type.as_deref()).await?);
     }
     if args.mode == BenchMode::Reads {
-        for volume in &volumes {
+        for (n, volume) in volumes.iter().enumerate() {
+            let api = &apis[n % apis.len()];
             let body = json!({"attachment": {"volume_uuid": volume, "instance_uuid": Uuid::new_v4().to_string()}});
             let created = api
                 .call(Method::POST, "/attachments", "3.44", Some(&body))
@@ -392,7 +409,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for client in 0..args.clients {
-        let api = api.clone();
+        let api = apis[client % apis.len()].clone();
         let volume = volumes[client % volumes.len()].clone();
         let attachment = attachments.get(client).cloned();
         let (budget, mode, journal) = (budget.clone(), args.mode, journal.clone());

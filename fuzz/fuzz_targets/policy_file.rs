@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         roles: vec!["member".into(), "reader".into()],
         service_roles: vec![],
         is_admin: false,
+        auth_token: None,
     };
     let names: Vec<String> = policy.rule_names().map(str::to_owned).collect();
     for name in names {
