@@ -44,7 +44,31 @@ pub struct Answer {
     pub body: Bytes,
 }
 
+/// What went wrong in an answer, before each client names it in its own terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    NotFound,
+    /// A server error: the service is not working, with its status and what it said.
+    Unavailable(String),
+    /// Any other refusal: its status and what it said.
+    Refused(u16, String),
+}
+
 impl Answer {
+    /// `None` for a success; else 404, a server error, or another refusal.
+    pub fn failure(&self) -> Option<Failure> {
+        let status = self.status;
+        if status.is_success() {
+            None
+        } else if status == StatusCode::NOT_FOUND {
+            Some(Failure::NotFound)
+        } else if status.is_server_error() {
+            Some(Failure::Unavailable(format!("{status}: {}", self.said())))
+        } else {
+            Some(Failure::Refused(status.as_u16(), self.said()))
+        }
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body).unwrap_or(Value::Null)
     }

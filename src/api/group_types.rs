@@ -14,7 +14,7 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::{base_url, next_link};
-use super::paging::{parse_bool, parse_listing};
+use super::paging::{is_public_filter, parse_listing};
 use super::query::CinderQuery;
 use super::schema::{as_bool, boolean};
 use crate::api::AppState;
@@ -92,29 +92,9 @@ static UPDATE: LazyLock<Value> = LazyLock::new(|| {
     })
 });
 
-fn specs_schema() -> Value {
-    json!({
-        "type": "object",
-        "patternProperties": {"^[a-zA-Z0-9-_:.]{1,255}$": {"type": ["string", "null"], "maxLength": 255}},
-        "additionalProperties": false
-    })
-}
+static CREATE_SPECS: LazyLock<Value> = LazyLock::new(|| super::schema::specs_body("group_specs"));
 
-static CREATE_SPECS: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": {"group_specs": specs_schema()},
-        "required": ["group_specs"],
-        "additionalProperties": false
-    })
-});
-
-static UPDATE_SPEC: LazyLock<Value> = LazyLock::new(|| {
-    let mut schema = specs_schema();
-    schema["minProperties"] = json!(1);
-    schema["maxProperties"] = json!(1);
-    schema
-});
+static UPDATE_SPEC: LazyLock<Value> = LazyLock::new(super::schema::one_spec);
 
 /// Cinder's view: specs only for those who may see them.
 fn view(group_type: &GroupType, with_specs: bool) -> Value {
@@ -148,15 +128,7 @@ async fn list(
         GroupTypeSortKey::CreatedAt,
         |marker| DomainError::MarkerNotFound(marker.to_owned()).into(),
     )?;
-    // Cinder's `_parse_is_public`: unset is public only, `none` is all (for admins).
-    let is_public = match super::query::last(&query, "is_public") {
-        None => Some(true),
-        Some(v) if v.eq_ignore_ascii_case("none") => None,
-        Some(v) => Some(
-            parse_bool(v)
-                .ok_or_else(|| ApiError::BadRequest(format!("Invalid is_public filter [{v}]")))?,
-        ),
-    };
+    let is_public = is_public_filter(&query)?;
     let found = state
         .service
         .list_group_types(&ctx.caller, is_public, &listing.page)

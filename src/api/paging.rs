@@ -130,6 +130,18 @@ pub fn wants_count(version: ApiVersion, query: &[(String, String)]) -> bool {
 }
 
 /// Lower-case boolean spellings oslo accepts (`strutils.bool_from_string`, strict).
+/// Cinder's `_parse_is_public` for type listings: unset is public only, `none` is every
+/// type (for those who may see them), else a boolean.
+pub fn is_public_filter(query: &[(String, String)]) -> Result<Option<bool>, ApiError> {
+    match super::query::last(query, "is_public") {
+        None => Ok(Some(true)),
+        Some(v) if v.eq_ignore_ascii_case("none") => Ok(None),
+        Some(v) => parse_bool(v)
+            .map(Some)
+            .ok_or_else(|| ApiError::BadRequest(format!("Invalid is_public filter [{v}]"))),
+    }
+}
+
 pub fn parse_bool(text: &str) -> Option<bool> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "t" | "true" | "on" | "y" | "yes" => Some(true),

@@ -337,6 +337,34 @@ pub fn boolean() -> Value {
     ]})
 }
 
+/// Cinder's specs without spaces in their keys (`extra_specs_with_no_spaces_key`, and the
+/// group specs' twin): keys of `[a-zA-Z0-9-_:.]`, values text or null.
+fn spec_items() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "patternProperties": {"^[a-zA-Z0-9-_:.]{1,255}$": {"type": ["string", "null"], "minLength": 0, "maxLength": 255}},
+        "additionalProperties": false
+    })
+}
+
+/// `{field: specs}`, the body that sets specs (`extra_specs`, `group_specs`).
+pub fn specs_body(field: &str) -> Value {
+    serde_json::json!({
+        "type": "object",
+        "properties": {field: spec_items()},
+        "required": [field],
+        "additionalProperties": false
+    })
+}
+
+/// `{key: value}`, the body that sets one spec.
+pub fn one_spec() -> Value {
+    let mut schema = spec_items();
+    schema["minProperties"] = serde_json::json!(1);
+    schema["maxProperties"] = serde_json::json!(1);
+    schema
+}
+
 /// The truth value of something `boolean()` accepted.
 pub fn as_bool(value: &Value) -> Option<bool> {
     match value {

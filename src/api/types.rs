@@ -13,7 +13,7 @@ use super::body::JsonBody;
 use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
-use super::paging::parse_bool;
+use super::paging::is_public_filter;
 use super::query::CinderQuery;
 use super::views::{managed_volume_type, specs_json, volume_type, TypeViewRights};
 use crate::api::AppState;
@@ -50,8 +50,6 @@ struct SpecPath {
     type_id: String,
     key: String,
 }
-
-const SPEC_KEY: &str = "^[a-zA-Z0-9-_:.]{1,255}$";
 
 static CREATE: LazyLock<Value> = LazyLock::new(|| {
     json!({
@@ -117,29 +115,9 @@ fn access_schema(action: &str) -> Value {
 static ADD_ACCESS: LazyLock<Value> = LazyLock::new(|| access_schema("addProjectAccess"));
 static REMOVE_ACCESS: LazyLock<Value> = LazyLock::new(|| access_schema("removeProjectAccess"));
 
-fn specs_schema() -> Value {
-    json!({
-        "type": "object",
-        "patternProperties": {SPEC_KEY: {"type": ["string", "null"], "minLength": 0, "maxLength": 255}},
-        "additionalProperties": false
-    })
-}
+static CREATE_SPECS: LazyLock<Value> = LazyLock::new(|| super::schema::specs_body("extra_specs"));
 
-static CREATE_SPECS: LazyLock<Value> = LazyLock::new(|| {
-    json!({
-        "type": "object",
-        "properties": {"extra_specs": specs_schema()},
-        "required": ["extra_specs"],
-        "additionalProperties": false
-    })
-});
-
-static UPDATE_SPEC: LazyLock<Value> = LazyLock::new(|| {
-    let mut schema = specs_schema();
-    schema["minProperties"] = json!(1);
-    schema["maxProperties"] = json!(1);
-    schema
-});
+static UPDATE_SPEC: LazyLock<Value> = LazyLock::new(super::schema::one_spec);
 
 fn rights(state: &AppState, ctx: &Ctx) -> TypeViewRights {
     TypeViewRights {
@@ -158,14 +136,7 @@ async fn list(
     CinderQuery(query): CinderQuery<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
     ctx.require(Endpoint::TypeList)?;
-    let is_public = match super::query::last(&query, "is_public") {
-        None => Some(true),
-        Some(v) if v.eq_ignore_ascii_case("none") => None,
-        Some(v) => Some(
-            parse_bool(v)
-                .ok_or_else(|| ApiError::BadRequest(format!("Invalid is_public filter [{v}]")))?,
-        ),
-    };
+    let is_public = is_public_filter(&query)?;
     let types = state
         .service
         .list_volume_types(&ctx.caller, is_public)

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use crate::tls_client::TlsClient;
-use crate::upstream::{path_segment, Answer, Upstream};
+use crate::upstream::{path_segment, Answer, Failure, Upstream};
 
 /// Where Glance is and how long a call may wait for it.
 #[derive(Debug, Clone, Default)]
@@ -335,20 +335,12 @@ impl Glance {
 
 /// Glance's status as our error: 404 is "not found", other failures keep Glance's text.
 fn check(answer: &Answer, image: &str) -> Result<(), GlanceError> {
-    let status = answer.status;
-    if status.is_success() {
-        return Ok(());
+    match answer.failure() {
+        None => Ok(()),
+        Some(Failure::NotFound) => Err(GlanceError::NotFound(image.to_owned())),
+        Some(Failure::Unavailable(why)) => Err(GlanceError::Unavailable(why)),
+        Some(Failure::Refused(status, said)) => Err(GlanceError::Refused(status, said)),
     }
-    if status == StatusCode::NOT_FOUND {
-        return Err(GlanceError::NotFound(image.to_owned()));
-    }
-    if status.is_server_error() {
-        return Err(GlanceError::Unavailable(format!(
-            "{status}: {}",
-            answer.said()
-        )));
-    }
-    Err(GlanceError::Refused(status.as_u16(), answer.said()))
 }
 
 #[cfg(test)]

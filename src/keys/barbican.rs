@@ -7,14 +7,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{Method, StatusCode};
+use axum::http::Method;
 use base64::Engine;
 use serde_json::{json, Value};
 
 use super::KeyError;
 use crate::auth::keystone::KeystoneAuth;
 use crate::tls_client::TlsClient;
-use crate::upstream::{path_segment, Answer, Upstream};
+use crate::upstream::{path_segment, Answer, Failure, Upstream};
 
 /// Where Barbican is and how long a call may wait for it.
 #[derive(Debug, Clone, Default)]
@@ -208,20 +208,12 @@ const OCTETS: &str = "application/octet-stream";
 
 /// Barbican's status as our error: 404 is "not found", other failures keep its text.
 fn check(answer: &Answer, what: &str) -> Result<(), KeyError> {
-    let status = answer.status;
-    if status.is_success() {
-        return Ok(());
+    match answer.failure() {
+        None => Ok(()),
+        Some(Failure::NotFound) => Err(KeyError::NotFound(what.to_owned())),
+        Some(Failure::Unavailable(why)) => Err(KeyError::Unavailable(why)),
+        Some(Failure::Refused(status, said)) => Err(KeyError::Refused(status, said)),
     }
-    if status == StatusCode::NOT_FOUND {
-        return Err(KeyError::NotFound(what.to_owned()));
-    }
-    if status.is_server_error() {
-        return Err(KeyError::Unavailable(format!(
-            "{status}: {}",
-            answer.said()
-        )));
-    }
-    Err(KeyError::Refused(status.as_u16(), answer.said()))
 }
 
 /// The UUID at the end of an order's or a secret's reference, as castellan keeps it.
@@ -243,6 +235,7 @@ fn last_segment(reference: &str) -> Result<String, KeyError> {
 mod tests {
     use super::*;
     use axum::body::Bytes;
+    use axum::http::StatusCode;
 
     #[test]
     fn references_end_in_the_uuid() {
