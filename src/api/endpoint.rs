@@ -93,6 +93,13 @@ pub enum Endpoint {
     GroupSpecsCreate,
     GroupSpecUpdate,
     GroupSpecDelete,
+    GroupList,
+    GroupListDetail,
+    GroupShow,
+    GroupCreate,
+    GroupUpdate,
+    GroupAction,
+    GroupCreateFromSource,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -191,6 +198,13 @@ impl Endpoint {
             Endpoint::GroupSpecsCreate => "GroupSpecsCreate",
             Endpoint::GroupSpecUpdate => "GroupSpecUpdate",
             Endpoint::GroupSpecDelete => "GroupSpecDelete",
+            Endpoint::GroupList => "GroupList",
+            Endpoint::GroupListDetail => "GroupListDetail",
+            Endpoint::GroupShow => "GroupShow",
+            Endpoint::GroupCreate => "GroupCreate",
+            Endpoint::GroupUpdate => "GroupUpdate",
+            Endpoint::GroupAction => "GroupAction",
+            Endpoint::GroupCreateFromSource => "GroupCreateFromSource",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -222,6 +236,13 @@ impl Endpoint {
             | Endpoint::GroupSpecsCreate
             | Endpoint::GroupSpecUpdate
             | Endpoint::GroupSpecDelete => ApiVersion::new(3, 11),
+            Endpoint::GroupList
+            | Endpoint::GroupListDetail
+            | Endpoint::GroupShow
+            | Endpoint::GroupCreate
+            | Endpoint::GroupUpdate
+            | Endpoint::GroupAction => ApiVersion::new(3, 13),
+            Endpoint::GroupCreateFromSource => ApiVersion::new(3, 14),
             _ => ApiVersion::MIN,
         }
     }
@@ -240,7 +261,6 @@ impl Endpoint {
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "backups",
     "clusters",
-    "groups",
     "group_snapshots",
     "consistencygroups",
     "cgsnapshots",

@@ -120,6 +120,9 @@ fn over_quota_text(over: &OverQuota) -> String {
         OverQuota::Snapshots { allowed } => {
             format!("Maximum number of snapshots allowed ({allowed}) exceeded")
         }
+        OverQuota::Groups { allowed } => {
+            format!("Maximum number of groups allowed ({allowed}) exceeded")
+        }
         OverQuota::Volumes { name, allowed } => {
             format!("Maximum number of volumes allowed ({allowed}) exceeded for quota '{name}'.")
         }

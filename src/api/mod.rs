@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 mod faults;
 mod group_types;
+mod groups;
 pub mod health;
 mod image_metadata;
 mod image_upload;
@@ -60,6 +61,7 @@ fn resources() -> Router<AppState> {
         .merge(volumes::router())
         .merge(types::router())
         .merge(group_types::router())
+        .merge(groups::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

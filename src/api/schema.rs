@@ -140,6 +140,9 @@ fn check(schema: &Value, instance: &Value, path: &mut Vec<String>, failures: &mu
     if let Value::Object(object) = instance {
         check_object(schema, object, instance, path, failures);
     }
+    if let Value::Array(items) = instance {
+        check_array(schema, items, instance, path, failures);
+    }
     if let (Value::Array(items), Some(item_schema)) = (instance, schema.get("items")) {
         for (index, item) in items.iter().enumerate() {
             path.push(index.to_string());
@@ -174,6 +177,32 @@ fn check(schema: &Value, instance: &Value, path: &mut Vec<String>, failures: &mu
             );
             fail(failures, path, instance, message);
         }
+    }
+}
+
+/// `minItems` and `uniqueItems`, with jsonschema's messages.
+fn check_array(
+    schema: &Map<String, Value>,
+    items: &[Value],
+    instance: &Value,
+    path: &[String],
+    failures: &mut Vec<Failure>,
+) {
+    if let Some(min) = schema.get("minItems").and_then(Value::as_u64) {
+        if (items.len() as u64) < min {
+            let message = format!("{} is too short", py_repr(instance));
+            fail(failures, path, instance, message);
+        }
+    }
+    let unique = schema.get("uniqueItems").and_then(Value::as_bool) == Some(true);
+    if unique
+        && items
+            .iter()
+            .enumerate()
+            .any(|(i, a)| items[..i].contains(a))
+    {
+        let message = format!("{} has non-unique elements", py_repr(instance));
+        fail(failures, path, instance, message);
     }
 }
 

@@ -127,19 +127,13 @@ fn trimmed(text: Option<String>) -> Option<String> {
 
 impl CreateFields {
     fn into_request(self) -> Result<CreateVolume, ApiError> {
-        let sources = [
-            ("backup", &self.backup_id),
-            ("group", &self.group_id),
-            ("consistency group", &self.consistencygroup_id),
-        ];
-        if let Some((what, _)) = sources
-            .iter()
-            .find(|(_, v)| v.as_deref().is_some_and(|s| !s.is_empty()))
-        {
-            return Err(ApiError::BadRequest(format!(
-                "Creating a volume from a {what} or in a group is not supported by cinder-attach."
-            )));
+        if self.backup_id.as_deref().is_some_and(|s| !s.is_empty()) {
+            return Err(ApiError::BadRequest(
+                "Creating a volume from a backup is not supported by cinder-attach.".to_owned(),
+            ));
         }
+        // Cinder reads a `consistencygroup_id` as a group's id too; `group_id` wins.
+        let group_id = self.group_id.or(self.consistencygroup_id);
         let multiattach = match &self.multiattach {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
@@ -167,6 +161,7 @@ impl CreateFields {
             // `image_id` is the older name (Cinder moves it to `imageRef`).
             image_ref: self.image_ref.or(self.image_id).filter(|s| !s.is_empty()),
             auth_token: None,
+            group_id: group_id.filter(|s| !s.is_empty()),
         })
     }
 }
@@ -274,8 +269,7 @@ fn volume_filters(
             },
             "metadata" => filters.metadata = parse_metadata_filter(value)?,
             "with_count" => {}
-            // No volume here is in a group.
-            "group_id" => return Ok(None),
+            "group_id" => filters.group_id = Some(value.clone()),
             "migration_status" | "created_at" | "updated_at" | "glance_metadata" => {
                 return Err(ApiError::BadRequest(format!(
                     "Filtering volumes by {key} is not supported by cinder-attach."

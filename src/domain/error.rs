@@ -30,6 +30,22 @@ pub enum GroupError {
     /// `PUT .../group_specs/{key}` whose body names another key.
     #[error("request body and URI mismatch")]
     SpecBodyMismatch,
+    #[error("group type {0} is in use")]
+    TypeInUse(String),
+    #[error("group {0} not found")]
+    NotFound(String),
+    /// Cinder's `InvalidGroup`, with its reason.
+    #[error("invalid group: {0}")]
+    Invalid(String),
+    /// Cinder's `InvalidVolume` of a membership change, with its reason.
+    #[error("invalid volume: {0}")]
+    InvalidMember(String),
+    /// Cinder's `InvalidGroupStatus`, with its reason.
+    #[error("invalid group status: {0}")]
+    InvalidStatus(String),
+    /// Cinder's `InvalidInput` of a volume created in a group.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
 }
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).

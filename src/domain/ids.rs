@@ -89,6 +89,10 @@ uuid_id!(
     GroupTypeId
 );
 uuid_id!(
+    /// `groups.id`.
+    GroupId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

@@ -8,6 +8,7 @@ pub mod encryption;
 pub mod error;
 pub mod event;
 pub mod export;
+pub mod group;
 pub mod group_type;
 pub mod ids;
 pub mod legacy_attach;

@@ -127,6 +127,8 @@ pub struct Usage {
     pub volumes: i64,
     pub gigabytes: i64,
     pub snapshots: i64,
+    /// Live groups (counted only where groups are checked or shown).
+    pub groups: i64,
     /// `(volumes, gigabytes)` by type name.
     pub by_type: BTreeMap<String, (i64, i64)>,
     /// Snapshots by the type name of their volume.
@@ -144,6 +146,7 @@ impl Usage {
             "volumes" => return self.volumes,
             "gigabytes" => return self.gigabytes,
             "snapshots" => return self.snapshots,
+            "groups" => return self.groups,
             _ => {}
         }
         for (type_name, snapshots) in &self.snapshots_by_type {
@@ -196,6 +199,8 @@ pub enum OverQuota {
     Volumes { name: String, allowed: i64 },
     /// `snapshots` or `snapshots_<type>` would pass its limit.
     Snapshots { allowed: i64 },
+    /// `groups` would pass its limit.
+    Groups { allowed: i64 },
 }
 
 /// A limit lower than what is already used.
@@ -289,6 +294,14 @@ pub fn check_snapshot_create(
     ];
     match first_over(rows, usage, &deltas) {
         Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, size)),
+        None => Ok(()),
+    }
+}
+
+/// Whether one more group fits the project's quota.
+pub fn check_group_create(rows: &QuotaRows, usage: &Usage) -> Result<(), OverQuota> {
+    match first_over(rows, usage, &[("groups".to_owned(), 1)]) {
+        Some((_, quota, _)) => Err(OverQuota::Groups { allowed: quota }),
         None => Ok(()),
     }
 }

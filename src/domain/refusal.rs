@@ -99,6 +99,9 @@ pub enum VolumeCreateRefusal {
     SourceUnavailable,
     /// The type's encryption was added or removed after the create read it.
     EncryptionChanged,
+    /// The group to create the volume in is gone (`None`) or in a status that takes no
+    /// new volumes.
+    GroupUnavailable(Option<crate::domain::group::GroupStatus>),
 }
 
 /// A change to a volume type's encryption (Cinder's volume type encryption API).

@@ -167,6 +167,8 @@ pub struct NewVolume {
     pub name: Option<String>,
     pub description: Option<String>,
     pub volume_type_id: VolumeTypeId,
+    /// The group the volume is created in.
+    pub group_id: Option<super::ids::GroupId>,
     pub snapshot_id: Option<super::ids::SnapshotId>,
     pub source_volid: Option<VolumeId>,
     pub multiattach: bool,
@@ -277,6 +279,8 @@ pub struct VolumeFilters {
     pub availability_zone: Option<String>,
     pub size: Option<i64>,
     pub metadata: BTreeMap<String, String>,
+    /// Members of this group only (3.10+).
+    pub group_id: Option<String>,
 }
 
 /// A locked volume for the rules' tests.

@@ -114,6 +114,14 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("group:group_types_specs:create", ADMIN_API),
     ("group:group_types_specs:update", ADMIN_API),
     ("group:group_types_specs:delete", ADMIN_API),
+    // Groups (cinder/policies/groups.py, group_actions.py).
+    ("group:get_all", READER),
+    ("group:create", MEMBER),
+    ("group:get", READER),
+    ("group:update", MEMBER),
+    ("group:group_project_attribute", ADMIN_API),
+    ("group:delete", MEMBER),
+    ("group:reset_status", ADMIN_API),
     // Private types (cinder/policies/volume_access.py).
     ("volume_extension:volume_type_access", MEMBER),
     (

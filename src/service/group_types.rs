@@ -143,7 +143,7 @@ impl Service {
         match self.store.delete_group_type(uuid, self.clock.now()).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(not_found(id)),
-            Outcome::Refused(never) => match never {},
+            Outcome::Refused(_) => Err(GroupError::TypeInUse(id.to_owned()).into()),
         }
     }
 

@@ -62,6 +62,47 @@ impl Service {
         placement: &Placement<'_>,
         tried: &[usize],
     ) -> Result<Vec<usize>, DomainError> {
+        let specs = specs_of(placement.volume_type);
+        let request = placement::Request {
+            size_gb: placement.size_gb,
+            availability_zone: placement.availability_zone,
+            extra_specs: &specs,
+        };
+        self.passing(&request, tried).await
+    }
+
+    /// The backends that can hold a group: each passes the filters of every one of the
+    /// group's volume types with the group type's specs added (Cinder's scheduler checks
+    /// both), best first by the first type's weighing.
+    pub(super) async fn group_candidates(
+        &self,
+        volume_types: &[VolumeType],
+        group_specs: &BTreeMap<String, String>,
+        availability_zone: Option<&str>,
+    ) -> Result<Vec<usize>, DomainError> {
+        let mut found: Option<Vec<usize>> = None;
+        for volume_type in volume_types {
+            let mut specs = specs_of(volume_type);
+            specs.extend(group_specs.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let request = placement::Request {
+                size_gb: 0,
+                availability_zone,
+                extra_specs: &specs,
+            };
+            let passing = self.passing(&request, &[]).await?;
+            found = Some(match found {
+                None => passing,
+                Some(so_far) => so_far.into_iter().filter(|i| passing.contains(i)).collect(),
+            });
+        }
+        Ok(found.unwrap_or_default())
+    }
+
+    async fn passing(
+        &self,
+        request: &placement::Request<'_>,
+        tried: &[usize],
+    ) -> Result<Vec<usize>, DomainError> {
         let pools = self.pools().await?;
         let candidates: Vec<Candidate> = pools
             .iter()
@@ -76,13 +117,7 @@ impl Service {
                 capabilities: pool.capabilities.clone(),
             })
             .collect();
-        let specs = specs_of(placement.volume_type);
-        let request = placement::Request {
-            size_gb: placement.size_gb,
-            availability_zone: placement.availability_zone,
-            extra_specs: &specs,
-        };
-        Ok(placement::choose(&candidates, &request)
+        Ok(placement::choose(&candidates, request)
             .into_iter()
             .map(|i| pools[i].index)
             .collect())

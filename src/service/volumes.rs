@@ -8,7 +8,9 @@ use super::volume_not_found;
 use super::volume_sources::Origin;
 use super::Service;
 use crate::backend::{ConfiguredBackend, DataSource};
-use crate::domain::ids::{MessageId, VolumeId};
+use crate::domain::error::GroupError;
+use crate::domain::group::Group;
+use crate::domain::ids::VolumeId;
 use crate::domain::message::{
     Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
 };
@@ -37,6 +39,8 @@ pub struct CreateVolume {
     pub image_ref: Option<String>,
     /// The caller's token, for Glance.
     pub auth_token: Option<String>,
+    /// The group to create the volume in (3.13+).
+    pub group_id: Option<String>,
 }
 
 /// What the caller may see of a volume (admin-only and policy-guarded fields).
@@ -273,6 +277,25 @@ impl Service {
                 })?,
             _ => self.default_volume_type().await?,
         };
+        let group = match request.group_id.as_deref().filter(|g| !g.is_empty()) {
+            Some(group_id) => {
+                let named = request
+                    .volume_type
+                    .as_deref()
+                    .is_some_and(|t| !t.is_empty());
+                if !named && origin.is_none() {
+                    return Err(GroupError::InvalidInput(
+                        "volume_type must be provided when creating a volume in a group.".into(),
+                    )
+                    .into());
+                }
+                Some(
+                    self.group_for_new_volume(caller, group_id, &volume_type)
+                        .await?,
+                )
+            }
+            None => None,
+        };
         super::volume_metadata::metadata_fits(&request.metadata)?;
         let size = match (request.size, &origin) {
             (None, Some(origin)) => origin.size,
@@ -291,10 +314,12 @@ impl Service {
             self.policy
                 .enforce(rules::MULTIATTACH, caller, &Target::caller(caller))?;
         }
+        // A volume in a group goes to the group's zone (Cinder's create flow).
         let zone = request
             .availability_zone
             .as_deref()
-            .filter(|z| !z.is_empty());
+            .filter(|z| !z.is_empty())
+            .or(group.as_ref().map(|g| g.availability_zone.as_str()));
         if let Some(zone) = zone {
             if !self.backends.iter().any(|b| b.availability_zone == zone) {
                 return Err(DomainError::InvalidAvailabilityZone(zone.to_owned()));
@@ -334,6 +359,7 @@ impl Service {
             shared_targets: None,
             metadata: request.metadata,
             encryption_key_id: None,
+            group_id: group.as_ref().map(|g| g.id),
             bootable: origin.as_ref().is_some_and(|o| o.volume.bootable),
             created_at: now,
         };
@@ -357,7 +383,13 @@ impl Service {
             new.encryption_key_id = Some(key);
         }
         let placed = match self
-            .record_new(&mut new, &owner, &placement, origin.as_ref(), zone)
+            .record_new(
+                &mut new,
+                &owner,
+                &placement,
+                origin.as_ref(),
+                group.as_ref(),
+            )
             .await
         {
             Ok(placed) => placed,
@@ -371,18 +403,9 @@ impl Service {
         if !placed {
             // No backend could take it: Cinder's scheduler leaves the volume in `error`
             // with a user message saying so.
-            let message = Message {
-                id: MessageId::generate(),
-                project_id: new.project_id.clone(),
-                request_id,
-                resource_type: "VOLUME".to_owned(),
-                resource_uuid: Some(new.id.to_string()),
-                event_id: EVENT_NO_VALID_BACKEND.to_owned(),
-                message_level: "ERROR".to_owned(),
-                user_message: MESSAGE_NO_VALID_BACKEND.to_owned(),
-                created_at: now,
-                expires_at: Some(now + chrono::Duration::days(30)),
-            };
+            let (project, text) = (new.project_id.clone(), MESSAGE_NO_VALID_BACKEND.to_owned());
+            let event = EVENT_NO_VALID_BACKEND;
+            let message = Message::volume_error(new.id, project, request_id, event, text, now);
             self.store.insert_message(&message).await?;
             tracing::warn!(volume_id = %new.id, "no backend can take the volume");
             return self
@@ -437,12 +460,17 @@ impl Service {
         owner: &QuotaOwner,
         placement: &Placement<'_>,
         origin: Option<&Origin>,
-        zone: Option<&str>,
+        group: Option<&Group>,
     ) -> Result<bool, DomainError> {
+        if let Some(group) = group {
+            return self
+                .record_in_group(new, owner, placement, origin, group)
+                .await;
+        }
         let Some(origin) = origin else {
             return self.record_placed(new, owner, placement).await;
         };
-        origin.check_zone(zone)?;
+        origin.check_zone(placement.availability_zone)?;
         let backend = self.backend_of(&origin.volume)?;
         let index = self
             .backends
@@ -476,7 +504,7 @@ impl Service {
     /// Records the volume on `backend` (`creating`), or in `error` on none. Whether it
     /// was recorded on a backend (`false`: the backend had no room left, or there was
     /// none).
-    async fn record_on(
+    pub(super) async fn record_on(
         &self,
         new: &mut NewVolume,
         owner: &QuotaOwner,
@@ -517,6 +545,13 @@ impl Service {
             }
             Outcome::Refused(VolumeCreateRefusal::EncryptionChanged) => {
                 Err(DomainError::EncryptionChangedDuringCreate)
+            }
+            Outcome::Refused(VolumeCreateRefusal::GroupUnavailable(Some(_))) => {
+                Err(super::group_members::unavailable_for_volumes())
+            }
+            Outcome::Refused(VolumeCreateRefusal::GroupUnavailable(None)) => {
+                let id = new.group_id.map(|g| g.to_string()).unwrap_or_default();
+                Err(super::group_members::group_not_found(&id))
             }
             Outcome::Gone => Err(volume_not_found(new.id)),
         }

@@ -16,9 +16,9 @@ use super::SqlStore;
 use crate::domain::group_type::{
     GroupSpecs, GroupType, GroupTypeSortKey, GroupTypeUpdate, NewGroupType,
 };
-use crate::domain::ids::GroupTypeId;
+use crate::domain::ids::{GroupId, GroupTypeId};
 use crate::domain::paging::Page;
-use crate::domain::refusal::SpecMissing;
+use crate::domain::refusal::{SpecMissing, TypeInUse};
 use crate::domain::Outcome;
 
 #[async_trait]
@@ -40,11 +40,12 @@ pub trait GroupTypeStore: Send + Sync {
         update: &GroupTypeUpdate,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError>;
+    /// Refused while a live group has the type.
     async fn delete_group_type(
         &self,
         id: GroupTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<(), Infallible>, StoreError>;
+    ) -> Result<Outcome<(), TypeInUse>, StoreError>;
     /// Adds or replaces specs.
     async fn set_group_specs(
         &self,
@@ -74,6 +75,8 @@ const LOCK: &str = "select id from group_types where id = $1 and deleted = false
 
 const DELETE: &str =
     "update group_types set deleted = true, deleted_at = $2 where id = $1 and deleted = false";
+
+const IN_USE: &str = "select id from groups where group_type_id = $1 and deleted = false limit 1";
 
 const TOUCH: &str = "update group_types set updated_at = $2 where id = $1";
 
@@ -209,10 +212,14 @@ impl<D: Database> GroupTypeStore for SqlStore<D> {
         &self,
         id: GroupTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<(), Infallible>, StoreError> {
+    ) -> Result<Outcome<(), TypeInUse>, StoreError> {
         let Some(mut tx) = self.lock_group_type(id).await? else {
             return Ok(Outcome::Gone);
         };
+        let used: Option<(GroupId,)> = tx.fetch_optional(Sql::new(IN_USE).bind(id)).await?;
+        if used.is_some() {
+            return Ok(Outcome::Refused(TypeInUse));
+        }
         let (table, owner) = (SideTable::GroupTypeSpecs, id.uuid());
         Self::remove_items(&mut tx, table, owner, None, now).await?;
         tx.execute(Sql::new(DELETE).bind(id).bind(now)).await?;

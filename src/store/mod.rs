@@ -31,6 +31,7 @@ mod db;
 mod encryption;
 mod exports;
 mod group_types;
+mod groups;
 mod image_transfers;
 mod legacy_attachments;
 mod locks;
@@ -65,6 +66,7 @@ pub use db::HeldLock;
 pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
 pub use group_types::GroupTypeStore;
+pub use groups::{GroupChange, GroupStore, GroupUpdateRefusal};
 pub use image_transfers::ImageTransferStore;
 pub use legacy_attachments::{LegacyAttach, LegacyAttachStore, LegacyConnect};
 pub use messages::MessageStore;
@@ -102,6 +104,7 @@ pub trait Store:
     + EncryptionStore
     + ImageTransferStore
     + GroupTypeStore
+    + GroupStore
 {
 }
 
@@ -125,6 +128,7 @@ impl<T> Store for T where
         + EncryptionStore
         + ImageTransferStore
         + GroupTypeStore
+        + GroupStore
 {
 }
 

@@ -73,6 +73,7 @@ const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host, \
 const SNAPSHOT_PROJECTS: &str = "\
     select project_id from volumes where deleted = false \
     union select project_id from snapshots where deleted = false \
+    union select project_id from groups where deleted = false \
     union select project_id from quotas where deleted = false \
     order by 1";
 
@@ -136,7 +137,8 @@ impl<D: Database> Operations for SqlStore<D> {
         for (project_id,) in projects {
             // Only limits stored in the database: the checker reads no configuration.
             let configured = QuotaDefaults::unlimited();
-            let (rows, usage) = Self::quota_state(&mut tx, &project_id, &configured).await?;
+            let (rows, mut usage) = Self::quota_state(&mut tx, &project_id, &configured).await?;
+            usage.groups = Self::count_groups(&mut tx, &project_id).await?;
             quotas.push(ProjectQuota {
                 project_id,
                 rows,

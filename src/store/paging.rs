@@ -2,6 +2,7 @@
 
 use super::db::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
+use crate::domain::group::GroupSortKey;
 use crate::domain::group_type::GroupTypeSortKey;
 use crate::domain::paging::{Page, SortDir};
 use crate::domain::qos::QosSortKey;
@@ -79,6 +80,20 @@ impl SortColumn for GroupTypeSortKey {
             GroupTypeSortKey::Description => "coalesce({t}.description, '')",
             GroupTypeSortKey::IsPublic => "{t}.is_public",
             GroupTypeSortKey::CreatedAt => "{t}.created_at",
+        }
+    }
+}
+
+impl SortColumn for GroupSortKey {
+    const ID: Self = GroupSortKey::Id;
+    const CREATED_AT: Self = GroupSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            GroupSortKey::Id => "{t}.id",
+            GroupSortKey::Name => "coalesce({t}.name, '')",
+            GroupSortKey::Status => "{t}.status",
+            GroupSortKey::CreatedAt => "{t}.created_at",
         }
     }
 }

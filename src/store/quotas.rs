@@ -193,7 +193,9 @@ impl<D: Database> QuotaStore for SqlStore<D> {
         configured: &QuotaDefaults,
     ) -> Result<(QuotaRows, Usage), StoreError> {
         let mut reads = self.db.begin_read().await?;
-        Self::quota_state(&mut reads, project_id, configured).await
+        let (rows, mut usage) = Self::quota_state(&mut reads, project_id, configured).await?;
+        usage.groups = Self::count_groups(&mut reads, project_id).await?;
+        Ok((rows, usage))
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -214,7 +216,9 @@ impl<D: Database> QuotaStore for SqlStore<D> {
     ) -> Result<Result<(), BelowUsage>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         Self::lock_project(&mut tx, project_id).await?;
-        let (_, usage) = Self::quota_state(&mut tx, project_id, &QuotaDefaults::default()).await?;
+        let (_, mut usage) =
+            Self::quota_state(&mut tx, project_id, &QuotaDefaults::default()).await?;
+        usage.groups = Self::count_groups(&mut tx, project_id).await?;
         if let Err(below) = quota::check_new_limits(&usage, limits) {
             return Ok(Err(below));
         }

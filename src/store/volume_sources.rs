@@ -34,6 +34,12 @@ impl<D: Database> SqlStore<D> {
         tx: &mut D::Tx,
         new: &NewVolume,
     ) -> Result<Result<(), VolumeCreateRefusal>, StoreError> {
+        if let Some(group) = new.group_id {
+            let status = Self::lock_group_status(tx, group).await?;
+            if !status.is_some_and(crate::domain::group::accepts_new_volumes) {
+                return Ok(Err(VolumeCreateRefusal::GroupUnavailable(status)));
+            }
+        }
         if let Some(snapshot) = new.snapshot_id {
             let lock = Sql::locking(LOCK_SNAPSHOT, D::FOR_UPDATE).bind(snapshot);
             let found: Option<(SnapshotStatus,)> = tx.fetch_optional(lock).await?;

@@ -110,8 +110,10 @@ const LOCK_TYPE: &str = "select id from volume_types where id = $1 and deleted =
 
 const LOCK_TYPE_NAME: &str = "select name from volume_types where id = $1 and deleted = false";
 
-const TYPE_IN_USE: &str =
-    "select id from volumes where volume_type_id = $1 and deleted = false limit 1";
+/// A live volume of the type, or a live group that allows it (Cinder refuses both).
+const TYPE_IN_USE: &str = "select id from volumes where volume_type_id = $1 and deleted = false \
+     union all select m.volume_type_id from group_volume_type_mapping m \
+      where m.volume_type_id = $1 and m.deleted = false limit 1";
 
 const TYPE_SPECS: &str = "select volume_type_id, key, value from volume_type_extra_specs \
                            where volume_type_id = $1 and deleted = false";

@@ -121,9 +121,9 @@ const INSERT_VOLUME: &str = "\
     insert into volumes (id, user_id, project_id, host, size, availability_zone, status, \
                          attach_status, display_name, display_description, volume_type_id, \
                          bootable, multiattach, service_uuid, shared_targets, created_at, deleted, \
-                         snapshot_id, source_volid, encryption_key_id) \
+                         snapshot_id, source_volid, encryption_key_id, group_id) \
     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $19, $12, $13, $14, $15, false, \
-            $16, $17, $18)";
+            $16, $17, $18, $20)";
 
 /// A clone takes its source's image metadata, as Cinder's create from a volume does; a
 /// volume from a snapshot takes that of the snapshot's volume (Cinder copies it to the
@@ -159,6 +159,9 @@ fn push_volume_filters(sql: &mut Sql, filters: &VolumeFilters) {
     }
     if let Some(bootable) = filters.bootable {
         sql.push(" and v.bootable = ").push_bind(bootable);
+    }
+    if let Some(group) = &filters.group_id {
+        sql.push(" and v.group_id = ").push_bind(group);
     }
     if let Some(zone) = &filters.availability_zone {
         sql.push(" and v.availability_zone = ").push_bind(zone);
@@ -296,7 +299,8 @@ impl<D: Database> VolumeStore for SqlStore<D> {
             .bind(new.snapshot_id)
             .bind(new.source_volid)
             .bind(&new.encryption_key_id)
-            .bind(new.bootable);
+            .bind(new.bootable)
+            .bind(new.group_id.map(|g| g.to_string()));
         tx.execute(insert).await?;
         let items = new
             .metadata

@@ -15,9 +15,10 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from tempest.lib.api_schema.response.volume import (capabilities, hosts, limits, quota_classes,
-                                                   quotas, scheduler_stats, services, transfers,
-                                                   versions, volume_types, volumes)
+from tempest.lib.api_schema.response.volume import (capabilities, groups, hosts, limits,
+                                                   quota_classes, quotas, scheduler_stats,
+                                                   services, transfers, versions, volume_types,
+                                                   volumes)
 from tempest.lib.api_schema.response.volume.v3_7 import services as services_v37
 from tempest.lib.api_schema.response.volume.v3_55 import transfers as transfers_v355
 from tempest.lib.api_schema.response.volume.v3_57 import transfers as transfers_v357
@@ -77,9 +78,16 @@ OPERATIONS = [
     ("GET", rf"/(os-volume-transfer|volume-transfers)/{ID}", "transfers", "show_volume_transfer"),
     ("POST", rf"/(os-volume-transfer|volume-transfers)/{ID}/accept", "transfers",
      "accept_volume_transfer"),
+    ("POST", r"/groups", "groups", "create_group"),
+    ("GET", r"/groups", "groups", "list_groups_no_detail"),
+    ("GET", r"/groups/detail", "groups", "list_groups_with_detail"),
+    ("GET", rf"/groups/{ID}", "groups", "show_group"),
+    ("PUT", rf"/groups/{ID}", "groups", "update_group"),
+    ("POST", rf"/groups/{ID}/action", "groups", "delete_group"),
+    ("POST", r"/groups/action", "groups", "create_group_from_source"),
 ]
 
-KINDS = {"types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
+KINDS = {"groups": groups, "types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
          "capabilities": capabilities, "hosts": hosts}
 # Kinds whose schema depends on the microversion, as tempest's clients choose them.
 VERSIONED_KINDS = {"services": [(7, services_v37), (0, services)],

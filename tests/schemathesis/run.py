@@ -73,7 +73,8 @@ def seed(base):
 
     # The generated creates and extends would soon pass Cinder's default quota (10
     # volumes, 1,000 GiB) and get 413 for everything after; p1 has no limits.
-    call(base, "PUT", "/v3/p1/os-quota-sets/p1", {"quota_set": {"volumes": -1, "gigabytes": -1}})
+    call(base, "PUT", "/v3/p1/os-quota-sets/p1", {"quota_set": {
+        "volumes": -1, "gigabytes": -1, "groups": -1}})
     def new_snapshot(volume):
         return call(base, "POST", "/v3/p1/snapshots", {"snapshot": {
             "volume_id": volume, "metadata": {"k": "v"}}})["snapshot"]["id"]
@@ -82,11 +83,17 @@ def seed(base):
         return call(base, "POST", "/v3/p1/qos-specs", {"qos_specs": {
             "name": name, "consumer": "front-end", "read_iops_sec": "100"}})["qos_specs"]["id"]
 
-    def new_group_type(name):
+    def new_group_type(name, specs=None):
         return call(base, "POST", "/v3/p1/group_types", {"group_type": {
-            "name": name, "group_specs": {"k": "v"}}})["group_type"]["id"]
+            "name": name, "group_specs": {"k": "v"} if specs is None else specs}})["group_type"]["id"]
+
+    def new_group(name):
+        """Of a group type without specs, so that a backend takes it (`available`)."""
+        return call(base, "POST", "/v3/p1/groups", {"group": {
+            "name": name, "group_type": groups_type, "volume_types": [type_id]}})["group"]["id"]
 
     type_id = new_type("schemathesis-multiattach")
+    groups_type = new_group_type("schemathesis-groups", specs={})
     shared = new_volume(volume_type=type_id)
     ids = {
         "type_id": type_id,
@@ -94,6 +101,7 @@ def seed(base):
         "attachment_id": new_attachment(shared, "3f1a7c52-0d4e-4b7a-9c1e-5a2b3c4d5e6f"),
         "qos_id": new_qos("schemathesis-qos"),
         "group_type_id": new_group_type("schemathesis-group-type"),
+        "group_id": new_group("schemathesis-group"),
     }
     ids["snapshot_id"] = new_snapshot(ids["volume_id"])
     spares = {
@@ -102,6 +110,7 @@ def seed(base):
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),
         "@SPARE_QOS_ID@": new_qos("schemathesis-qos-spare"),
         "@SPARE_GROUP_TYPE_ID@": new_group_type("schemathesis-group-type-spare"),
+        "@SPARE_GROUP_ID@": new_group("schemathesis-group-spare"),
         "@SPARE_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
         "@SPARE_ACTION_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
     }

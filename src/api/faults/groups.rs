@@ -17,5 +17,15 @@ pub(super) fn fault(err: GroupError) -> ApiError {
         }
         E::InvalidTypeUpdate(why) => ApiError::BadRequest(why.to_owned()),
         E::SpecBodyMismatch => ApiError::BadRequest("Request body and URI mismatch".into()),
+        E::TypeInUse(id) => ApiError::BadRequest(format!(
+            "Group Type {id} deletion is not allowed with groups present with the type."
+        )),
+        E::NotFound(id) => ApiError::NotFound(format!("Group {id} could not be found.")),
+        E::Invalid(reason) => ApiError::BadRequest(format!("Invalid Group: {reason}")),
+        E::InvalidMember(reason) => ApiError::BadRequest(format!("Invalid volume: {reason}")),
+        E::InvalidStatus(reason) => ApiError::BadRequest(format!("Invalid Group Status: {reason}")),
+        E::InvalidInput(reason) => {
+            ApiError::BadRequest(format!("Invalid input received: {reason}"))
+        }
     }
 }

@@ -7,9 +7,10 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
+use crate::domain::group::GroupStatus;
 use crate::domain::ids::{
-    AttachmentId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId,
-    VolumeTypeId,
+    AttachmentId, GroupId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId,
+    VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -90,6 +91,7 @@ bind_as!(Uuid:
     ServiceId => ServiceId::uuid,
     QosSpecsId => QosSpecsId::uuid,
     GroupTypeId => GroupTypeId::uuid,
+    GroupId => GroupId::uuid,
     SnapshotId => SnapshotId::uuid,
     TransferId => TransferId::uuid,
 );
@@ -98,6 +100,7 @@ bind_as!(Text:
     &str => str::to_owned,
     VolumeStatus => |s| s.as_str().to_owned(),
     SnapshotStatus => |s| s.as_str().to_owned(),
+    GroupStatus => |s| s.as_str().to_owned(),
     AttachStatus => |s| s.as_str().to_owned(),
     AttachMode => |m| m.as_str().to_owned(),
     MigrationStatus => |s| s.as_str().to_owned(),

@@ -12,6 +12,7 @@ mod encryption;
 mod events;
 mod faults;
 mod group_types;
+mod groups;
 mod health;
 mod hostile;
 mod image_metadata;

@@ -84,8 +84,12 @@ async fn unbuilt_operations_are_not_implemented(app: TestApp) {
         .send()
         .await;
     backups.assert_fault(501, "notImplemented", "backups");
-    let groups = app.get("/v3/p1/groups").version("3.27").send().await;
-    groups.assert_fault(501, "notImplemented", "groups");
+    let snapshots = app
+        .get("/v3/p1/group_snapshots")
+        .version("3.27")
+        .send()
+        .await;
+    snapshots.assert_fault(501, "notImplemented", "group_snapshots");
     // Built now: an unknown type's encryption is Cinder's 404.
     let encryption = app
         .get("/v3/p1/types/8c4a7f38-0000-4000-8000-000000000000/encryption")
