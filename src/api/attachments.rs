@@ -258,12 +258,7 @@ fn attachment_filters(ctx: &Ctx, pairs: &[(String, String)]) -> Result<ListAttac
             _ => {}
         }
     }
-    if !invalid.is_empty() && ctx.version.at_least(3, 31) {
-        return Err(ApiError::BadRequest(format!(
-            "Invalid filters {} are found in query options.",
-            invalid.join(",")
-        )));
-    }
+    super::paging::reject_invalid_filters(ctx.version, &invalid)?;
     Ok(request)
 }
 

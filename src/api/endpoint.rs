@@ -100,6 +100,12 @@ pub enum Endpoint {
     GroupUpdate,
     GroupAction,
     GroupCreateFromSource,
+    GroupSnapshotList,
+    GroupSnapshotListDetail,
+    GroupSnapshotShow,
+    GroupSnapshotCreate,
+    GroupSnapshotDelete,
+    GroupSnapshotAction,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -205,6 +211,12 @@ impl Endpoint {
             Endpoint::GroupUpdate => "GroupUpdate",
             Endpoint::GroupAction => "GroupAction",
             Endpoint::GroupCreateFromSource => "GroupCreateFromSource",
+            Endpoint::GroupSnapshotList => "GroupSnapshotList",
+            Endpoint::GroupSnapshotListDetail => "GroupSnapshotListDetail",
+            Endpoint::GroupSnapshotShow => "GroupSnapshotShow",
+            Endpoint::GroupSnapshotCreate => "GroupSnapshotCreate",
+            Endpoint::GroupSnapshotDelete => "GroupSnapshotDelete",
+            Endpoint::GroupSnapshotAction => "GroupSnapshotAction",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -242,7 +254,13 @@ impl Endpoint {
             | Endpoint::GroupCreate
             | Endpoint::GroupUpdate
             | Endpoint::GroupAction => ApiVersion::new(3, 13),
-            Endpoint::GroupCreateFromSource => ApiVersion::new(3, 14),
+            Endpoint::GroupCreateFromSource
+            | Endpoint::GroupSnapshotList
+            | Endpoint::GroupSnapshotListDetail
+            | Endpoint::GroupSnapshotShow
+            | Endpoint::GroupSnapshotCreate
+            | Endpoint::GroupSnapshotDelete => ApiVersion::new(3, 14),
+            Endpoint::GroupSnapshotAction => ApiVersion::new(3, 19),
             _ => ApiVersion::MIN,
         }
     }
@@ -261,7 +279,6 @@ impl Endpoint {
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "backups",
     "clusters",
-    "group_snapshots",
     "consistencygroups",
     "cgsnapshots",
     "manageable_volumes",

@@ -23,6 +23,7 @@ use crate::domain::error::GroupError;
 use crate::domain::group::{Group, GroupFilters, GroupSortKey, GroupStatus};
 use crate::domain::time::format_timestamp;
 use crate::domain::DomainError;
+use crate::service::group_sources::GroupSource;
 use crate::service::groups::{CreateGroup, UpdateGroup};
 
 pub fn router() -> Router<AppState> {
@@ -197,12 +198,7 @@ fn filters(
             _ => return Ok(None),
         }
     }
-    if !invalid.is_empty() && ctx.version.at_least(3, 31) {
-        return Err(ApiError::BadRequest(format!(
-            "Invalid filters {} are found in query options.",
-            invalid.join(",")
-        )));
-    }
+    super::paging::reject_invalid_filters(ctx.version, &invalid)?;
     Ok(Some((filters, all_tenants)))
 }
 
@@ -466,10 +462,11 @@ struct FromSourceFields {
     name: Option<String>,
     description: Option<String>,
     source_group_id: Option<String>,
+    group_snapshot_id: Option<String>,
 }
 
-/// `create-from-src` (3.14+): a group cloned from another group, 202 with its id and
-/// name. From a group snapshot: not built (501).
+/// `create-from-src` (3.14+): a group made from another group or from a group
+/// snapshot, 202 with its id and name.
 async fn create_from_source(
     State(state): State<AppState>,
     ctx: Ctx,
@@ -481,15 +478,15 @@ async fn create_from_source(
         return Err(ApiError::no_such_action(&name));
     }
     let fields = body.parse::<FromSourceBody>(&CREATE_FROM_SOURCE)?.source;
-    let Some(source) = fields.source_group_id else {
-        return Err(
-            Endpoint::Unimplemented("Creating a group from a group snapshot").not_implemented(),
-        );
+    let source = match (fields.source_group_id, fields.group_snapshot_id) {
+        (Some(group), _) => GroupSource::Group(group),
+        (None, Some(snapshot)) => GroupSource::Snapshot(snapshot),
+        (None, None) => return Err(ApiError::malformed_body()),
     };
     let (name, description) = (trimmed(fields.name), trimmed(fields.description));
     let group = state
         .service
-        .create_group_from_group(&ctx.caller, name, description, &source)
+        .create_group_from_source(&ctx.caller, name, description, source)
         .await?;
     Ok((
         StatusCode::ACCEPTED,

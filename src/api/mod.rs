@@ -10,6 +10,7 @@ pub mod endpoint;
 pub mod error;
 pub mod events;
 mod faults;
+mod group_snapshots;
 mod group_types;
 mod groups;
 pub mod health;
@@ -62,6 +63,7 @@ fn resources() -> Router<AppState> {
         .merge(types::router())
         .merge(group_types::router())
         .merge(groups::router())
+        .merge(group_snapshots::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

@@ -150,6 +150,17 @@ pub fn parse_bool(text: &str) -> Option<bool> {
     }
 }
 
+/// Cinder's refusal (3.31+) of listing filters the caller may not use.
+pub fn reject_invalid_filters(version: ApiVersion, invalid: &[String]) -> Result<(), ApiError> {
+    if !invalid.is_empty() && version.at_least(3, 31) {
+        return Err(ApiError::BadRequest(format!(
+            "Invalid filters {} are found in query options.",
+            invalid.join(",")
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -154,7 +154,7 @@ fn view(ctx: &Ctx, snapshot: &Snapshot, extended: bool) -> Value {
         "metadata": snapshot.metadata,
     });
     if ctx.version.at_least(3, 14) {
-        view["group_snapshot_id"] = Value::Null;
+        view["group_snapshot_id"] = json!(snapshot.group_snapshot_id);
     }
     if ctx.version.at_least(3, 41) {
         view["user_id"] = json!(snapshot.user_id);

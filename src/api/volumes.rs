@@ -282,12 +282,7 @@ fn volume_filters(
             _ => {}
         }
     }
-    if !invalid.is_empty() && ctx.version.at_least(3, 31) {
-        return Err(ApiError::BadRequest(format!(
-            "Invalid filters {} are found in query options.",
-            invalid.join(",")
-        )));
-    }
+    super::paging::reject_invalid_filters(ctx.version, &invalid)?;
     Ok(Some((filters, all_tenants)))
 }
 

@@ -43,6 +43,14 @@ pub enum GroupError {
     /// Cinder's `InvalidGroupStatus`, with its reason.
     #[error("invalid group status: {0}")]
     InvalidStatus(String),
+    #[error("group snapshot {0} not found")]
+    SnapshotNotFound(String),
+    /// Cinder's `InvalidGroupSnapshot`, with its reason.
+    #[error("invalid group snapshot: {0}")]
+    InvalidSnapshot(String),
+    /// Cinder's `InvalidGroupSnapshotStatus`, with its reason.
+    #[error("invalid group snapshot status: {0}")]
+    InvalidSnapshotStatus(String),
     /// Cinder's `InvalidInput` of a volume created in a group.
     #[error("invalid input: {0}")]
     InvalidInput(String),

@@ -58,6 +58,8 @@ pub struct NewGroup {
     pub volume_type_ids: Vec<VolumeTypeId>,
     /// The group it is made from (`create-from-src`).
     pub source_group_id: Option<GroupId>,
+    /// The group snapshot it is made from (`create-from-src`).
+    pub group_snapshot_id: Option<super::ids::GroupSnapshotId>,
     pub created_at: DateTime<Utc>,
 }
 
@@ -259,6 +261,8 @@ pub fn may_leave(id: &str, member: Option<&MemberCandidate>) -> Result<(), Membe
 /// What a group's members hold that stops a delete.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MembersState {
+    /// Live group snapshots of the group.
+    pub group_snapshots: bool,
     pub volumes: usize,
     pub attached: bool,
     pub with_snapshots: bool,
@@ -268,6 +272,7 @@ pub struct MembersState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupDeleteRefusal {
     Status(GroupStatus),
+    HasSnapshots,
     HasVolumes,
     Attached,
     VolumesWithSnapshots,
@@ -279,6 +284,7 @@ impl GroupDeleteRefusal {
             GroupDeleteRefusal::Status(status) => {
                 format!("Group status must be available or error, but current status is: {status}")
             }
+            GroupDeleteRefusal::HasSnapshots => "Group has existing snapshots.".to_owned(),
             GroupDeleteRefusal::HasVolumes => format!(
                 "Group {group} still contains volumes. The delete-volumes flag is required to \
                  delete it."
@@ -302,6 +308,9 @@ pub fn may_delete(
 ) -> Result<(), GroupDeleteRefusal> {
     if !delete_volumes && !matches!(status, GroupStatus::Available | GroupStatus::Error) {
         return Err(GroupDeleteRefusal::Status(status));
+    }
+    if members.group_snapshots {
+        return Err(GroupDeleteRefusal::HasSnapshots);
     }
     if members.volumes > 0 && !delete_volumes {
         return Err(GroupDeleteRefusal::HasVolumes);

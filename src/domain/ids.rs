@@ -93,6 +93,10 @@ uuid_id!(
     GroupId
 );
 uuid_id!(
+    /// `group_snapshots.id`.
+    GroupSnapshotId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

@@ -9,6 +9,7 @@ pub mod error;
 pub mod event;
 pub mod export;
 pub mod group;
+pub mod group_snapshot;
 pub mod group_type;
 pub mod ids;
 pub mod legacy_attach;

@@ -286,14 +286,30 @@ pub fn check_snapshot_create(
     size: i64,
     type_name: &str,
 ) -> Result<(), OverQuota> {
-    let deltas = [
-        ("snapshots".to_owned(), 1),
-        ("gigabytes".to_owned(), size),
-        (per_type("snapshots", type_name), 1),
-        (per_type("gigabytes", type_name), size),
-    ];
+    check_snapshots_create(rows, usage, &[(size, type_name)])
+}
+
+/// Whether snapshots of volumes of `(size, type name)` fit together (a group snapshot's).
+pub fn check_snapshots_create(
+    rows: &QuotaRows,
+    usage: &Usage,
+    volumes: &[(i64, &str)],
+) -> Result<(), OverQuota> {
+    let mut deltas: BTreeMap<String, i64> = BTreeMap::new();
+    for (size, type_name) in volumes {
+        for (resource, delta) in [
+            ("snapshots".to_owned(), 1),
+            ("gigabytes".to_owned(), *size),
+            (per_type("snapshots", type_name), 1),
+            (per_type("gigabytes", type_name), *size),
+        ] {
+            *deltas.entry(resource).or_default() += delta;
+        }
+    }
+    let total: i64 = volumes.iter().map(|(size, _)| size).sum();
+    let deltas: Vec<(String, i64)> = deltas.into_iter().collect();
     match first_over(rows, usage, &deltas) {
-        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, size)),
+        Some((name, quota, consumed)) => Err(refusal(name, quota, consumed, total)),
         None => Ok(()),
     }
 }

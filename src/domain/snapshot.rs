@@ -37,6 +37,8 @@ pub struct Snapshot {
     pub name: Option<String>,
     pub description: Option<String>,
     pub metadata: BTreeMap<String, String>,
+    /// The group snapshot it was taken in (3.14+).
+    pub group_snapshot_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: Option<DateTime<Utc>>,
 }

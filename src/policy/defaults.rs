@@ -122,6 +122,14 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("group:group_project_attribute", ADMIN_API),
     ("group:delete", MEMBER),
     ("group:reset_status", ADMIN_API),
+    // Group snapshots (cinder/policies/group_snapshots.py, group_snapshot_actions.py).
+    ("group:get_all_group_snapshots", READER),
+    ("group:create_group_snapshot", MEMBER),
+    ("group:get_group_snapshot", READER),
+    ("group:delete_group_snapshot", MEMBER),
+    ("group:update_group_snapshot", MEMBER),
+    ("group:group_snapshot_project_attribute", ADMIN_API),
+    ("group:reset_group_snapshot_status", ADMIN_API),
     // Private types (cinder/policies/volume_access.py).
     ("volume_extension:volume_type_access", MEMBER),
     (

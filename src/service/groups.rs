@@ -15,11 +15,9 @@ use crate::domain::group_type::GroupType;
 use crate::domain::ids::{GroupId, GroupTypeId, VolumeId, VolumeTypeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::QuotaOwner;
-use crate::domain::volume::VolumeStatus;
 use crate::domain::volume_type::VolumeType;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
-use crate::service::volumes::CreateVolume;
 use crate::store::{GroupChange, GroupUpdateRefusal};
 
 /// A new group as asked for.
@@ -71,15 +69,8 @@ impl Service {
         filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         if let Some(marker) = page.marker {
             let found = self.store.get_group(marker.into()).await?;
-            let visible = found.is_some_and(|g| {
-                filters
-                    .project_id
-                    .as_ref()
-                    .is_none_or(|p| *p == g.project_id)
-            });
-            if !visible {
-                return Err(DomainError::MarkerNotFound(marker.to_string()));
-            }
+            let owner = found.as_ref().map(|g| g.project_id.as_str());
+            super::check_marker(marker, owner, filters.project_id.as_ref())?;
         }
         Ok(self.store.list_groups(&filters, page).await?)
     }
@@ -171,6 +162,7 @@ impl Service {
             group_type_id: group_type.id,
             volume_type_ids: volume_types.iter().map(|t| t.id).collect(),
             source_group_id: None,
+            group_snapshot_id: None,
             created_at: self.clock.now(),
         };
         if backend.is_none() {
@@ -180,7 +172,7 @@ impl Service {
     }
 
     /// Records a new group under the project's `groups` quota; the group as stored.
-    async fn record_group(&self, new: &NewGroup) -> Result<Group, DomainError> {
+    pub(super) async fn record_group(&self, new: &NewGroup) -> Result<Group, DomainError> {
         let owner = QuotaOwner {
             project_id: new.project_id.clone(),
             type_name: String::new(),
@@ -198,99 +190,6 @@ impl Service {
             .get_group(new.id)
             .await?
             .ok_or_else(|| group_not_found(&id))
-    }
-
-    /// `create-from-src` of a source group (3.14+): a group of the source's type, types
-    /// and backend, `creating` while each member is cloned into it, then `available` (or
-    /// `error` when a clone failed on the backend). A refused clone (quota, status)
-    /// takes the new group and the clones made so far away again, as Cinder does.
-    pub async fn create_group_from_group(
-        &self,
-        caller: &RequestContext,
-        name: Option<String>,
-        description: Option<String>,
-        source_id: &str,
-    ) -> Result<Group, DomainError> {
-        self.policy
-            .enforce(rules::GROUP_CREATE, caller, &Target::caller(caller))?;
-        let source = self.get_group(caller, source_id).await?;
-        let members = self.store.group_volumes(source.id).await?;
-        if members.is_empty() {
-            let reason = "Source Group is empty. No group will be created.";
-            return Err(GroupError::Invalid(reason.to_owned()).into());
-        }
-        let new = NewGroup {
-            id: GroupId::generate(),
-            user_id: caller.user_id.clone(),
-            project_id: caller.project_id.clone(),
-            host: source.host.clone(),
-            availability_zone: source.availability_zone.clone(),
-            status: GroupStatus::Creating,
-            name,
-            description,
-            group_type_id: source.group_type_id,
-            volume_type_ids: source.volume_type_ids.clone(),
-            source_group_id: Some(source.id),
-            created_at: self.clock.now(),
-        };
-        if new.host.is_none() {
-            let reason = format!("No valid host to create group {}.", new.id);
-            return Err(GroupError::Invalid(reason).into());
-        }
-        let group = self.record_group(&new).await?;
-        let mut all_made = true;
-        for member in members {
-            match self.clone_into_group(caller, member, &group).await {
-                Ok(made) => all_made &= made,
-                Err(err) => {
-                    let token = caller.auth_token.as_deref();
-                    self.take_back_group(group.id, token).await?;
-                    return Err(err);
-                }
-            }
-        }
-        let status = if all_made {
-            GroupStatus::Available
-        } else {
-            GroupStatus::Error
-        };
-        let now = self.clock.now();
-        self.store.set_group_status(group.id, status, now).await?;
-        Ok(group)
-    }
-
-    /// Clones one source member into `group`: whether the backend made it.
-    async fn clone_into_group(
-        &self,
-        caller: &RequestContext,
-        member: VolumeId,
-        group: &Group,
-    ) -> Result<bool, DomainError> {
-        let Some(source) = self.store.get_volume_brief(member).await? else {
-            return Err(crate::service::volume_not_found(member));
-        };
-        let request = CreateVolume {
-            size: Some(source.size),
-            name: source.name.clone(),
-            description: source.description.clone(),
-            volume_type: Some(source.volume_type_id.to_string()),
-            availability_zone: Some(group.availability_zone.clone()),
-            source_volid: Some(member.to_string()),
-            group_id: Some(group.id.to_string()),
-            auth_token: caller.auth_token.clone(),
-            ..CreateVolume::default()
-        };
-        let made = self.create_volume(caller, request, None).await?;
-        Ok(made.status != VolumeStatus::Error)
-    }
-
-    /// Undoes a group being made: its volumes and its record go.
-    async fn take_back_group(&self, id: GroupId, token: Option<&str>) -> Result<(), DomainError> {
-        let now = self.clock.now();
-        if let Outcome::Done(members) = self.store.begin_group_delete(id, true, now).await? {
-            self.remove_group_members(id, members, token).await?;
-        }
-        Ok(())
     }
 
     /// Renames, re-describes, and adds or removes members (Cinder's rules, in its
@@ -397,7 +296,7 @@ impl Service {
 
     /// The background half of a group delete: each member's data and record, then the
     /// group's record; the group is left `error` if a member stays.
-    async fn remove_group_members(
+    pub(super) async fn remove_group_members(
         &self,
         group: GroupId,
         members: Vec<VolumeId>,

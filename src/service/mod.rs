@@ -8,6 +8,8 @@ pub mod encryption;
 pub mod events;
 pub mod exports;
 mod group_members;
+pub mod group_snapshots;
+pub mod group_sources;
 pub mod group_types;
 pub mod groups;
 mod image_download;
@@ -101,6 +103,21 @@ impl Default for Settings {
 mod tests;
 
 /// Cinder's 404 for a volume that is not there (or not visible to the caller).
+/// A listing's marker must name a row the listing could show: one that exists (`owner`,
+/// its project) in the listed project (`None`: any). Cinder answers "marker not found".
+pub(super) fn check_marker(
+    marker: uuid::Uuid,
+    owner: Option<&str>,
+    listed_project: Option<&String>,
+) -> Result<(), crate::domain::DomainError> {
+    match owner {
+        Some(owner) if listed_project.is_none_or(|p| p == owner) => Ok(()),
+        _ => Err(crate::domain::DomainError::MarkerNotFound(
+            marker.to_string(),
+        )),
+    }
+}
+
 pub(super) fn volume_not_found(id: crate::domain::ids::VolumeId) -> crate::domain::DomainError {
     crate::domain::DomainError::VolumeNotFound(id.to_string())
 }

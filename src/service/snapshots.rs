@@ -123,7 +123,11 @@ impl Service {
             .ok_or_else(|| snapshot_not_found(id))
     }
 
-    async fn take_snapshot(&self, volume: Volume, id: SnapshotId) -> Result<(), DomainError> {
+    pub(super) async fn take_snapshot(
+        &self,
+        volume: Volume,
+        id: SnapshotId,
+    ) -> Result<(), DomainError> {
         let backend = self.backend_of(&volume)?;
         let result = backend.driver.create_snapshot(volume.id, id).await;
         let now = self.clock.now();
@@ -205,15 +209,9 @@ impl Service {
             .enforce(rules::SNAPSHOT_GET_ALL, caller, &Target::caller(caller))?;
         filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         if let Some(marker) = page.marker {
-            let visible = self.store.get_snapshot(marker.into()).await?.filter(|s| {
-                filters
-                    .project_id
-                    .as_ref()
-                    .is_none_or(|p| *p == s.project_id)
-            });
-            if visible.is_none() {
-                return Err(DomainError::MarkerNotFound(marker.to_string()));
-            }
+            let found = self.store.get_snapshot(marker.into()).await?;
+            let owner = found.as_ref().map(|s| s.project_id.as_str());
+            super::check_marker(marker, owner, filters.project_id.as_ref())?;
         }
         Ok(self.store.list_snapshots(&filters, page).await?)
     }
@@ -279,6 +277,10 @@ impl Service {
             .await?
             .ok_or_else(|| DomainError::VolumeNotFound(found.volume_id.to_string()))?;
         self.ensure_not_frozen(&volume).await?;
+        if found.group_snapshot_id.is_some() {
+            // Cinder's condition: a group snapshot's snapshots go only with it.
+            return Err(DomainError::SnapshotDeleteRefused);
+        }
         match self
             .store
             .begin_snapshot_delete(found.id, force, self.clock.now())

@@ -124,16 +124,11 @@ impl Service {
             .enforce(rules::TRANSFER_GET_ALL, caller, &Target::caller(caller))?;
         filters.project_id = caller.listing_project(all_tenants, None);
         if let Some(marker) = page.marker {
-            let open = self.store.get_transfer(marker.into()).await?;
-            let visible = open.filter(|t| {
-                filters
-                    .project_id
-                    .as_ref()
-                    .is_none_or(|p| *p == t.transfer.source_project_id)
-            });
-            if visible.is_none() {
-                return Err(DomainError::MarkerNotFound(marker.to_string()));
-            }
+            let found = self.store.get_transfer(marker.into()).await?;
+            let owner = found
+                .as_ref()
+                .map(|t| t.transfer.source_project_id.as_str());
+            super::check_marker(marker, owner, filters.project_id.as_ref())?;
         }
         Ok(self.store.list_transfers(&filters, page).await?)
     }

@@ -200,15 +200,9 @@ impl Service {
             .enforce(rules::VOLUME_GET_ALL, caller, &Target::caller(caller))?;
         filters.project_id = caller.listing_project(all_tenants, filters.project_id.take());
         if let Some(marker) = page.marker {
-            let visible = self.store.get_volume(marker.into()).await?.filter(|v| {
-                filters
-                    .project_id
-                    .as_ref()
-                    .is_none_or(|p| *p == v.project_id)
-            });
-            if visible.is_none() {
-                return Err(DomainError::MarkerNotFound(marker.to_string()));
-            }
+            let found = self.store.get_volume(marker.into()).await?;
+            let owner = found.as_ref().map(|v| v.project_id.as_str());
+            super::check_marker(marker, owner, filters.project_id.as_ref())?;
         }
         Ok(self.store.list_volumes(&filters, page).await?)
     }

@@ -95,7 +95,8 @@ const COLUMNS: &str = "g.id, g.user_id, g.project_id, g.host, g.availability_zon
 
 const INSERT: &str = "insert into groups (id, user_id, project_id, host, availability_zone, \
      status, name, description, group_type_id, replication_status, created_at, deleted, \
-     source_group_id) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'disabled', $10, false, $11)";
+     source_group_id, group_snapshot_id) \
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'disabled', $10, false, $11, $12)";
 
 const INSERT_TYPE: &str = "insert into group_volume_type_mapping (group_id, volume_type_id, \
      created_at, deleted) values ($1, $2, $3, false)";
@@ -346,7 +347,8 @@ impl<D: Database> GroupStore for SqlStore<D> {
             .bind(&new.description)
             .bind(new.group_type_id)
             .bind(new.created_at)
-            .bind(new.source_group_id.map(|g| g.to_string()));
+            .bind(new.source_group_id.map(|g| g.to_string()))
+            .bind(new.group_snapshot_id.map(|g| g.to_string()));
         tx.execute(insert).await?;
         for volume_type in &new.volume_type_ids {
             let mapping = Sql::new(INSERT_TYPE)
@@ -497,6 +499,7 @@ impl<D: Database> GroupStore for SqlStore<D> {
             .await?
             .unwrap_or((0, 0, 0));
         let members = MembersState {
+            group_snapshots: Self::has_group_snapshots(&mut tx, id).await?,
             volumes: volumes as usize,
             attached: attached > 0,
             with_snapshots: with_snapshots > 0,

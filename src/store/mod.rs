@@ -30,6 +30,7 @@ pub mod connector_specs;
 mod db;
 mod encryption;
 mod exports;
+mod group_snapshots;
 mod group_types;
 mod groups;
 mod image_transfers;
@@ -65,6 +66,7 @@ pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
 pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
+pub use group_snapshots::{GroupSnapshotRefusal, GroupSnapshotStore};
 pub use group_types::GroupTypeStore;
 pub use groups::{GroupChange, GroupStore, GroupUpdateRefusal};
 pub use image_transfers::ImageTransferStore;
@@ -105,6 +107,7 @@ pub trait Store:
     + ImageTransferStore
     + GroupTypeStore
     + GroupStore
+    + GroupSnapshotStore
 {
 }
 
@@ -129,6 +132,7 @@ impl<T> Store for T where
         + ImageTransferStore
         + GroupTypeStore
         + GroupStore
+        + GroupSnapshotStore
 {
 }
 

@@ -106,7 +106,7 @@ pub trait SnapshotStore: Send + Sync {
 
 const SNAPSHOT_COLUMNS: &str = "s.id, s.volume_id, s.user_id, s.project_id, s.status, \
      s.progress, s.volume_size, s.display_name, s.display_description, s.created_at, \
-     s.updated_at";
+     s.updated_at, s.group_snapshot_id";
 
 impl FromRow for Snapshot {
     fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
@@ -122,6 +122,7 @@ impl FromRow for Snapshot {
             description: c.get()?,
             created_at: c.get()?,
             updated_at: c.get()?,
+            group_snapshot_id: c.get()?,
             metadata: BTreeMap::new(),
         })
     }

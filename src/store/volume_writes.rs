@@ -171,8 +171,9 @@ const DELETE_ATTACHMENTS_OF_VOLUME: &str = "\
     update volume_attachment set deleted = true, deleted_at = $2, attach_status = $3 \
      where volume_id = $1 and deleted = false";
 
-const SNAPSHOTS_OF_VOLUME: &str =
-    "select id, status from snapshots where volume_id = $1 and deleted = false order by id";
+/// The volume's live snapshots, and whether each belongs to a group snapshot.
+const SNAPSHOTS_OF_VOLUME: &str = "select id, status, group_snapshot_id is not null \
+     from snapshots where volume_id = $1 and deleted = false order by id";
 
 /// How many live snapshots a volume has, and the gigabytes they hold.
 const SNAPSHOT_TOTALS_OF_VOLUME: &str = "select count(*), \
@@ -326,9 +327,12 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         };
         // Locked, so that no volume starts being made from one of them meanwhile.
         let lock = Sql::locking(SNAPSHOTS_OF_VOLUME, D::FOR_UPDATE).bind(id);
-        let snapshots: Vec<(SnapshotId, SnapshotStatus)> = tx.fetch_all(lock).await?;
-        let statuses: Vec<SnapshotStatus> = snapshots.iter().map(|(_, s)| *s).collect();
-        if let Err(refusal) = snapshot_rules::may_delete_volume_with(&statuses, cascade) {
+        let snapshots: Vec<(SnapshotId, SnapshotStatus, bool)> = tx.fetch_all(lock).await?;
+        let statuses: Vec<SnapshotStatus> = snapshots.iter().map(|(_, s, _)| *s).collect();
+        // A group snapshot's snapshots go only with it (Cinder's cascade condition).
+        let grouped = snapshots.iter().any(|(_, _, grouped)| *grouped);
+        let allowed = snapshot_rules::may_delete_volume_with(&statuses, cascade && !grouped);
+        if let Err(refusal) = allowed {
             return Ok(Outcome::Refused(refusal));
         }
         if let Some(creating) = Self::creating_from_volume(&mut tx, id).await? {
@@ -342,7 +346,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
                 .bind(SnapshotStatus::Deleting)
                 .bind(now);
             tx.execute(deleting).await?;
-            for (snapshot, _) in &snapshots {
+            for (snapshot, _, _) in &snapshots {
                 let events = &[EventKind::SnapshotDeleteStart];
                 self.record_snapshot_events(&mut tx, events, *snapshot, now)
                     .await?;
@@ -357,7 +361,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(
-            snapshots.into_iter().map(|(s, _)| s).collect(),
+            snapshots.into_iter().map(|(s, _, _)| s).collect(),
         ))
     }
 

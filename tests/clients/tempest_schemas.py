@@ -15,7 +15,8 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from tempest.lib.api_schema.response.volume import (capabilities, groups, hosts, limits,
+from tempest.lib.api_schema.response.volume import (capabilities, group_snapshots, groups,
+                                                   hosts, limits,
                                                    quota_classes, quotas, scheduler_stats,
                                                    services, transfers, versions, volume_types,
                                                    volumes)
@@ -85,9 +86,15 @@ OPERATIONS = [
     ("PUT", rf"/groups/{ID}", "groups", "update_group"),
     ("POST", rf"/groups/{ID}/action", "groups", "delete_group"),
     ("POST", r"/groups/action", "groups", "create_group_from_source"),
+    ("POST", r"/group_snapshots", "group_snapshots", "create_group_snapshot"),
+    ("GET", r"/group_snapshots", "group_snapshots", "list_group_snapshots_no_detail"),
+    ("GET", r"/group_snapshots/detail", "group_snapshots", "list_group_snapshots_with_detail"),
+    ("GET", rf"/group_snapshots/{ID}", "group_snapshots", "show_group_snapshot"),
+    ("DELETE", rf"/group_snapshots/{ID}", "group_snapshots", "delete_group_snapshot"),
+    ("POST", rf"/group_snapshots/{ID}/action", "group_snapshots", "reset_group_snapshot_status"),
 ]
 
-KINDS = {"groups": groups, "types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
+KINDS = {"groups": groups, "group_snapshots": group_snapshots, "types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
          "capabilities": capabilities, "hosts": hosts}
 # Kinds whose schema depends on the microversion, as tempest's clients choose them.
 VERSIONED_KINDS = {"services": [(7, services_v37), (0, services)],

@@ -154,6 +154,17 @@ def test_groups(cinder):
     assert "g1-renamed" in listed and "g2" in listed, listed
     assert len(rows(cinder("list", "--group_id", copy["id"], version=v).stdout)) == 1
 
+    snap = table(cinder("group-snapshot-create", "--name", "gs1", group, version=v).stdout)
+    shown = table(cinder("group-snapshot-show", snap["id"], version=v).stdout)
+    assert shown["status"] == "available" and shown["group_id"] == group, shown
+    assert "gs1" in cinder("group-snapshot-list", version=v).stdout
+    restored = table(cinder("group-create-from-src", "--group-snapshot", snap["id"],
+                            "--name", "g3", version=v).stdout)
+    assert len(rows(cinder("list", "--group_id", restored["id"], version=v).stdout)) == 1
+    cinder("group-delete", "--delete-volumes", restored["id"], version=v)
+    cinder("group-snapshot-delete", snap["id"], version=v)
+    assert "gs1" not in cinder("group-snapshot-list", version=v).stdout
+
     cinder("reset-state", "--type", "group", "--state", "error", copy["id"], version=v)
     assert table(cinder("group-show", copy["id"], version=v).stdout)["status"] == "error"
     kept = cinder("group-delete", group, version=v, check=False)

@@ -104,6 +104,14 @@ def seed(base):
         "group_id": new_group("schemathesis-group"),
     }
     ids["snapshot_id"] = new_snapshot(ids["volume_id"])
+
+    def new_group_snapshot(group, name):
+        return call(base, "POST", "/v3/p1/group_snapshots", {"group_snapshot": {
+            "group_id": group, "name": name}})["group_snapshot"]["id"]
+
+    # A group of its own, so that the spare group's delete is not refused for them.
+    snapshotted = new_group("schemathesis-group-snapshotted")
+    ids["group_snapshot_id"] = new_group_snapshot(snapshotted, "schemathesis-group-snapshot")
     spares = {
         "@SPARE_VOLUME_ID@": new_volume(),
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
@@ -112,6 +120,8 @@ def seed(base):
         "@SPARE_GROUP_TYPE_ID@": new_group_type("schemathesis-group-type-spare"),
         "@SPARE_GROUP_ID@": new_group("schemathesis-group-spare"),
         "@SPARE_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
+        "@SPARE_GROUP_SNAPSHOT_ID@": new_group_snapshot(snapshotted, "schemathesis-gs-spare"),
+        "@SPARE_ACTION_GROUP_SNAPSHOT_ID@": new_group_snapshot(snapshotted, "schemathesis-gs-action"),
         "@SPARE_ACTION_SNAPSHOT_ID@": new_snapshot(ids["volume_id"]),
     }
     return ids, spares

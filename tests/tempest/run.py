@@ -44,7 +44,7 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"test_volumes_clone_negative|test_volumes_extend|admin\.test_volume_services|"
          r"admin\.test_volume_services_negative|admin\.test_volume_pools|admin\.test_volume_hosts|"
          r"admin\.test_backends_capabilities|admin\.test_user_messages|test_volume_transfers|"
-         r"admin\.test_group_types|admin\.test_group_type_specs|admin\.test_groups)\.")
+         r"admin\.test_group_types|admin\.test_group_type_specs|admin\.test_groups|admin\.test_group_snapshots)\.")
 # TEMPEST_SCOPE narrows a local run to some tests (CI runs the whole scope).
 SCOPE = os.environ.get("TEMPEST_SCOPE", SCOPE)
 PASSWORD = "tempest-secret"

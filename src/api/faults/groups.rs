@@ -24,6 +24,15 @@ pub(super) fn fault(err: GroupError) -> ApiError {
         E::Invalid(reason) => ApiError::BadRequest(format!("Invalid Group: {reason}")),
         E::InvalidMember(reason) => ApiError::BadRequest(format!("Invalid volume: {reason}")),
         E::InvalidStatus(reason) => ApiError::BadRequest(format!("Invalid Group Status: {reason}")),
+        E::SnapshotNotFound(id) => {
+            ApiError::NotFound(format!("GroupSnapshot {id} could not be found."))
+        }
+        E::InvalidSnapshot(reason) => {
+            ApiError::BadRequest(format!("Invalid GroupSnapshot: {reason}"))
+        }
+        E::InvalidSnapshotStatus(reason) => {
+            ApiError::BadRequest(format!("Invalid GroupSnapshot Status: {reason}"))
+        }
         E::InvalidInput(reason) => {
             ApiError::BadRequest(format!("Invalid input received: {reason}"))
         }

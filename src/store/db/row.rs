@@ -8,9 +8,10 @@ use uuid::Uuid;
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::group::GroupStatus;
+use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, GroupId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId,
-    VolumeId, VolumeTypeId,
+    AttachmentId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId, ServiceId,
+    SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
@@ -105,6 +106,7 @@ column_via!(uuid(Uuid):
     QosSpecsId => |id| Ok(id.into()),
     GroupTypeId => |id| Ok(id.into()),
     GroupId => |id| Ok(id.into()),
+    GroupSnapshotId => |id| Ok(id.into()),
     SnapshotId => |id| Ok(id.into()),
     TransferId => |id| Ok(id.into()),
 );
@@ -113,6 +115,7 @@ column_via!(text(String):
     VolumeStatus => |t| parsed(VolumeStatus::parse, "volume status", t),
     SnapshotStatus => |t| parsed(SnapshotStatus::parse, "snapshot status", t),
     GroupStatus => |t| parsed(GroupStatus::parse, "group status", t),
+    GroupSnapshotStatus => |t| parsed(GroupSnapshotStatus::parse, "group snapshot status", t),
     AttachStatus => |t| parsed(AttachStatus::parse, "attach_status", t),
     AttachMode => |t| parsed(AttachMode::parse, "attach_mode", t),
     serde_json::Value => |t| serde_json::from_str(&t).map_err(StoreError::corrupt),

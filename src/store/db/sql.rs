@@ -8,9 +8,10 @@ use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::group::GroupStatus;
+use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, GroupId, GroupTypeId, MessageId, QosSpecsId, ServiceId, SnapshotId, TransferId,
-    VolumeId, VolumeTypeId,
+    AttachmentId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId, ServiceId,
+    SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -92,6 +93,7 @@ bind_as!(Uuid:
     QosSpecsId => QosSpecsId::uuid,
     GroupTypeId => GroupTypeId::uuid,
     GroupId => GroupId::uuid,
+    GroupSnapshotId => GroupSnapshotId::uuid,
     SnapshotId => SnapshotId::uuid,
     TransferId => TransferId::uuid,
 );
@@ -101,6 +103,7 @@ bind_as!(Text:
     VolumeStatus => |s| s.as_str().to_owned(),
     SnapshotStatus => |s| s.as_str().to_owned(),
     GroupStatus => |s| s.as_str().to_owned(),
+    GroupSnapshotStatus => |s| s.as_str().to_owned(),
     AttachStatus => |s| s.as_str().to_owned(),
     AttachMode => |m| m.as_str().to_owned(),
     MigrationStatus => |s| s.as_str().to_owned(),

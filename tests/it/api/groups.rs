@@ -12,21 +12,6 @@ use crate::support::{TestApp, TestResponse};
 
 const V: &str = "3.64";
 
-async fn call_as(
-    app: &TestApp,
-    token: &str,
-    version: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> TestResponse {
-    let request = app.request(method, path).token(token).version(version);
-    match body {
-        Some(body) => request.json(&body).send().await,
-        None => request.send().await,
-    }
-}
-
 async fn call(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
     call_as(app, ADMIN_TOKEN, V, method, path, body).await
 }

@@ -11,6 +11,7 @@ mod console;
 mod encryption;
 mod events;
 mod faults;
+mod group_snapshots;
 mod group_types;
 mod groups;
 mod health;

@@ -84,12 +84,12 @@ async fn unbuilt_operations_are_not_implemented(app: TestApp) {
         .send()
         .await;
     backups.assert_fault(501, "notImplemented", "backups");
-    let snapshots = app
-        .get("/v3/p1/group_snapshots")
+    let groups = app
+        .get("/v3/p1/consistencygroups")
         .version("3.27")
         .send()
         .await;
-    snapshots.assert_fault(501, "notImplemented", "group_snapshots");
+    groups.assert_fault(501, "notImplemented", "consistencygroups");
     // Built now: an unknown type's encryption is Cinder's 404.
     let encryption = app
         .get("/v3/p1/types/8c4a7f38-0000-4000-8000-000000000000/encryption")

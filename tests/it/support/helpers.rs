@@ -122,6 +122,22 @@ pub const ATTACHMENT_DETAIL_KEYS: [&str; 9] = [
 ];
 
 /// A request not sent yet, to run with others at once.
+/// `method` on `path` as `token` at microversion `version`, with `body` as JSON if any.
+pub async fn call_as(
+    app: &TestApp,
+    token: &str,
+    version: &str,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> TestResponse {
+    let request = app.request(method, path).token(token).version(version);
+    match body {
+        Some(body) => request.json(&body).send().await,
+        None => request.send().await,
+    }
+}
+
 pub type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = TestResponse> + Send>>;
 
 /// Runs all requests at once on the test runtime's worker threads.

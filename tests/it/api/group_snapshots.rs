@@ -1,0 +1,343 @@
+//! Group snapshots (3.14+) as Cinder runs them: a snapshot of every member at once (one
+//! quota check for all, nothing recorded when refused), their snapshots kept until the
+//! group snapshot goes, a group made from one, and an admin's reset.
+
+use axum::http::Method;
+use serde_json::{json, Value};
+
+use crate::support::helpers::*;
+use crate::support::http::ADMIN_TOKEN;
+use crate::support::{TestApp, TestResponse};
+
+const V: &str = "3.64";
+
+async fn member(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+    call_as(app, MEMBER_P1, V, method, path, body).await
+}
+
+/// A group of type `gold` with `count` volumes in it; the group's and the volumes' ids.
+async fn group_with_volumes(app: &TestApp, count: usize) -> (String, Vec<String>) {
+    let gold = app.create_type("gold", json!({})).await;
+    let body = json!({"group_type": {"name": "generic"}});
+    let made = call_as(
+        app,
+        ADMIN_TOKEN,
+        V,
+        Method::POST,
+        "/v3/p1/group_types",
+        Some(body),
+    )
+    .await;
+    assert_eq!(made.status, 202, "{}", made.text);
+    let body = json!({"group": {"group_type": "generic", "volume_types": [gold], "name": "g"}});
+    let made = member(app, Method::POST, "/v3/p1/groups", Some(body)).await;
+    assert_eq!(made.status, 202, "{}", made.text);
+    let group = str_of(&made.json["group"], "id");
+    let mut volumes = Vec::new();
+    for _ in 0..count {
+        let fields = json!({"size": 1, "volume_type": "gold", "group_id": group});
+        volumes.push(str_of(&app.create_volume(fields).await, "id"));
+    }
+    (group, volumes)
+}
+
+async fn snapshot_group(app: &TestApp, group: &str, name: &str) -> TestResponse {
+    let body = json!({"group_snapshot": {"group_id": group, "name": name}});
+    member(app, Method::POST, "/v3/p1/group_snapshots", Some(body)).await
+}
+
+async fn count(app: &TestApp, sql: &str) -> String {
+    app.db
+        .column(&format!("select cast(count(*) as text) {sql}"))
+        .await
+        .concat()
+}
+
+async fn a_group_snapshot_holds_a_snapshot_of_each_member_until_it_goes(app: TestApp) {
+    let (group, volumes) = group_with_volumes(&app, 2).await;
+    // One member in use: Cinder snapshots it all the same.
+    app.attach_directly(&volumes[1], "a1111111-1111-4111-8111-111111111111", I1)
+        .await;
+    let made = snapshot_group(&app, &group, "gs1").await;
+    assert_eq!(made.status, 202, "{}", made.text);
+    let id = str_of(&made.json["group_snapshot"], "id");
+    let group_type = made.json["group_snapshot"]["group_type_id"].clone();
+    assert_eq!(
+        made.json,
+        json!({"group_snapshot": {"id": id, "name": "gs1", "group_type_id": group_type}})
+    );
+
+    let shown = member(
+        &app,
+        Method::GET,
+        &format!("/v3/p1/group_snapshots/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    let view = &shown.json["group_snapshot"];
+    assert_eq!(
+        (view["status"].as_str(), view["group_id"].as_str()),
+        (Some("available"), Some(group.as_str()))
+    );
+    assert!(view.get("project_id").is_none(), "admins only, from 3.58");
+    let listed = member(&app, Method::GET, "/v3/p1/group_snapshots", None).await;
+    assert_eq!(
+        listed.json,
+        json!({"group_snapshots": [{"id": id, "name": "gs1"}]})
+    );
+    let detail = member(&app, Method::GET, "/v3/p1/group_snapshots/detail", None).await;
+    assert_eq!(detail.json["group_snapshots"][0]["status"], "available");
+    // Below 3.14 there are none.
+    call_as(
+        &app,
+        MEMBER_P1,
+        "3.13",
+        Method::GET,
+        "/v3/p1/group_snapshots",
+        None,
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "");
+
+    // Each member has an available snapshot naming the group snapshot.
+    let snapshots = member(&app, Method::GET, "/v3/p1/snapshots/detail", None).await;
+    let snapshots = snapshots.json["snapshots"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(snapshots.len(), 2);
+    for snapshot in &snapshots {
+        assert_eq!(snapshot["group_snapshot_id"], id.as_str());
+        assert_eq!(snapshot["status"], "available");
+        assert!(volumes.iter().any(|v| snapshot["volume_id"] == v.as_str()));
+    }
+    // Those snapshots go only with the group snapshot, and the group only without it.
+    let one = str_of(&snapshots[0], "id");
+    member(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/snapshots/{one}"),
+        None,
+    )
+    .await
+    .assert_fault(400, "badRequest", "must not be part of a group.");
+    let delete = json!({"delete": {"delete-volumes": true}});
+    member(
+        &app,
+        Method::POST,
+        &format!("/v3/p1/groups/{group}/action"),
+        Some(delete.clone()),
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "Invalid Group: Group has existing snapshots.",
+    );
+
+    // Nor with a volume taken out of the group (`cascade`).
+    let out = json!({"group": {"remove_volumes": volumes[0]}});
+    let removed = member(
+        &app,
+        Method::PUT,
+        &format!("/v3/p1/groups/{group}"),
+        Some(out),
+    )
+    .await;
+    assert_eq!(removed.status, 202, "{}", removed.text);
+    let cascade = format!("/v3/p1/volumes/{}?cascade=true", volumes[0]);
+    let kept = member(&app, Method::DELETE, &cascade, None).await;
+    assert_eq!(kept.status, 400, "{}", kept.text);
+    assert_eq!(
+        count(&app, "from snapshots where deleted = false").await,
+        "2"
+    );
+
+    // A group made from the group snapshot has a volume from each snapshot.
+    let body = json!({"create-from-src": {"group_snapshot_id": id, "name": "restored"}});
+    let restored = member(&app, Method::POST, "/v3/p1/groups/action", Some(body)).await;
+    assert_eq!(restored.status, 202, "{}", restored.text);
+    let copy = str_of(&restored.json["group"], "id");
+    let shown = member(&app, Method::GET, &format!("/v3/p1/groups/{copy}"), None).await;
+    assert_eq!(shown.json["group"]["group_snapshot_id"], id.as_str());
+    assert_eq!(shown.json["group"]["status"], "available");
+    let made = member(
+        &app,
+        Method::GET,
+        &format!("/v3/p1/volumes/detail?group_id={copy}"),
+        None,
+    )
+    .await;
+    let made = made.json["volumes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(made.len(), 2);
+    assert!(made
+        .iter()
+        .all(|v| snapshots.iter().any(|s| s["id"] == v["snapshot_id"])));
+    let gone = member(
+        &app,
+        Method::POST,
+        &format!("/v3/p1/groups/{copy}/action"),
+        Some(delete.clone()),
+    )
+    .await;
+    assert_eq!(gone.status, 202, "{}", gone.text);
+
+    let deleted = member(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/group_snapshots/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+    member(
+        &app,
+        Method::GET,
+        &format!("/v3/p1/group_snapshots/{id}"),
+        None,
+    )
+    .await
+    .assert_fault(
+        404,
+        "itemNotFound",
+        &format!("GroupSnapshot {id} could not be found."),
+    );
+    assert_eq!(
+        count(&app, "from snapshots where deleted = false").await,
+        "0"
+    );
+    // Detached, the group goes with its volumes.
+    app.db
+        .execute(&format!(
+            "update volume_attachment set deleted = true where volume_id = '{}';
+             update volumes set status = 'available', attach_status = 'detached' where id = '{}'",
+            volumes[1], volumes[1]
+        ))
+        .await
+        .expect("fixture applies");
+    let gone = member(
+        &app,
+        Method::POST,
+        &format!("/v3/p1/groups/{group}/action"),
+        Some(delete),
+    )
+    .await;
+    assert_eq!(gone.status, 202, "{}", gone.text);
+    let alone = member(&app, Method::DELETE, &cascade, None).await;
+    assert_eq!(alone.status, 202, "{}", alone.text);
+    assert_eq!(count(&app, "from volumes where deleted = false").await, "0");
+}
+
+async fn a_refused_group_snapshot_records_nothing(app: TestApp) {
+    let (group, volumes) = group_with_volumes(&app, 2).await;
+    let quota = call_as(
+        &app,
+        ADMIN_TOKEN,
+        V,
+        Method::PUT,
+        "/v3/p1/os-quota-sets/p1",
+        Some(json!({"quota_set": {"snapshots": 1}})),
+    )
+    .await;
+    assert_eq!(quota.status, 200, "{}", quota.text);
+    snapshot_group(&app, &group, "too-many").await.assert_fault(
+        413,
+        "overLimit",
+        "Maximum number of snapshots allowed (1) exceeded",
+    );
+    assert_eq!(count(&app, "from group_snapshots").await, "0");
+    assert_eq!(count(&app, "from snapshots").await, "0");
+
+    let quota = call_as(
+        &app,
+        ADMIN_TOKEN,
+        V,
+        Method::PUT,
+        "/v3/p1/os-quota-sets/p1",
+        Some(json!({"quota_set": {"snapshots": 10}})),
+    )
+    .await;
+    assert_eq!(quota.status, 200, "{}", quota.text);
+    app.db
+        .execute(&format!(
+            "update volumes set status = 'error' where id = '{}'",
+            volumes[0]
+        ))
+        .await
+        .expect("fixture applies");
+    snapshot_group(&app, &group, "broken").await.assert_fault(
+        400,
+        "badRequest",
+        "Invalid volume: The snapshot cannot be created when the volume is in error status.",
+    );
+    assert_eq!(count(&app, "from snapshots").await, "0");
+    let missing = snapshot_group(&app, "f00d0000-0000-4000-8000-000000000000", "x").await;
+    missing.assert_fault(
+        404,
+        "itemNotFound",
+        "Group f00d0000-0000-4000-8000-000000000000 could not be found.",
+    );
+}
+
+async fn reset_status_is_for_admins_from_3_19(app: TestApp) {
+    let (group, _) = group_with_volumes(&app, 1).await;
+    let made = snapshot_group(&app, &group, "gs").await;
+    let id = str_of(&made.json["group_snapshot"], "id");
+    let path = format!("/v3/p1/group_snapshots/{id}/action");
+    let reset = |status: &str| Some(json!({"reset_status": {"status": status}}));
+    member(&app, Method::POST, &path, reset("error"))
+        .await
+        .assert_fault(403, "forbidden", "");
+    call_as(
+        &app,
+        ADMIN_TOKEN,
+        "3.18",
+        Method::POST,
+        &path,
+        reset("error"),
+    )
+    .await
+    .assert_fault(404, "itemNotFound", "");
+    call_as(&app, ADMIN_TOKEN, V, Method::POST, &path, reset("in-use"))
+        .await
+        .assert_fault(
+            400,
+            "badRequest",
+            "Invalid GroupSnapshot Status: Group snapshot status: in-use is invalid, valid \
+             statuses are: ('error', 'available', 'creating', 'deleting', 'deleted', 'updating', \
+             'error_deleting').",
+        );
+    let done = call_as(&app, ADMIN_TOKEN, V, Method::POST, &path, reset("creating")).await;
+    assert_eq!(done.status, 202, "{}", done.text);
+    // Only an available or error group snapshot is deleted.
+    member(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/group_snapshots/{id}"),
+        None,
+    )
+    .await
+    .assert_fault(
+        400,
+        "badRequest",
+        "Invalid GroupSnapshot: GroupSnapshot status must be available or error, and no Group \
+             can be currently using it as source for its creation.",
+    );
+    let done = call_as(&app, ADMIN_TOKEN, V, Method::POST, &path, reset("Error")).await;
+    assert_eq!(done.status, 202, "{}", done.text);
+    let deleted = member(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/group_snapshots/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+}
+
+backend_tests!(
+    a_group_snapshot_holds_a_snapshot_of_each_member_until_it_goes,
+    a_refused_group_snapshot_records_nothing,
+    reset_status_is_for_admins_from_3_19,
+);
