@@ -62,6 +62,18 @@ pub enum EventKind {
     QosSpecsAssociate,
     QosSpecsDisassociate,
     QosSpecsDisassociateAll,
+    /// Group and group snapshot changes, from Cinder's volume manager, with its group
+    /// (`_usage_from_group`) and group snapshot usage payloads.
+    GroupCreateStart,
+    GroupCreateEnd,
+    GroupUpdateStart,
+    GroupUpdateEnd,
+    GroupDeleteStart,
+    GroupDeleteEnd,
+    GroupSnapshotCreateStart,
+    GroupSnapshotCreateEnd,
+    GroupSnapshotDeleteStart,
+    GroupSnapshotDeleteEnd,
 }
 
 impl EventKind {
@@ -113,6 +125,16 @@ impl EventKind {
             EventKind::QosSpecsAssociate => "qos_specs.associate",
             EventKind::QosSpecsDisassociate => "qos_specs.disassociate",
             EventKind::QosSpecsDisassociateAll => "qos_specs.disassociate_all",
+            EventKind::GroupCreateStart => "group.create.start",
+            EventKind::GroupCreateEnd => "group.create.end",
+            EventKind::GroupUpdateStart => "group.update.start",
+            EventKind::GroupUpdateEnd => "group.update.end",
+            EventKind::GroupDeleteStart => "group.delete.start",
+            EventKind::GroupDeleteEnd => "group.delete.end",
+            EventKind::GroupSnapshotCreateStart => "group_snapshot.create.start",
+            EventKind::GroupSnapshotCreateEnd => "group_snapshot.create.end",
+            EventKind::GroupSnapshotDeleteStart => "group_snapshot.delete.start",
+            EventKind::GroupSnapshotDeleteEnd => "group_snapshot.delete.end",
         }
     }
 

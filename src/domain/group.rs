@@ -324,6 +324,20 @@ pub fn may_delete(
     Ok(())
 }
 
+/// Cinder's group usage payload (`_usage_from_group`) of a group in `status`.
+pub fn usage_payload(group: &Group, status: GroupStatus) -> serde_json::Value {
+    serde_json::json!({
+        "tenant_id": group.project_id,
+        "user_id": group.user_id,
+        "availability_zone": group.availability_zone,
+        "group_id": group.id,
+        "group_type": group.group_type_id,
+        "name": group.name,
+        "created_at": super::time::format_timestamp(&group.created_at),
+        "status": status.as_str(),
+    })
+}
+
 /// Statuses a new volume may be created into a group in (`GROUP_PROCEED_STATUS`).
 pub fn accepts_new_volumes(status: GroupStatus) -> bool {
     matches!(status, GroupStatus::Available | GroupStatus::Creating)

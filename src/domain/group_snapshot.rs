@@ -98,6 +98,19 @@ pub fn check_member(volume: &SnapshotCandidate) -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Cinder's group snapshot usage payload (`_usage_from_group_snapshot`) in `status`.
+pub fn usage_payload(snapshot: &GroupSnapshot, status: GroupSnapshotStatus) -> serde_json::Value {
+    serde_json::json!({
+        "tenant_id": snapshot.project_id,
+        "user_id": snapshot.user_id,
+        "group_snapshot_id": snapshot.id,
+        "name": snapshot.name,
+        "group_id": snapshot.group_id,
+        "created_at": super::time::format_timestamp(&snapshot.created_at),
+        "status": status.as_str(),
+    })
+}
+
 /// Why a group snapshot may not be deleted (`InvalidGroupSnapshot`).
 pub const DELETE_REFUSED: &str = "GroupSnapshot status must be available or error, and no Group \
      can be currently using it as source for its creation.";

@@ -128,7 +128,7 @@ impl Service {
             let now = service.clock.now();
             service
                 .store
-                .set_group_snapshot_status(id, status, now)
+                .finish_group_snapshot_create(id, status, now)
                 .await?;
             Ok::<(), DomainError>(())
         })

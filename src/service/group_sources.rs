@@ -101,7 +101,9 @@ impl Service {
             GroupStatus::Error
         };
         let now = self.clock.now();
-        self.store.set_group_status(group.id, status, now).await?;
+        self.store
+            .finish_group_create(group.id, status, now)
+            .await?;
         Ok(group)
     }
 

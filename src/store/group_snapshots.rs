@@ -63,6 +63,13 @@ pub trait GroupSnapshotStore: Send + Sync {
         status: GroupSnapshotStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError>;
+    /// Ends the taking of a group snapshot in `status`.
+    async fn finish_group_snapshot_create(
+        &self,
+        id: GroupSnapshotId,
+        status: GroupSnapshotStatus,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// Starts a delete: an `available` or `error` group snapshot no group is being made
     /// from becomes `deleting`, and its snapshots too; its member snapshots.
     async fn begin_group_snapshot_delete(
@@ -161,6 +168,16 @@ fn select_where(condition: &str) -> Sql {
 }
 
 impl<D: Database> SqlStore<D> {
+    /// Group snapshot `id` as `tx` sees it.
+    async fn group_snapshot_in(
+        tx: &mut D::Tx,
+        id: GroupSnapshotId,
+    ) -> Result<Option<GroupSnapshot>, StoreError> {
+        let mut sql = select_where("g.id = ");
+        sql.push_bind(id);
+        tx.fetch_optional(sql).await
+    }
+
     /// Whether the group has a live group snapshot (such a group is not deleted).
     pub(super) async fn has_group_snapshots(
         tx: &mut D::Tx,
@@ -213,6 +230,12 @@ impl<D: Database> GroupSnapshotStore for SqlStore<D> {
             .bind(&new.description)
             .bind(new.created_at);
         tx.execute(insert).await?;
+        if let Some(made) = Self::group_snapshot_in(&mut tx, new.id).await? {
+            let payload = group_snapshot::usage_payload(&made, GroupSnapshotStatus::Creating);
+            let kind = EventKind::GroupSnapshotCreateStart;
+            self.record_payload_event(&mut tx, kind, payload, new.created_at)
+                .await?;
+        }
         let mut taken = Vec::with_capacity(members.len());
         for member in &members {
             let snapshot = SnapshotId::generate();
@@ -332,6 +355,12 @@ impl<D: Database> GroupSnapshotStore for SqlStore<D> {
             .bind(GroupSnapshotStatus::Deleting)
             .bind(now);
         tx.execute(status).await?;
+        if let Some(deleting) = Self::group_snapshot_in(&mut tx, id).await? {
+            let payload = group_snapshot::usage_payload(&deleting, GroupSnapshotStatus::Deleting);
+            let kind = EventKind::GroupSnapshotDeleteStart;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(members))
     }
@@ -342,11 +371,40 @@ impl<D: Database> GroupSnapshotStore for SqlStore<D> {
         id: GroupSnapshotId,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        if let Some(deleted) = Self::group_snapshot_in(&mut tx, id).await? {
+            let payload = group_snapshot::usage_payload(&deleted, GroupSnapshotStatus::Deleted);
+            let kind = EventKind::GroupSnapshotDeleteEnd;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
         let delete = Sql::new(DELETE)
             .bind(id)
             .bind(now)
             .bind(GroupSnapshotStatus::Deleted);
-        self.db.execute(delete).await?;
+        tx.execute(delete).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn finish_group_snapshot_create(
+        &self,
+        id: GroupSnapshotId,
+        status: GroupSnapshotStatus,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(Sql::new(SET_STATUS).bind(id).bind(status).bind(now))
+            .await?;
+        let made = Self::group_snapshot_in(&mut tx, id).await?;
+        if let Some(made) = made.filter(|_| status == GroupSnapshotStatus::Available) {
+            let payload = group_snapshot::usage_payload(&made, status);
+            let kind = EventKind::GroupSnapshotCreateEnd;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
+        tx.commit().await?;
         Ok(())
     }
 }

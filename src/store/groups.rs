@@ -15,6 +15,7 @@ use super::db::{Database, Executor, Transaction};
 use super::paging::push_page;
 use super::SqlStore;
 use crate::domain::attachment::AttachStatus;
+use crate::domain::event::EventKind;
 use crate::domain::group::{
     self, Group, GroupDeleteRefusal, GroupFilters, GroupSortKey, GroupStatus, MemberCandidate,
     MembersState, MembershipRefusal, NewGroup,
@@ -77,6 +78,13 @@ pub trait GroupStore: Send + Sync {
         status: GroupStatus,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError>;
+    /// Ends the making of a group (`create-from-src`) in `status`.
+    async fn finish_group_create(
+        &self,
+        id: GroupId,
+        status: GroupStatus,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// Starts a delete: the group becomes `deleting` and, with `delete_volumes`, its
     /// members too; their ids. A group no backend took goes at once (empty list).
     async fn begin_group_delete(
@@ -217,6 +225,13 @@ impl<D: Database> SqlStore<D> {
         Ok(found)
     }
 
+    /// Group `id` as `tx` sees it.
+    async fn group_in(tx: &mut D::Tx, id: GroupId) -> Result<Option<Group>, StoreError> {
+        let mut read = select_where("g.id = ");
+        read.push_bind(id);
+        Ok(Self::groups_with_types(tx, read).await?.pop())
+    }
+
     /// The transaction with group `id` locked, and its status and host; `None` if gone.
     async fn lock_group(
         &self,
@@ -308,6 +323,28 @@ impl<D: Database> SqlStore<D> {
     }
 }
 
+impl From<&NewGroup> for Group {
+    fn from(new: &NewGroup) -> Self {
+        Group {
+            id: new.id,
+            user_id: Some(new.user_id.clone()),
+            project_id: new.project_id.clone(),
+            host: new.host.clone(),
+            availability_zone: new.availability_zone.clone(),
+            status: new.status,
+            name: new.name.clone(),
+            description: new.description.clone(),
+            group_type_id: new.group_type_id,
+            volume_type_ids: new.volume_type_ids.clone(),
+            group_snapshot_id: new.group_snapshot_id.map(|g| g.to_string()),
+            source_group_id: new.source_group_id.map(|g| g.to_string()),
+            replication_status: "disabled".to_owned(),
+            created_at: new.created_at,
+            updated_at: None,
+        }
+    }
+}
+
 fn select_where(condition: &str) -> Sql {
     let mut sql = Sql::new("select ");
     sql.push(COLUMNS)
@@ -356,6 +393,17 @@ impl<D: Database> GroupStore for SqlStore<D> {
                 .bind(*volume_type)
                 .bind(new.created_at);
             tx.execute(mapping).await?;
+        }
+        let made = Group::from(new);
+        let start = group::usage_payload(&made, GroupStatus::Creating);
+        let kind = EventKind::GroupCreateStart;
+        self.record_payload_event(&mut tx, kind, start, new.created_at)
+            .await?;
+        if new.status == GroupStatus::Available {
+            let end = group::usage_payload(&made, new.status);
+            let kind = EventKind::GroupCreateEnd;
+            self.record_payload_event(&mut tx, kind, end, new.created_at)
+                .await?;
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -409,9 +457,7 @@ impl<D: Database> GroupStore for SqlStore<D> {
         let Some((mut tx, status, _)) = self.lock_group(id).await? else {
             return Ok(Outcome::Gone);
         };
-        let mut read = select_where("g.id = ");
-        read.push_bind(id);
-        let Some(group) = Self::groups_with_types(&mut tx, read).await?.pop() else {
+        let Some(group) = Self::group_in(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
         let name = change
@@ -445,6 +491,18 @@ impl<D: Database> GroupStore for SqlStore<D> {
             .bind(GroupStatus::Available)
             .bind(now);
         tx.execute(update).await?;
+        let changed = Group {
+            name: name.cloned().or(group.name.clone()),
+            ..group
+        };
+        for (kind, status) in [
+            (EventKind::GroupUpdateStart, GroupStatus::Updating),
+            (EventKind::GroupUpdateEnd, GroupStatus::Available),
+        ] {
+            let payload = group::usage_payload(&changed, status);
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -520,6 +578,12 @@ impl<D: Database> GroupStore for SqlStore<D> {
             .bind(GroupStatus::Deleting)
             .bind(now);
         tx.execute(status).await?;
+        if let Some(deleting) = Self::group_in(&mut tx, id).await? {
+            let payload = group::usage_payload(&deleting, GroupStatus::Deleting);
+            let kind = EventKind::GroupDeleteStart;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(ids.into_iter().map(|(v,)| v).collect()))
     }
@@ -527,15 +591,42 @@ impl<D: Database> GroupStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
     async fn finish_group_delete(&self, id: GroupId, now: DateTime<Utc>) -> Result<(), StoreError> {
         let mut tx = self.db.begin_write().await?;
-        tx.execute(
-            Sql::new(DELETE)
-                .bind(id)
-                .bind(now)
-                .bind(GroupStatus::Deleted),
-        )
-        .await?;
+        if let Some(deleted) = Self::group_in(&mut tx, id).await? {
+            let payload = group::usage_payload(&deleted, GroupStatus::Deleted);
+            let kind = EventKind::GroupDeleteEnd;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
+        let delete = Sql::new(DELETE)
+            .bind(id)
+            .bind(now)
+            .bind(GroupStatus::Deleted);
+        tx.execute(delete).await?;
         tx.execute(Sql::new(DELETE_TYPES).bind(id).bind(now))
             .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn finish_group_create(
+        &self,
+        id: GroupId,
+        status: GroupStatus,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let Some((mut tx, _, _)) = self.lock_group(id).await? else {
+            return Ok(());
+        };
+        tx.execute(Sql::new(SET_STATUS).bind(id).bind(status).bind(now))
+            .await?;
+        let made = Self::group_in(&mut tx, id).await?;
+        if let Some(made) = made.filter(|_| status == GroupStatus::Available) {
+            let payload = group::usage_payload(&made, status);
+            let kind = EventKind::GroupCreateEnd;
+            self.record_payload_event(&mut tx, kind, payload, now)
+                .await?;
+        }
         tx.commit().await?;
         Ok(())
     }

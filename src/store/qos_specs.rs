@@ -227,7 +227,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         let given = new.consumer_given.then_some(new.consumer);
         let payload = json!({"name": new.name, "created_at": format_timestamp(&new.created_at),
                              "specs": specs_given(&new.specs, given)});
-        self.record_qos_event(&mut tx, EventKind::QosSpecsCreate, payload, new.created_at)
+        self.record_payload_event(&mut tx, EventKind::QosSpecsCreate, payload, new.created_at)
             .await?;
         tx.commit().await?;
         Ok(())
@@ -279,7 +279,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         let consumer = consumer.map(|c| c.as_str());
         tx.execute(Sql::new(SET_CONSUMER).bind(id).bind(consumer).bind(now))
             .await?;
-        self.record_qos_event(&mut tx, EventKind::QosSpecsUpdate, payload, now)
+        self.record_payload_event(&mut tx, EventKind::QosSpecsUpdate, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -306,7 +306,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
             .await?;
         let payload =
             json!({"id": id, "created_at": created.text(), "updated_at": format_timestamp(&now)});
-        self.record_qos_event(&mut tx, EventKind::QosSpecsDeleteKeys, payload, now)
+        self.record_payload_event(&mut tx, EventKind::QosSpecsDeleteKeys, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -335,7 +335,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         tx.execute(Sql::new(DELETE).bind(id).bind(now)).await?;
         let payload =
             json!({"id": id, "created_at": created.text(), "deleted_at": format_timestamp(&now)});
-        self.record_qos_event(&mut tx, EventKind::QosSpecsDelete, payload, now)
+        self.record_payload_event(&mut tx, EventKind::QosSpecsDelete, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -384,7 +384,7 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
         tx.execute(Sql::new(ASSOCIATE).bind(type_id).bind(id).bind(now))
             .await?;
         let payload = json!({"id": id, "type_id": type_id, "created_at": created.text()});
-        self.record_qos_event(&mut tx, EventKind::QosSpecsAssociate, payload, now)
+        self.record_payload_event(&mut tx, EventKind::QosSpecsAssociate, payload, now)
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -425,7 +425,8 @@ impl<D: Database> QosSpecsStore for SqlStore<D> {
                     .await?;
             }
         }
-        self.record_qos_event(&mut tx, kind, payload, now).await?;
+        self.record_payload_event(&mut tx, kind, payload, now)
+            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

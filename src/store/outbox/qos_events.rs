@@ -1,7 +1,8 @@
-//! Events about QoS specs, as Cinder's API controller sends them from its `QoSSpecs`
-//! notifier: small payloads it builds itself (the specs' id or name, their times, the
-//! specs given or the type concerned), so they are built here too and stored as they are.
-//! They concern no volume: the row has no `volume_id` and belongs to the caller's project.
+//! Events whose payload is built in code and stored as it is: QoS specs changes, as
+//! Cinder's API controller sends them from its `QoSSpecs` notifier (the specs' id or
+//! name, their times, the specs given or the type concerned), and groups and group
+//! snapshots, as its volume manager reports them. They concern no volume: the row has no
+//! `volume_id` and belongs to the caller's project.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -33,8 +34,9 @@ static QOS_SQLITE: LazyLock<String> = LazyLock::new(|| {
 static QOS_WAKING: LazyLock<String> = LazyLock::new(|| waking(&QOS_POSTGRES));
 
 impl<D: Database> SqlStore<D> {
-    /// Records `kind` (a `qos_specs.*` event) with `payload`, in `tx`.
-    pub(crate) async fn record_qos_event(
+    /// Records `kind` (a `qos_specs.*`, `group.*` or `group_snapshot.*` event) with
+    /// `payload`, in `tx`.
+    pub(crate) async fn record_payload_event(
         &self,
         tx: &mut D::Tx,
         kind: EventKind,

@@ -227,6 +227,43 @@ async fn a_group_snapshot_holds_a_snapshot_of_each_member_until_it_goes(app: Tes
     let alone = member(&app, Method::DELETE, &cascade, None).await;
     assert_eq!(alone.status, 202, "{}", alone.text);
     assert_eq!(count(&app, "from volumes where deleted = false").await, "0");
+
+    // The audit trail tells the group's story as Cinder's volume manager does.
+    let trail = app.get("/v3/p1/events").send().await;
+    let trail = trail.json["events"].as_array().cloned().unwrap_or_default();
+    let story: Vec<(String, String)> = trail
+        .iter()
+        .filter(|e| e["payload"]["group_id"] == group.as_str())
+        .map(|e| (str_of(e, "event_type"), str_of(&e["payload"], "status")))
+        .collect();
+    let expected = [
+        ("group.create.start", "creating"),
+        ("group.create.end", "available"),
+        ("group_snapshot.create.start", "creating"),
+        ("group_snapshot.create.end", "available"),
+        ("group.update.start", "updating"),
+        ("group.update.end", "available"),
+        ("group_snapshot.delete.start", "deleting"),
+        ("group_snapshot.delete.end", "deleted"),
+        ("group.delete.start", "deleting"),
+        ("group.delete.end", "deleted"),
+    ];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(t, s)| (t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(story, expected);
+    let first = trail
+        .iter()
+        .find(|e| e["payload"]["group_id"] == group.as_str())
+        .expect("an event");
+    assert_eq!(first["volume_id"], Value::Null);
+    assert!(
+        str_of(first, "publisher_id").starts_with("volume."),
+        "{first}"
+    );
+    assert_eq!(first["payload"]["tenant_id"], "p1");
+    assert_eq!(first["payload"]["name"], "g");
 }
 
 async fn a_refused_group_snapshot_records_nothing(app: TestApp) {
