@@ -134,6 +134,19 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from snapshots s where s.volume_id = volumes.id) \
          and not exists (select 1 from transfers t where t.volume_id = volumes.id)",
     ),
+    // Groups: their snapshots and type lists before them, and before the types.
+    ("group_snapshots", OLD),
+    (
+        "group_volume_type_mapping",
+        "(deleted = true and deleted_at < $1) or group_id in \
+         (select g.id from groups g where g.deleted = true and g.deleted_at < $1)",
+    ),
+    (
+        "groups",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from group_volume_type_mapping m where m.group_id = groups.id) \
+         and not exists (select 1 from group_snapshots s where s.group_id = groups.id)",
+    ),
     (
         "volume_type_extra_specs",
         "(deleted = true and deleted_at < $1) or volume_type_id in \
@@ -157,7 +170,9 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from volume_type_extra_specs s \
                           where s.volume_type_id = volume_types.id) \
          and not exists (select 1 from volume_type_projects p \
-                          where p.volume_type_id = volume_types.id)",
+                          where p.volume_type_id = volume_types.id) \
+         and not exists (select 1 from group_volume_type_mapping m \
+                          where m.volume_type_id = volume_types.id)",
     ),
     (
         "group_type_specs",
@@ -167,7 +182,9 @@ const PURGES: &[(&str, &str)] = &[
     (
         "group_types",
         "deleted = true and deleted_at < $1 \
-         and not exists (select 1 from group_type_specs s where s.group_type_id = group_types.id)",
+         and not exists (select 1 from group_type_specs s where s.group_type_id = group_types.id) \
+         and not exists (select 1 from groups g where g.group_type_id = group_types.id) \
+         and not exists (select 1 from group_snapshots s where s.group_type_id = group_types.id)",
     ),
     ("events", EVENTS_SENT),
     ("messages", OLD),

@@ -394,6 +394,77 @@ async fn purge_removes_stale_services(app: TestApp) {
     assert!(again.is_empty(), "{again:?}");
 }
 
+/// A deleted group (with a group snapshot taken and deleted) of a deleted volume type and
+/// a deleted group type: all of it goes, children first, nothing refused by a reference.
+async fn purge_removes_deleted_groups_and_their_types(app: TestApp) {
+    use axum::http::Method;
+    let send = |method: Method, path: String, body: serde_json::Value| {
+        app.request(method, &path)
+            .version("3.64")
+            .json(&body)
+            .send()
+    };
+    let t = app.create_type("grouped", json!({})).await;
+    let made = send(
+        Method::POST,
+        "/v3/p1/group_types".into(),
+        json!({"group_type": {"name": "gt"}}),
+    )
+    .await;
+    let gt = str_of(&made.json["group_type"], "id");
+    let body = json!({"group": {"group_type": gt, "volume_types": [t]}});
+    let made = send(Method::POST, "/v3/p1/groups".into(), body).await;
+    let g = str_of(&made.json["group"], "id");
+    app.create_volume(json!({"size": 1, "volume_type": "grouped", "group_id": g}))
+        .await;
+    let body = json!({"group_snapshot": {"group_id": g}});
+    let made = send(Method::POST, "/v3/p1/group_snapshots".into(), body).await;
+    let gs = str_of(&made.json["group_snapshot"], "id");
+    let steps = [
+        (
+            Method::DELETE,
+            format!("/v3/p1/group_snapshots/{gs}"),
+            json!(null),
+        ),
+        (
+            Method::POST,
+            format!("/v3/p1/groups/{g}/action"),
+            json!({"delete": {"delete-volumes": true}}),
+        ),
+        (
+            Method::DELETE,
+            format!("/v3/p1/group_types/{gt}"),
+            json!(null),
+        ),
+        (Method::DELETE, format!("/v3/p1/types/{t}"), json!(null)),
+    ];
+    for (method, path, body) in steps {
+        let done = send(method, path.clone(), body).await;
+        assert_eq!(done.status, 202, "{path}: {}", done.text);
+    }
+    let report = app
+        .store
+        .purge_deleted(Utc::now() + Duration::days(1), true)
+        .await
+        .expect("purge runs");
+    for table in [
+        "group_snapshots",
+        "group_volume_type_mapping",
+        "groups",
+        "group_types",
+        "snapshots",
+        "volumes",
+    ] {
+        assert_eq!(rows(&app, table).await, 0, "{table}: {report:?}");
+    }
+    let left = count(
+        &app,
+        &format!("select cast(count(*) as text) from volume_types where id = '{t}'"),
+    )
+    .await;
+    assert_eq!(left, 0, "{report:?}");
+}
+
 backend_tests!(
     purge_removes_stale_services,
     purge_keeps_a_payload_while_it_is_shared,
@@ -401,4 +472,5 @@ backend_tests!(
     purge_runs_beside_attach_cycles,
     purge_removes_old_confirmed_events,
     purge_removes_expired_messages,
+    purge_removes_deleted_groups_and_their_types,
 );
