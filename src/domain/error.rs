@@ -13,6 +13,9 @@ use super::volume::VolumeStatus;
 pub enum GroupError {
     #[error("group type {0} not found")]
     TypeNotFound(String),
+    /// A group type asked for by a name (not an id) that no live type has.
+    #[error("group type named {0} not found")]
+    TypeNameNotFound(String),
     /// `GET /group_types/default` with no default group type configured.
     #[error("no default group type")]
     NoDefaultType,

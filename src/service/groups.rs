@@ -93,7 +93,13 @@ impl Service {
             }
         }
         let by_name = self.store.get_group_type_by_name(name_or_id).await?;
-        by_name.ok_or_else(|| GroupError::TypeNotFound(name_or_id.to_owned()).into())
+        by_name.ok_or_else(|| {
+            let name = name_or_id.to_owned();
+            match GroupTypeId::parse(name_or_id) {
+                Some(_) => GroupError::TypeNotFound(name).into(),
+                None => GroupError::TypeNameNotFound(name).into(),
+            }
+        })
     }
 
     /// Volume types by id or else name, any of them (Cinder reads them elevated).

@@ -7,6 +7,9 @@ pub(super) fn fault(err: GroupError) -> ApiError {
     use GroupError as E;
     match err {
         E::TypeNotFound(id) => ApiError::NotFound(format!("Group type {id} could not be found.")),
+        E::TypeNameNotFound(name) => {
+            ApiError::NotFound(format!("Group type with name {name} could not be found."))
+        }
         E::NoDefaultType => ApiError::NotFound("Default group type can not be found.".into()),
         E::TypeExists(name) => ApiError::Conflict(format!("Group Type {name} already exists.")),
         E::SpecNotShown { type_id, key } => ApiError::NotFound(format!(

@@ -535,7 +535,11 @@ async fn groups_count_against_the_quota_and_need_one_backend_for_all_types(app: 
         json!({"group_type": "nope", "volume_types": [gold]}),
     )
     .await
-    .assert_fault(404, "itemNotFound", "Group type nope could not be found.");
+    .assert_fault(
+        404,
+        "itemNotFound",
+        "Group type with name nope could not be found.",
+    );
     post_group(
         &app,
         MEMBER_P1,
