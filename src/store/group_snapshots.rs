@@ -350,6 +350,11 @@ impl<D: Database> GroupSnapshotStore for SqlStore<D> {
             .bind(SnapshotStatus::Deleting)
             .bind(now);
         tx.execute(deleting).await?;
+        for member in &members {
+            let kind = &[EventKind::SnapshotDeleteStart];
+            self.record_snapshot_events(&mut tx, kind, member.snapshot, now)
+                .await?;
+        }
         let status = Sql::new(SET_STATUS)
             .bind(id)
             .bind(GroupSnapshotStatus::Deleting)

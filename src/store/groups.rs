@@ -573,6 +573,12 @@ impl<D: Database> GroupStore for SqlStore<D> {
             .bind(VolumeStatus::Deleting)
             .bind(now);
         tx.execute(deleting).await?;
+        // Each member's delete is told as a volume's is (its `.end` comes as it goes).
+        for (volume,) in &ids {
+            let kind = &[EventKind::VolumeDeleteStart];
+            self.record_events(&mut tx, kind, *volume, None, now)
+                .await?;
+        }
         let status = Sql::new(SET_STATUS)
             .bind(id)
             .bind(GroupStatus::Deleting)

@@ -228,6 +228,19 @@ async fn a_group_snapshot_holds_a_snapshot_of_each_member_until_it_goes(app: Tes
     assert_eq!(alone.status, 202, "{}", alone.text);
     assert_eq!(count(&app, "from volumes where deleted = false").await, "0");
 
+    // Each member snapshot's story is told whole.
+    let one_story = app
+        .get("/v3/p1/events?event_type=snapshot.delete.start")
+        .send()
+        .await;
+    let starts = one_story.json["events"].as_array().map(Vec::len);
+    let ends = app
+        .get("/v3/p1/events?event_type=snapshot.delete.end")
+        .send()
+        .await;
+    assert_eq!(starts, ends.json["events"].as_array().map(Vec::len));
+    assert_eq!(starts, Some(2), "{}", one_story.text);
+
     // The audit trail tells the group's story as Cinder's volume manager does.
     let trail = app.get("/v3/p1/events").send().await;
     let trail = trail.json["events"].as_array().cloned().unwrap_or_default();

@@ -233,6 +233,23 @@ async fn a_group_is_made_shown_listed_filled_and_deleted_with_its_volumes(app: T
         .await
         .assert_fault(404, "itemNotFound", "");
     assert_eq!(app.show_volume(&v1, V).await.status, 404);
+    let told = app
+        .get(&format!("/v3/p1/events?volume_id={v1}"))
+        .send()
+        .await;
+    let told: Vec<&str> = told.json["events"]
+        .as_array()
+        .map(|e| e.iter().filter_map(|e| e["event_type"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        told,
+        [
+            "volume.create.start",
+            "volume.create.end",
+            "volume.delete.start",
+            "volume.delete.end"
+        ]
+    );
     let stored = app
         .db
         .column(&format!("select status from groups where id = '{id}'"))
