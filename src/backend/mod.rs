@@ -166,6 +166,24 @@ pub trait Backend: Send + Sync + 'static {
         snapshot_id: SnapshotId,
     ) -> Result<(), BackendError>;
 
+    /// Whether `create_consistent_snapshots` holds writes across volumes (Cinder's
+    /// `consistent_group_snapshot_enabled` capability).
+    fn consistent_group_snapshots(&self) -> bool {
+        false
+    }
+
+    /// Snapshots every `(volume, snapshot)` at one point in time, so that no write lands
+    /// in one member's snapshot and not in another's. Must not leave anything behind on
+    /// error. Only called where `consistent_group_snapshots` is true.
+    async fn create_consistent_snapshots(
+        &self,
+        _members: &[(VolumeId, SnapshotId)],
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot take consistent group snapshots".to_owned(),
+        ))
+    }
+
     /// Removes the data of a snapshot of `volume_id`; a snapshot that is already gone is
     /// not an error.
     async fn delete_snapshot(

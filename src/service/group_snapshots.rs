@@ -8,7 +8,8 @@ use super::Service;
 use crate::domain::error::GroupError;
 use crate::domain::group::GroupSortKey;
 use crate::domain::group_snapshot::{
-    self, GroupSnapshot, GroupSnapshotFilters, GroupSnapshotStatus, NewGroupSnapshot,
+    self, GroupSnapshot, GroupSnapshotFilters, GroupSnapshotStatus, MemberSnapshot,
+    NewGroupSnapshot,
 };
 use crate::domain::ids::{GroupId, GroupSnapshotId};
 use crate::domain::paging::Page;
@@ -109,17 +110,9 @@ impl Service {
         // The backend work runs to its end even if the client goes away.
         let service = self.clone();
         let id = new.id;
+        let host = group.host.clone();
         crate::origin::spawn(async move {
-            let mut all_taken = true;
-            for member in members {
-                let Some(volume) = service.store.get_volume_brief(member.volume).await? else {
-                    all_taken = false;
-                    continue;
-                };
-                service.take_snapshot(volume, member.snapshot).await?;
-                let taken = service.store.get_snapshot(member.snapshot).await?;
-                all_taken &= taken.is_some_and(|s| s.status == SnapshotStatus::Available);
-            }
+            let all_taken = service.take_member_snapshots(host, &members).await?;
             let status = if all_taken {
                 GroupSnapshotStatus::Available
             } else {
@@ -139,6 +132,51 @@ impl Service {
         })??;
         let id = new.id.to_string();
         self.get_group_snapshot(caller, &id).await
+    }
+
+    /// Takes the member snapshots recorded `creating`: together, holding the members'
+    /// writes, where the group's backend can (`consistent_group_snapshots`), else one
+    /// after another. Whether every one was taken.
+    async fn take_member_snapshots(
+        &self,
+        host: Option<String>,
+        members: &[MemberSnapshot],
+    ) -> Result<bool, DomainError> {
+        let together = members.first().and_then(|first| {
+            let backend = self.backend_at(host.as_deref(), first.volume).ok()?;
+            backend
+                .driver
+                .consistent_group_snapshots()
+                .then_some(backend)
+        });
+        if let Some(backend) = together {
+            let pairs: Vec<_> = members.iter().map(|m| (m.volume, m.snapshot)).collect();
+            let result = backend.driver.create_consistent_snapshots(&pairs).await;
+            if let Err(err) = &result {
+                tracing::warn!(error = %err, "backend could not take the group snapshot");
+            }
+            let to = match result {
+                Ok(()) => SnapshotStatus::Available,
+                Err(_) => SnapshotStatus::Error,
+            };
+            let now = self.clock.now();
+            for member in members {
+                let (from, id) = (SnapshotStatus::Creating, member.snapshot);
+                self.store.transition_snapshot(id, from, to, now).await?;
+            }
+            return Ok(to == SnapshotStatus::Available);
+        }
+        let mut all_taken = true;
+        for member in members {
+            let Some(volume) = self.store.get_volume_brief(member.volume).await? else {
+                all_taken = false;
+                continue;
+            };
+            self.take_snapshot(volume, member.snapshot).await?;
+            let taken = self.store.get_snapshot(member.snapshot).await?;
+            all_taken &= taken.is_some_and(|s| s.status == SnapshotStatus::Available);
+        }
+        Ok(all_taken)
     }
 
     /// Deletes an `available` or `error` group snapshot with its snapshots (each through

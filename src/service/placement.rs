@@ -191,6 +191,9 @@ pub fn pool_capabilities(
         "backend_state": "up",
         "timestamp": reported.map(|at| format_timestamp(&at)),
     });
+    if backend.driver.consistent_group_snapshots() {
+        capabilities["consistent_group_snapshot_enabled"] = json!(true);
+    }
     if let Some(shared) = driver.shared_targets {
         capabilities["shared_targets"] = json!(shared);
     }

@@ -14,6 +14,7 @@ mod keystone;
 mod multiprocess;
 mod outage;
 mod rbd;
+mod rbd_groups;
 mod rbd_outages;
 mod recovery;
 mod shutdown;

@@ -315,7 +315,7 @@ backend_tests!(an_unreachable_cluster_is_an_error_not_a_hang);
 /// The app with one `rbd` backend that gives each attachment's host an identity of its
 /// own. Each test's backend has a name of its own: tests share the pool, and a backend
 /// reconciles the identities of its name.
-async fn per_attachment_app(app: TestApp) -> Option<(TestApp, String)> {
+pub(super) async fn per_attachment_app(app: TestApp) -> Option<(TestApp, String)> {
     let conf = ceph_conf()?;
     let name = format!("c{}", &uuid::Uuid::new_v4().simple().to_string()[..10]);
     let spec = format!(
@@ -360,7 +360,12 @@ pub(super) fn host_of(
 }
 
 /// Attaches `volume` for `host` in `mode`; the attachment's id and connection info.
-async fn attach_as(app: &TestApp, volume: &str, host: &str, mode: &str) -> (String, Value) {
+pub(super) async fn attach_as(
+    app: &TestApp,
+    volume: &str,
+    host: &str,
+    mode: &str,
+) -> (String, Value) {
     let attached = app
         .post_attachment(
             json!({"volume_uuid": volume, "instance_uuid": uuid::Uuid::new_v4().to_string(),

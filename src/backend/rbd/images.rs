@@ -22,6 +22,17 @@ pub(super) fn snapshot_name(snapshot: SnapshotId) -> String {
     format!("snapshot-{snapshot}")
 }
 
+/// The volumes whose images (`volume-<id>`) the pool holds.
+pub(super) fn volume_ids(io: &Io<'_>) -> Result<Vec<VolumeId>, CephError> {
+    Ok(io
+        .list_images()?
+        .iter()
+        .filter_map(|name| name.strip_prefix("volume-"))
+        .filter_map(|id| uuid::Uuid::parse_str(id).ok())
+        .map(VolumeId::from)
+        .collect())
+}
+
 /// The snapshots (`snapshot-<id>`) of every volume image, sorted.
 pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
     let mut ids = Vec::new();

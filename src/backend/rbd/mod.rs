@@ -15,6 +15,7 @@
 mod access;
 pub mod ceph;
 mod cluster_info;
+mod group_snapshots;
 mod images;
 mod options;
 
@@ -406,14 +407,28 @@ impl Backend for RbdBackend {
         .await
     }
 
+    fn consistent_group_snapshots(&self) -> bool {
+        true
+    }
+
+    async fn create_consistent_snapshots(
+        &self,
+        members: &[(VolumeId, SnapshotId)],
+    ) -> Result<(), BackendError> {
+        let members = members.to_vec();
+        self.on_pool("snapshot the group's volumes together", move |io| {
+            group_snapshots::snapshot_together(io, &members)
+        })
+        .await
+    }
+
     async fn delete_snapshot(
         &self,
         volume_id: VolumeId,
         snapshot_id: SnapshotId,
     ) -> Result<(), BackendError> {
-        let (image, snapshot) = (image_name(volume_id), snapshot_name(snapshot_id));
         self.on_pool("delete the snapshot", move |io| {
-            remove_snapshot(io, &image, &snapshot)
+            group_snapshots::remove_snapshot_data(io, volume_id, snapshot_id)
         })
         .await
     }
@@ -434,7 +449,7 @@ impl Backend for RbdBackend {
             match source {
                 DataSource::Snapshot(snapshot, volume) => clone_to(
                     io,
-                    &image_name(volume),
+                    &group_snapshots::snapshot_parent(io, volume, snapshot)?,
                     &snapshot_name(snapshot),
                     &child,
                     size,
@@ -514,16 +529,7 @@ impl Backend for RbdBackend {
     }
 
     async fn list_volumes(&self) -> Result<Vec<VolumeId>, BackendError> {
-        self.on_pool("list the volumes", |io| {
-            Ok(io
-                .list_images()?
-                .iter()
-                .filter_map(|name| name.strip_prefix("volume-"))
-                .filter_map(|id| uuid::Uuid::parse_str(id).ok())
-                .map(VolumeId::from)
-                .collect())
-        })
-        .await
+        self.on_pool("list the volumes", images::volume_ids).await
     }
 
     async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {

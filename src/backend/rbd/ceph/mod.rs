@@ -311,6 +311,48 @@ impl<'c> Io<'c> {
         check(r, format!("cannot create image {name}")).map(drop)
     }
 
+    /// Makes an rbd group (a set of images snapshotted together).
+    pub fn create_group(&self, group: &str) -> Result<(), CephError> {
+        let group_c = c_text(group)?;
+        // SAFETY: a live ioctx and a string.
+        let r = unsafe { (self.api.rbd_group_create)(self.handle, group_c.as_ptr()) };
+        check(r, format!("cannot create group {group}")).map(drop)
+    }
+
+    pub fn remove_group(&self, group: &str) -> Result<(), CephError> {
+        let group_c = c_text(group)?;
+        // SAFETY: a live ioctx and a string.
+        let r = unsafe { (self.api.rbd_group_remove)(self.handle, group_c.as_ptr()) };
+        check(r, format!("cannot remove group {group}")).map(drop)
+    }
+
+    /// Adds (`true`) or removes an image of this pool to or from `group`.
+    pub fn group_image(&self, group: &str, image: &str, add: bool) -> Result<(), CephError> {
+        let (group_c, image_c) = (c_text(group)?, c_text(image)?);
+        let call = if add {
+            self.api.rbd_group_image_add
+        } else {
+            self.api.rbd_group_image_remove
+        };
+        // SAFETY: live ioctxs (the same one for group and image) and strings.
+        let r = unsafe { call(self.handle, group_c.as_ptr(), self.handle, image_c.as_ptr()) };
+        check(r, format!("cannot change the images of group {group}")).map(drop)
+    }
+
+    /// Takes (`true`) or removes a snapshot of every image of `group` at one point in
+    /// time: librbd holds the images' writes while it is taken.
+    pub fn group_snapshot(&self, group: &str, snapshot: &str, take: bool) -> Result<(), CephError> {
+        let (group_c, snap_c) = (c_text(group)?, c_text(snapshot)?);
+        let call = if take {
+            self.api.rbd_group_snap_create
+        } else {
+            self.api.rbd_group_snap_remove
+        };
+        // SAFETY: a live ioctx and strings.
+        let r = unsafe { call(self.handle, group_c.as_ptr(), snap_c.as_ptr()) };
+        check(r, format!("cannot snapshot group {group}")).map(drop)
+    }
+
     pub fn remove_image(&self, name: &str) -> Result<(), CephError> {
         let name_c = c_text(name)?;
         // SAFETY: a live ioctx and a string.
@@ -484,8 +526,24 @@ impl Image {
         )
     }
 
-    /// The names of the image's snapshots.
-    pub fn snapshots(&self) -> Result<Vec<String>, CephError> {
+    /// Reads from snapshot `id` from now on (any namespace, group snapshots too).
+    pub fn read_snapshot_id(&self, id: u64) -> Result<(), CephError> {
+        // SAFETY: an open image.
+        let r = unsafe { (self.api.rbd_snap_set_by_id)(self.handle, id) };
+        self.call(r, "open a snapshot of")
+    }
+
+    /// Copies the image as it is read now (its head, or the snapshot set) into a new
+    /// image `name` of `io`'s pool.
+    pub fn copy_to(&self, io: &Io<'_>, name: &str) -> Result<(), CephError> {
+        let name_c = c_text(name)?;
+        // SAFETY: an open image, a live ioctx and a string.
+        let r = unsafe { (self.api.rbd_copy)(self.handle, io.handle, name_c.as_ptr()) };
+        self.call(r, "copy")
+    }
+
+    /// The ids and names of the image's snapshots (every namespace).
+    pub fn snapshot_entries(&self) -> Result<Vec<(u64, String)>, CephError> {
         let mut max: c_int = 16;
         loop {
             let mut infos: Vec<SnapInfo> = (0..max)
@@ -505,15 +563,20 @@ impl Image {
                 .iter()
                 // SAFETY: librbd filled `r` entries with NUL-terminated names.
                 .map(|info| {
-                    unsafe { CStr::from_ptr(info.name) }
-                        .to_string_lossy()
-                        .into_owned()
+                    let name = unsafe { CStr::from_ptr(info.name) };
+                    (info.id, name.to_string_lossy().into_owned())
                 })
                 .collect();
             // SAFETY: releases what rbd_snap_list allocated for these entries.
             unsafe { (self.api.rbd_snap_list_end)(infos.as_mut_ptr()) };
             return Ok(names);
         }
+    }
+
+    /// The names of the image's snapshots.
+    pub fn snapshots(&self) -> Result<Vec<String>, CephError> {
+        let entries = self.snapshot_entries()?;
+        Ok(entries.into_iter().map(|(_, name)| name).collect())
     }
 
     pub fn flatten(&self) -> Result<(), CephError> {

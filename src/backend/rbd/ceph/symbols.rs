@@ -70,6 +70,18 @@ pub(super) struct Api {
     pub(super) rbd_get_size: unsafe extern "C" fn(Handle, *mut u64) -> c_int,
     pub(super) rbd_get_id: unsafe extern "C" fn(Handle, *mut c_char, usize) -> c_int,
     pub(super) rbd_snap_create: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    pub(super) rbd_snap_set_by_id: unsafe extern "C" fn(Handle, u64) -> c_int,
+    pub(super) rbd_copy: unsafe extern "C" fn(Handle, Handle, *const c_char) -> c_int,
+    pub(super) rbd_group_create: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    pub(super) rbd_group_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    pub(super) rbd_group_image_add:
+        unsafe extern "C" fn(Handle, *const c_char, Handle, *const c_char) -> c_int,
+    pub(super) rbd_group_image_remove:
+        unsafe extern "C" fn(Handle, *const c_char, Handle, *const c_char) -> c_int,
+    pub(super) rbd_group_snap_create:
+        unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
+    pub(super) rbd_group_snap_remove:
+        unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
     pub(super) rbd_snap_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     pub(super) rbd_snap_protect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     pub(super) rbd_snap_unprotect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
@@ -149,6 +161,14 @@ impl Api {
             rbd_get_size: resolve!(rbd, rbd_get_size),
             rbd_get_id: resolve!(rbd, rbd_get_id),
             rbd_snap_create: resolve!(rbd, rbd_snap_create),
+            rbd_snap_set_by_id: resolve!(rbd, rbd_snap_set_by_id),
+            rbd_copy: resolve!(rbd, rbd_copy),
+            rbd_group_create: resolve!(rbd, rbd_group_create),
+            rbd_group_remove: resolve!(rbd, rbd_group_remove),
+            rbd_group_image_add: resolve!(rbd, rbd_group_image_add),
+            rbd_group_image_remove: resolve!(rbd, rbd_group_image_remove),
+            rbd_group_snap_create: resolve!(rbd, rbd_group_snap_create),
+            rbd_group_snap_remove: resolve!(rbd, rbd_group_snap_remove),
             rbd_snap_remove: resolve!(rbd, rbd_snap_remove),
             rbd_snap_protect: resolve!(rbd, rbd_snap_protect),
             rbd_snap_unprotect: resolve!(rbd, rbd_snap_unprotect),
