@@ -171,7 +171,7 @@ async fn members_if_asked(
     if !(asked && ctx.version.at_least(3, 25)) {
         return Ok(None);
     }
-    let ids = state.service.group_member_ids(&ctx.caller, group).await?;
+    let ids = state.service.group_member_ids(group).await?;
     Ok(Some(ids.iter().map(ToString::to_string).collect()))
 }
 

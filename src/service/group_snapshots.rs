@@ -11,7 +11,7 @@ use crate::domain::group_snapshot::{
     self, GroupSnapshot, GroupSnapshotFilters, GroupSnapshotStatus, MemberSnapshot,
     NewGroupSnapshot,
 };
-use crate::domain::ids::{GroupId, GroupSnapshotId};
+use crate::domain::ids::GroupSnapshotId;
 use crate::domain::paging::Page;
 use crate::domain::quota::QuotaOwner;
 use crate::domain::snapshot::SnapshotStatus;
@@ -257,16 +257,5 @@ impl Service {
             Outcome::Gone => Err(group_snapshot_not_found(id)),
             Outcome::Refused(never) => match never {},
         }
-    }
-
-    /// The group a group snapshot was taken of, for a group made from it.
-    pub(super) async fn group_of_snapshot(
-        &self,
-        caller: &RequestContext,
-        id: &str,
-    ) -> Result<(GroupSnapshot, GroupId), DomainError> {
-        let found = self.get_group_snapshot(caller, id).await?;
-        let group = found.group_id;
-        Ok((found, group))
     }
 }

@@ -47,8 +47,10 @@ impl Service {
                 (origin, members, None)
             }
             GroupSource::Snapshot(id) => {
-                let (snapshot, group) = self.group_of_snapshot(caller, id).await?;
-                let origin = self.get_group(caller, &group.to_string()).await?;
+                let snapshot = self.get_group_snapshot(caller, id).await?;
+                let origin = self
+                    .get_group(caller, &snapshot.group_id.to_string())
+                    .await?;
                 let members = self.store.group_snapshot_members(snapshot.id).await?;
                 let members: Vec<MemberSource> = members
                     .into_iter()

@@ -76,11 +76,7 @@ impl Service {
     }
 
     /// The ids of a group's live volumes (`list_volume`).
-    pub async fn group_member_ids(
-        &self,
-        _caller: &RequestContext,
-        group: &Group,
-    ) -> Result<Vec<VolumeId>, DomainError> {
+    pub async fn group_member_ids(&self, group: &Group) -> Result<Vec<VolumeId>, DomainError> {
         Ok(self.store.group_volumes(group.id).await?)
     }
 
