@@ -6,6 +6,7 @@
 pub mod api;
 pub mod auth;
 pub mod backend;
+pub mod backup;
 pub mod cli;
 pub mod clock;
 pub mod commands;

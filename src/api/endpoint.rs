@@ -106,6 +106,16 @@ pub enum Endpoint {
     GroupSnapshotCreate,
     GroupSnapshotDelete,
     GroupSnapshotAction,
+    BackupList,
+    BackupListDetail,
+    BackupShow,
+    BackupCreate,
+    BackupUpdate,
+    BackupDelete,
+    BackupRestore,
+    BackupExport,
+    BackupImport,
+    BackupAction,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -217,6 +227,16 @@ impl Endpoint {
             Endpoint::GroupSnapshotCreate => "GroupSnapshotCreate",
             Endpoint::GroupSnapshotDelete => "GroupSnapshotDelete",
             Endpoint::GroupSnapshotAction => "GroupSnapshotAction",
+            Endpoint::BackupList => "BackupList",
+            Endpoint::BackupListDetail => "BackupListDetail",
+            Endpoint::BackupShow => "BackupShow",
+            Endpoint::BackupCreate => "BackupCreate",
+            Endpoint::BackupUpdate => "BackupUpdate",
+            Endpoint::BackupDelete => "BackupDelete",
+            Endpoint::BackupRestore => "BackupRestore",
+            Endpoint::BackupExport => "BackupExport",
+            Endpoint::BackupImport => "BackupImport",
+            Endpoint::BackupAction => "BackupAction",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -261,6 +281,7 @@ impl Endpoint {
             | Endpoint::GroupSnapshotCreate
             | Endpoint::GroupSnapshotDelete => ApiVersion::new(3, 14),
             Endpoint::GroupSnapshotAction => ApiVersion::new(3, 19),
+            Endpoint::BackupUpdate => ApiVersion::new(3, 9),
             _ => ApiVersion::MIN,
         }
     }
@@ -277,7 +298,6 @@ impl Endpoint {
 /// Cinder v3 collections (core and extensions) that are not served here; any request
 /// under them gets `501 notImplemented` instead of a bare 404.
 pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
-    "backups",
     "clusters",
     "consistencygroups",
     "cgsnapshots",

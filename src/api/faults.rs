@@ -123,6 +123,17 @@ fn over_quota_text(over: &OverQuota) -> String {
         OverQuota::Groups { allowed } => {
             format!("Maximum number of groups allowed ({allowed}) exceeded")
         }
+        OverQuota::Backups { allowed } => {
+            format!("Maximum number of backups allowed ({allowed}) exceeded")
+        }
+        OverQuota::BackupGigabytes {
+            requested,
+            quota,
+            consumed,
+        } => format!(
+            "Requested backup exceeds allowed Backup gigabytes quota. Requested {requested}G, \
+             quota is {quota}G and {consumed}G has been consumed."
+        ),
         OverQuota::Volumes { name, allowed } => {
             format!("Maximum number of volumes allowed ({allowed}) exceeded for quota '{name}'.")
         }
@@ -558,6 +569,7 @@ impl From<DomainError> for ApiError {
                 ApiError::OutcomeUnknown(IN_DOUBT.to_owned())
             }
             E::Group(group) => groups::fault(group),
+            E::Backup(backup) => backups::fault(backup),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");
@@ -589,6 +601,7 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+mod backups;
 mod groups;
 #[cfg(test)]
 mod tests;

@@ -2,6 +2,7 @@
 //! translate between HTTP and the service layer.
 
 pub mod attachments;
+mod backups;
 pub mod body;
 pub mod console;
 pub mod context;
@@ -64,6 +65,7 @@ fn resources() -> Router<AppState> {
         .merge(group_types::router())
         .merge(groups::router())
         .merge(group_snapshots::router())
+        .merge(backups::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

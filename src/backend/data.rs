@@ -81,13 +81,23 @@ fn failed(what: &str, err: impl std::fmt::Display) -> BackendError {
 /// O_DIRECT writes need their buffer, offset and length aligned to the device's block.
 const DIRECT_ALIGN: usize = 4096;
 
+/// What a write does with a block of zeros.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZeroBlocks {
+    /// Leaves it: the volume is new and reads zeros there already.
+    Skip,
+    /// Clears it: the volume may hold older data there. A file is emptied first (its
+    /// length kept, so it reads zeros), then blocks of zeros are skipped.
+    Clear,
+}
+
 /// Fills the volume file at `path` (already created at its full size) from `data`;
 /// returns how many bytes came. More bytes than the file holds is an error. Written with
 /// O_DIRECT where the filesystem takes it: through the page cache and then `fsync`, a
 /// stream of new data costs the kernel about four times as much here (BENCHMARKS.md).
-pub async fn write_file(path: &Path, data: DataIn) -> Result<u64, BackendError> {
+pub async fn write_file(path: &Path, data: DataIn, zeros: ZeroBlocks) -> Result<u64, BackendError> {
     let path = path.to_owned();
-    tokio::task::spawn_blocking(move || write_file_blocking(&path, data))
+    tokio::task::spawn_blocking(move || write_file_blocking(&path, data, zeros))
         .await
         .map_err(|e| failed("write", e))?
 }
@@ -109,10 +119,14 @@ fn open_for_writing(path: &Path) -> std::io::Result<(std::fs::File, bool)> {
     }
 }
 
-fn write_file_blocking(path: &Path, data: DataIn) -> Result<u64, BackendError> {
+fn write_file_blocking(path: &Path, data: DataIn, zeros: ZeroBlocks) -> Result<u64, BackendError> {
     use std::os::unix::fs::FileExt;
     let (file, direct) = open_for_writing(path).map_err(|e| failed("open", e))?;
     let capacity = file.metadata().map_err(|e| failed("open", e))?.len();
+    if zeros == ZeroBlocks::Clear {
+        let emptied = file.set_len(0).and_then(|()| file.set_len(capacity));
+        emptied.map_err(|e| failed("clear", e))?;
+    }
     // An aligned window into a buffer a little larger than a block (no unsafe code).
     let mut buffer = vec![0u8; BLOCK + DIRECT_ALIGN];
     let start = buffer.as_ptr().align_offset(DIRECT_ALIGN);
@@ -211,7 +225,10 @@ mod tests {
                 tx.send(Bytes::copy_from_slice(chunk)).await.unwrap();
             }
         });
-        assert_eq!(write_file(&path, rx).await.unwrap(), 2 * BLOCK as u64);
+        assert_eq!(
+            write_file(&path, rx, ZeroBlocks::Skip).await.unwrap(),
+            2 * BLOCK as u64
+        );
         let (tx, mut rx) = mpsc::channel(4);
         let reading = tokio::spawn(async move { read_file(&path, tx).await });
         let mut back = Vec::new();
@@ -232,7 +249,7 @@ mod tests {
         std::fs::File::create(&path).unwrap().set_len(10).unwrap();
         let (tx, rx) = mpsc::channel(1);
         tokio::spawn(async move { tx.send(Bytes::from(vec![1u8; 11])).await });
-        let err = write_file(&path, rx).await.unwrap_err();
+        let err = write_file(&path, rx, ZeroBlocks::Skip).await.unwrap_err();
         assert!(
             err.to_string().contains("more than the volume's 10 bytes"),
             "{err}"

@@ -9,6 +9,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map};
 use uuid::Uuid;
 
+use super::data::ZeroBlocks;
 use super::{
     snapshot_file_name, volume_file_name, Backend, BackendError, Capabilities, Connector, DataIn,
     DataOut, DataSource, DriverConnection,
@@ -255,7 +256,22 @@ impl Backend for FileBackend {
     }
 
     async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
-        super::data::write_file(&self.path_of(volume_id), data).await
+        let path = self.path_of(volume_id);
+        super::data::write_file(&path, data, ZeroBlocks::Skip).await
+    }
+
+    async fn overwrite_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        let path = self.path_of(volume_id);
+        super::data::write_file(&path, data, ZeroBlocks::Clear).await
+    }
+
+    async fn read_snapshot_data(
+        &self,
+        _volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        sink: DataOut,
+    ) -> Result<(), BackendError> {
+        super::data::read_file(&self.path_of_snapshot(snapshot_id), sink).await
     }
 
     fn local_path(&self, volume_id: VolumeId) -> Option<PathBuf> {

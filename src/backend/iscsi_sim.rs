@@ -95,6 +95,21 @@ impl Backend for IscsiSimBackend {
         self.storage.read_data(volume_id, sink).await
     }
 
+    async fn read_snapshot_data(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        sink: DataOut,
+    ) -> Result<(), BackendError> {
+        self.storage
+            .read_snapshot_data(volume_id, snapshot_id, sink)
+            .await
+    }
+
+    async fn overwrite_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        self.storage.overwrite_data(volume_id, data).await
+    }
+
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
         self.storage.volume_exists(volume_id).await
     }

@@ -236,6 +236,32 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// Sends the whole data of snapshot `snapshot_id` of `volume_id`, in order, into
+    /// `sink` (a backup of a snapshot).
+    async fn read_snapshot_data(
+        &self,
+        _volume_id: VolumeId,
+        _snapshot_id: SnapshotId,
+        _sink: DataOut,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot read a snapshot's data out".to_owned(),
+        ))
+    }
+
+    /// Replaces the data of an existing volume with what arrives in order on `data`
+    /// (a restore): unlike `write_data`, blocks of zeros are cleared, not skipped, as
+    /// the volume may hold older data there. Returns how many bytes came.
+    async fn overwrite_data(
+        &self,
+        _volume_id: VolumeId,
+        _data: DataIn,
+    ) -> Result<u64, BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot write a backup's data into a volume".to_owned(),
+        ))
+    }
+
     /// Whether the volume's storage exists (for consistency checks).
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError>;
 

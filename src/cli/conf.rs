@@ -272,6 +272,13 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     policy_file(&mut t)?;
     notifications(&mut t)?;
     images::image_options(&mut t)?;
+    // Cinder's posix backup driver's directory; other backup drivers are not built.
+    t.map(
+        "DEFAULT",
+        "backup_posix_path",
+        "backup_posix_path",
+        not_empty,
+    )?;
     let ignored = options
         .keys()
         .filter(|k| !t.used.contains(k))

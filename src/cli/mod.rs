@@ -532,6 +532,16 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub images: ImageArgs,
 
+    /// The directory backups are kept in (`backup_posix_path`; a local disk, or a mount
+    /// every host of the service shares). Unset: backups are refused (503).
+    #[arg(long, env = "CINDER_ATTACH_BACKUP_POSIX_PATH")]
+    pub backup_posix_path: Option<std::path::PathBuf>,
+
+    /// Seconds a backup or restore may go untouched before it counts as stopped (its
+    /// service died) and is ended; running work touches it several times as often.
+    #[arg(long, env = "CINDER_ATTACH_BACKUP_STALE_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub backup_stale_after: u64,
+
     /// Address to listen on.
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]
     pub listen: SocketAddr,

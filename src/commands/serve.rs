@@ -20,7 +20,9 @@ use crate::keys::KeyManager;
 use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
 use crate::service::volume_gates::{self, VolumeGates};
-use crate::service::{exports, keep_reporting, register_backends, Service, Settings};
+use crate::service::{
+    exports, keep_reporting, register_backends, BackupSettings, Service, Settings,
+};
 use crate::store::{self, StoreKind};
 
 /// `cinder-attach serve`: runs until SIGINT or SIGTERM.
@@ -87,6 +89,11 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 args.images.image_conversion_timeout,
             ),
             enable_force_upload: args.images.enable_force_upload,
+            backups: args.backup_posix_path.as_ref().map(|path| BackupSettings {
+                repository: crate::backup::Repository::new(path.clone()),
+                host: args.backends.host_name(),
+                stale_after: std::time::Duration::from_secs(args.backup_stale_after),
+            }),
         }),
         gates: Arc::new(VolumeGates::new(match store.kind() {
             StoreKind::Sqlite => volume_gates::SINGLE_WRITER_TURNS,
@@ -110,6 +117,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             Err(err) => tracing::error!(error = %err, "could not finish interrupted volume work"),
         }
     });
+    service.keep_recovering_backups();
     let state = AppState::new(service, config, auth);
     let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {
         addr: args.listen,

@@ -59,6 +59,31 @@ pub enum GroupError {
     InvalidInput(String),
 }
 
+/// Backup errors, as Cinder's backup API raises them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackupError {
+    #[error("backup {0} not found")]
+    NotFound(String),
+    /// `InvalidBackup`, with its reason.
+    #[error("invalid backup: {0}")]
+    Invalid(String),
+    /// `InvalidVolume` of a backup or restore, with its reason.
+    #[error("invalid volume: {0}")]
+    InvalidVolume(String),
+    /// `InvalidSnapshot` of a backup of a snapshot, with its reason.
+    #[error("invalid snapshot: {0}")]
+    InvalidSnapshot(String),
+    /// `InvalidInput`, with its reason.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// `InvalidParameterValue`: the whole text.
+    #[error("{0}")]
+    InvalidParameter(String),
+    /// No backup service runs (no repository configured): Cinder's 503.
+    #[error("no backup service")]
+    NoService,
+}
+
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -196,6 +221,8 @@ pub enum DomainError {
     // --- groups, group types
     #[error(transparent)]
     Group(#[from] GroupError),
+    #[error(transparent)]
+    Backup(#[from] BackupError),
 
     // --- volume types
     #[error("volume type {0} exists")]

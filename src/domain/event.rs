@@ -74,6 +74,15 @@ pub enum EventKind {
     GroupSnapshotCreateEnd,
     GroupSnapshotDeleteStart,
     GroupSnapshotDeleteEnd,
+    /// Backup changes, from Cinder's backup manager (`backup` notifier), with its backup
+    /// usage payload; `createprogress` adds `backup_percent`.
+    BackupCreateStart,
+    BackupCreateProgress,
+    BackupCreateEnd,
+    BackupDeleteStart,
+    BackupDeleteEnd,
+    BackupRestoreStart,
+    BackupRestoreEnd,
 }
 
 impl EventKind {
@@ -135,6 +144,13 @@ impl EventKind {
             EventKind::GroupSnapshotCreateEnd => "group_snapshot.create.end",
             EventKind::GroupSnapshotDeleteStart => "group_snapshot.delete.start",
             EventKind::GroupSnapshotDeleteEnd => "group_snapshot.delete.end",
+            EventKind::BackupCreateStart => "backup.create.start",
+            EventKind::BackupCreateProgress => "backup.createprogress",
+            EventKind::BackupCreateEnd => "backup.create.end",
+            EventKind::BackupDeleteStart => "backup.delete.start",
+            EventKind::BackupDeleteEnd => "backup.delete.end",
+            EventKind::BackupRestoreStart => "backup.restore.start",
+            EventKind::BackupRestoreEnd => "backup.restore.end",
         }
     }
 
@@ -154,6 +170,13 @@ impl EventKind {
             | EventKind::QosSpecsAssociate
             | EventKind::QosSpecsDisassociate
             | EventKind::QosSpecsDisassociateAll => "QoSSpecs",
+            EventKind::BackupCreateStart
+            | EventKind::BackupCreateProgress
+            | EventKind::BackupCreateEnd
+            | EventKind::BackupDeleteStart
+            | EventKind::BackupDeleteEnd
+            | EventKind::BackupRestoreStart
+            | EventKind::BackupRestoreEnd => "backup",
             _ => "volume",
         }
     }

@@ -97,6 +97,10 @@ uuid_id!(
     GroupSnapshotId
 );
 uuid_id!(
+    /// `backups.id`.
+    BackupId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

@@ -2,6 +2,7 @@
 
 pub mod attach;
 pub mod attachment;
+pub mod backup;
 pub mod consistency;
 pub mod context;
 pub mod encryption;

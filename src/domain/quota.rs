@@ -129,6 +129,9 @@ pub struct Usage {
     pub snapshots: i64,
     /// Live groups (counted only where groups are checked or shown).
     pub groups: i64,
+    /// Live backups and their GiB (counted only where backups are checked or shown).
+    pub backups: i64,
+    pub backup_gigabytes: i64,
     /// `(volumes, gigabytes)` by type name.
     pub by_type: BTreeMap<String, (i64, i64)>,
     /// Snapshots by the type name of their volume.
@@ -139,14 +142,15 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// What `resource` is using now (resources not built here, such as snapshots and
-    /// backups, use nothing).
+    /// What `resource` is using now (resources not built here use nothing).
     pub fn in_use(&self, resource: &str) -> i64 {
         match resource {
             "volumes" => return self.volumes,
             "gigabytes" => return self.gigabytes,
             "snapshots" => return self.snapshots,
             "groups" => return self.groups,
+            "backups" => return self.backups,
+            "backup_gigabytes" => return self.backup_gigabytes,
             _ => {}
         }
         for (type_name, snapshots) in &self.snapshots_by_type {
@@ -201,6 +205,14 @@ pub enum OverQuota {
     Snapshots { allowed: i64 },
     /// `groups` would pass its limit.
     Groups { allowed: i64 },
+    /// `backups` would pass its limit.
+    Backups { allowed: i64 },
+    /// `backup_gigabytes` would pass its limit.
+    BackupGigabytes {
+        requested: i64,
+        quota: i64,
+        consumed: i64,
+    },
 }
 
 /// A limit lower than what is already used.
@@ -318,6 +330,23 @@ pub fn check_snapshots_create(
 pub fn check_group_create(rows: &QuotaRows, usage: &Usage) -> Result<(), OverQuota> {
     match first_over(rows, usage, &[("groups".to_owned(), 1)]) {
         Some((_, quota, _)) => Err(OverQuota::Groups { allowed: quota }),
+        None => Ok(()),
+    }
+}
+
+/// Whether one more backup of a volume of `size` GiB fits (Cinder reports the gigabytes
+/// first).
+pub fn check_backup_create(rows: &QuotaRows, usage: &Usage, size: i64) -> Result<(), OverQuota> {
+    let gigabytes = [("backup_gigabytes".to_owned(), size)];
+    if let Some((_, quota, consumed)) = first_over(rows, usage, &gigabytes) {
+        return Err(OverQuota::BackupGigabytes {
+            requested: size,
+            quota,
+            consumed,
+        });
+    }
+    match first_over(rows, usage, &[("backups".to_owned(), 1)]) {
+        Some((_, quota, _)) => Err(OverQuota::Backups { allowed: quota }),
         None => Ok(()),
     }
 }

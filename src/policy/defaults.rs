@@ -130,6 +130,24 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("group:update_group_snapshot", MEMBER),
     ("group:group_snapshot_project_attribute", ADMIN_API),
     ("group:reset_group_snapshot_status", ADMIN_API),
+    // Backups (cinder/policies/backups.py, backup_actions.py).
+    ("backup:get_all", READER),
+    ("backup:backup_project_attribute", ADMIN_API),
+    ("backup:create", MEMBER),
+    ("backup:get", READER),
+    ("backup:update", MEMBER),
+    ("backup:delete", MEMBER),
+    ("backup:restore", MEMBER),
+    ("backup:backup-import", ADMIN_API),
+    ("backup:export-import", ADMIN_API),
+    (
+        "volume_extension:backup_admin_actions:reset_status",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:backup_admin_actions:force_delete",
+        ADMIN_API,
+    ),
     // Private types (cinder/policies/volume_access.py).
     ("volume_extension:volume_type_access", MEMBER),
     (

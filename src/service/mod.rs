@@ -4,6 +4,9 @@
 
 pub mod attachments;
 mod backends;
+mod backup_records;
+mod backup_work;
+pub mod backups;
 pub mod encryption;
 pub mod events;
 pub mod exports;
@@ -69,6 +72,19 @@ pub struct Settings {
     pub image_conversion_timeout: std::time::Duration,
     /// `enable_force_upload`: whether `force` lets an `in-use` volume be uploaded.
     pub enable_force_upload: bool,
+    /// The backup service (`backup_posix_path`); without one, backups are refused.
+    pub backups: Option<BackupSettings>,
+}
+
+/// Where backups are kept and who keeps them.
+#[derive(Debug, Clone)]
+pub struct BackupSettings {
+    pub repository: crate::backup::Repository,
+    /// The backup service's host (`backups.host`): recovery looks after its backups.
+    pub host: String,
+    /// How long a backup or restore may go untouched before it counts as stopped
+    /// (a running one is touched several times as often).
+    pub stale_after: std::time::Duration,
 }
 
 /// `--image-conversion-timeout` when not given.
@@ -95,6 +111,7 @@ impl Default for Settings {
             image_conversion_dir: std::env::temp_dir().join("cinder-attach-conversion"),
             image_conversion_timeout: DEFAULT_CONVERSION_TIMEOUT,
             enable_force_upload: false,
+            backups: None,
         }
     }
 }

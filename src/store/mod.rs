@@ -26,6 +26,9 @@
 //! answers why not (one of `domain::refusal`'s types, in an `Outcome`).
 
 mod attachments;
+mod backup_imports;
+mod backup_restores;
+mod backups;
 pub mod connector_specs;
 mod db;
 mod encryption;
@@ -57,6 +60,9 @@ mod writes;
 use std::sync::Arc;
 
 pub use attachments::AttachmentStore;
+pub use backup_imports::{BackupImportStore, ImportRefusal, ImportedBackup};
+pub use backup_restores::{BackupRestoreStore, RestoreBlock, RestoreEnd};
+pub use backups::{BackupEnd, BackupRefusal, BackupStore};
 pub use db::connect::{
     redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
 };
@@ -108,6 +114,9 @@ pub trait Store:
     + GroupTypeStore
     + GroupStore
     + GroupSnapshotStore
+    + BackupStore
+    + BackupRestoreStore
+    + BackupImportStore
 {
 }
 
@@ -133,6 +142,12 @@ impl<T> Store for T where
         + GroupTypeStore
         + GroupStore
         + GroupSnapshotStore
+        + BackupStore
+        + BackupRestoreStore
+        + BackupImportStore
+        + BackupStore
+        + BackupRestoreStore
+        + BackupImportStore
 {
 }
 

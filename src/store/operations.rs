@@ -139,6 +139,8 @@ impl<D: Database> Operations for SqlStore<D> {
             let configured = QuotaDefaults::unlimited();
             let (rows, mut usage) = Self::quota_state(&mut tx, &project_id, &configured).await?;
             usage.groups = Self::count_groups(&mut tx, &project_id).await?;
+            (usage.backups, usage.backup_gigabytes) =
+                Self::count_project_backups(&mut tx, &project_id).await?;
             quotas.push(ProjectQuota {
                 project_id,
                 rows,

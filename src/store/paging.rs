@@ -2,6 +2,7 @@
 
 use super::db::sql::Sql;
 use crate::domain::attachment::AttachmentSortKey;
+use crate::domain::backup::BackupSortKey;
 use crate::domain::group::GroupSortKey;
 use crate::domain::group_type::GroupTypeSortKey;
 use crate::domain::paging::{Page, SortDir};
@@ -51,6 +52,24 @@ impl SortColumn for SnapshotSortKey {
             SnapshotSortKey::Status => "{t}.status",
             SnapshotSortKey::VolumeId => "{t}.volume_id",
             SnapshotSortKey::ProjectId => "{t}.project_id",
+        }
+    }
+}
+
+impl SortColumn for BackupSortKey {
+    const ID: Self = BackupSortKey::Id;
+    const CREATED_AT: Self = BackupSortKey::CreatedAt;
+
+    fn expr(self) -> &'static str {
+        match self {
+            BackupSortKey::Id => "{t}.id",
+            BackupSortKey::CreatedAt => "{t}.created_at",
+            BackupSortKey::UpdatedAt => "coalesce({t}.updated_at, {t}.created_at)",
+            BackupSortKey::Name => "coalesce({t}.display_name, '')",
+            BackupSortKey::Size => "{t}.size",
+            BackupSortKey::Status => "{t}.status",
+            BackupSortKey::VolumeId => "{t}.volume_id",
+            BackupSortKey::ProjectId => "{t}.project_id",
         }
     }
 }

@@ -195,6 +195,8 @@ impl<D: Database> QuotaStore for SqlStore<D> {
         let mut reads = self.db.begin_read().await?;
         let (rows, mut usage) = Self::quota_state(&mut reads, project_id, configured).await?;
         usage.groups = Self::count_groups(&mut reads, project_id).await?;
+        (usage.backups, usage.backup_gigabytes) =
+            Self::count_project_backups(&mut reads, project_id).await?;
         Ok((rows, usage))
     }
 
@@ -219,6 +221,8 @@ impl<D: Database> QuotaStore for SqlStore<D> {
         let (_, mut usage) =
             Self::quota_state(&mut tx, project_id, &QuotaDefaults::default()).await?;
         usage.groups = Self::count_groups(&mut tx, project_id).await?;
+        (usage.backups, usage.backup_gigabytes) =
+            Self::count_project_backups(&mut tx, project_id).await?;
         if let Err(below) = quota::check_new_limits(&usage, limits) {
             return Ok(Err(below));
         }

@@ -23,6 +23,7 @@ pub(super) enum SideTable {
     AttachmentSpecs,
     QosSpecs,
     SnapshotMetadata,
+    BackupMetadata,
 }
 
 impl SideTable {
@@ -36,6 +37,7 @@ impl SideTable {
             SideTable::AttachmentSpecs => "attachment_specs",
             SideTable::QosSpecs => "qos_specs_items",
             SideTable::SnapshotMetadata => "snapshot_metadata",
+            SideTable::BackupMetadata => "backup_metadata",
         }
     }
 
@@ -49,6 +51,7 @@ impl SideTable {
             SideTable::AttachmentSpecs => "attachment_id",
             SideTable::QosSpecs => "qos_specs_id",
             SideTable::SnapshotMetadata => "snapshot_id",
+            SideTable::BackupMetadata => "backup_id",
         }
     }
 }

@@ -1,7 +1,11 @@
 //! What the cluster tells the service about itself, read from the monitors' JSON: where
 //! the monitors are (for connection info) and how big the pool is (for placement).
 
-use serde_json::Value;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::backend::BackendError;
 
 /// The monitors as connection info gives them to hosts, and their names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +66,34 @@ pub(super) fn monitor_addresses(dump: &[u8]) -> Option<Monitors> {
             .push(mon["name"].as_str().unwrap_or_default().to_owned());
     }
     (!read.hosts.is_empty()).then_some(read)
+}
+
+impl super::RbdBackend {
+    /// The monitors (Cinder's `_get_mon_addrs`), as last read: read on first use and
+    /// again by every reconciliation pass (they change rarely, and every attach asks).
+    pub(super) async fn monitors(&self) -> Result<Arc<Monitors>, BackendError> {
+        if let Some(known) = self.monitors.lock().ok().and_then(|m| m.clone()) {
+            return Ok(known);
+        }
+        self.refresh_monitors().await
+    }
+
+    pub(super) async fn refresh_monitors(&self) -> Result<Arc<Monitors>, BackendError> {
+        let cluster = self.cluster().await?;
+        let dump = tokio::task::spawn_blocking(move || {
+            cluster.mon_command(&json!({"prefix": "mon dump", "format": "json"}), None)
+        })
+        .await
+        .map_err(|e| self.failed("read the monitors", e))?
+        .map_err(|e| self.failed("read the monitors", e))?;
+        let read = monitor_addresses(&dump.0)
+            .ok_or_else(|| self.failed("read the monitors", "no monitors"))?;
+        let read = Arc::new(read);
+        if let Ok(mut known) = self.monitors.lock() {
+            *known = Some(read.clone());
+        }
+        Ok(read)
+    }
 }
 
 #[cfg(test)]

@@ -157,6 +157,7 @@ pub(super) fn write_from(
     io: &Io<'_>,
     name: &str,
     data: crate::backend::DataIn,
+    zeros: crate::backend::data::ZeroBlocks,
 ) -> Result<u64, CephError> {
     let image = io.open(name, None, false)?;
     let capacity = image.size()?;
@@ -171,7 +172,8 @@ pub(super) fn write_from(
                 status: String::new(),
             });
         }
-        if !crate::backend::data::is_zero(&block) {
+        let clear = zeros == crate::backend::data::ZeroBlocks::Clear;
+        if clear || !crate::backend::data::is_zero(&block) {
             image.write(offset, &block)?;
         }
         offset = end;
@@ -180,13 +182,15 @@ pub(super) fn write_from(
     Ok(offset)
 }
 
-/// Sends image `name`'s whole data into `sink`, block by block. Runs on a blocking thread.
+/// Sends image `name`'s whole data (at `snapshot`, when given) into `sink`, block by
+/// block. Runs on a blocking thread.
 pub(super) fn read_into(
     io: &Io<'_>,
     name: &str,
+    snapshot: Option<&str>,
     sink: crate::backend::DataOut,
 ) -> Result<(), CephError> {
-    let image = io.open(name, None, true)?;
+    let image = io.open(name, snapshot, true)?;
     let size = image.size()?;
     let mut offset = 0u64;
     while offset < size {

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use tokio::sync::OnceCell;
 
+use super::data::ZeroBlocks;
 use super::{
     AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataIn, DataOut,
     DataSource, DriverConnection,
@@ -36,7 +37,7 @@ use crate::domain::export::HostGrant;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use access::{chain_of, ChainCache};
 use ceph::{CephError, Cluster, Io};
-use cluster_info::{monitor_addresses, pool_capacity_gb, secret_uuid_of, Monitors};
+use cluster_info::{pool_capacity_gb, secret_uuid_of, Monitors};
 pub use options::{Credentials, RbdOptions};
 
 use images::{
@@ -300,32 +301,6 @@ impl RbdBackend {
             .await
             .map_err(|e| self.failed("take the volume's turn", e))
     }
-
-    /// The monitors (Cinder's `_get_mon_addrs`), as last read: read on first use and
-    /// again by every reconciliation pass (they change rarely, and every attach asks).
-    async fn monitors(&self) -> Result<Arc<Monitors>, BackendError> {
-        if let Some(known) = self.monitors.lock().ok().and_then(|m| m.clone()) {
-            return Ok(known);
-        }
-        self.refresh_monitors().await
-    }
-
-    async fn refresh_monitors(&self) -> Result<Arc<Monitors>, BackendError> {
-        let cluster = self.cluster().await?;
-        let dump = tokio::task::spawn_blocking(move || {
-            cluster.mon_command(&json!({"prefix": "mon dump", "format": "json"}), None)
-        })
-        .await
-        .map_err(|e| self.failed("read the monitors", e))?
-        .map_err(|e| self.failed("read the monitors", e))?;
-        let read = monitor_addresses(&dump.0)
-            .ok_or_else(|| self.failed("read the monitors", "no monitors"))?;
-        let read = Arc::new(read);
-        if let Ok(mut known) = self.monitors.lock() {
-            *known = Some(read.clone());
-        }
-        Ok(read)
-    }
 }
 
 /// The connector's host, which per-attachment identities are named after.
@@ -503,7 +478,15 @@ impl Backend for RbdBackend {
     async fn write_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
         let name = image_name(volume_id);
         self.on_pool("write the volume's data", move |io| {
-            images::write_from(io, &name, data)
+            images::write_from(io, &name, data, ZeroBlocks::Skip)
+        })
+        .await
+    }
+
+    async fn overwrite_data(&self, volume_id: VolumeId, data: DataIn) -> Result<u64, BackendError> {
+        let name = image_name(volume_id);
+        self.on_pool("write the backup's data", move |io| {
+            images::write_from(io, &name, data, ZeroBlocks::Clear)
         })
         .await
     }
@@ -511,7 +494,20 @@ impl Backend for RbdBackend {
     async fn read_data(&self, volume_id: VolumeId, sink: DataOut) -> Result<(), BackendError> {
         let name = image_name(volume_id);
         self.on_pool("read the volume's data", move |io| {
-            images::read_into(io, &name, sink)
+            images::read_into(io, &name, None, sink)
+        })
+        .await
+    }
+
+    async fn read_snapshot_data(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        sink: DataOut,
+    ) -> Result<(), BackendError> {
+        self.on_pool("read the snapshot's data", move |io| {
+            let image = group_snapshots::snapshot_parent(io, volume_id, snapshot_id)?;
+            images::read_into(io, &image, Some(&snapshot_name(snapshot_id)), sink)
         })
         .await
     }

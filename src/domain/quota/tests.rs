@@ -283,3 +283,27 @@ fn retype_moves_the_volume_and_its_snapshots_into_the_new_types_quotas() {
     // A type without limits of its own takes anything.
     assert_eq!(check_retype(&r, &full, 100, 5, 500, "silver"), Ok(()));
 }
+
+#[test]
+fn backups_count_against_backups_and_backup_gigabytes() {
+    let rows = rows(&[("backups", 2), ("backup_gigabytes", 10)], &[]);
+    let used = Usage {
+        backups: 1,
+        backup_gigabytes: 8,
+        ..Usage::default()
+    };
+    assert_eq!(check_backup_create(&rows, &used, 2), Ok(()));
+    assert_eq!(
+        check_backup_create(&rows, &used, 3),
+        Err(OverQuota::BackupGigabytes {
+            requested: 3,
+            quota: 10,
+            consumed: 8
+        })
+    );
+    let full = Usage { backups: 2, ..used };
+    assert_eq!(
+        check_backup_create(&rows, &full, 1),
+        Err(OverQuota::Backups { allowed: 2 })
+    );
+}

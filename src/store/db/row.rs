@@ -7,11 +7,12 @@ use uuid::Uuid;
 
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
+use crate::domain::backup::BackupStatus;
 use crate::domain::group::GroupStatus;
 use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId, ServiceId,
-    SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, BackupId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId,
+    ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
@@ -107,6 +108,7 @@ column_via!(uuid(Uuid):
     GroupTypeId => |id| Ok(id.into()),
     GroupId => |id| Ok(id.into()),
     GroupSnapshotId => |id| Ok(id.into()),
+    BackupId => |id| Ok(id.into()),
     SnapshotId => |id| Ok(id.into()),
     TransferId => |id| Ok(id.into()),
 );
@@ -116,6 +118,7 @@ column_via!(text(String):
     SnapshotStatus => |t| parsed(SnapshotStatus::parse, "snapshot status", t),
     GroupStatus => |t| parsed(GroupStatus::parse, "group status", t),
     GroupSnapshotStatus => |t| parsed(GroupSnapshotStatus::parse, "group snapshot status", t),
+    BackupStatus => |t| parsed(BackupStatus::parse, "backup status", t),
     AttachStatus => |t| parsed(AttachStatus::parse, "attach_status", t),
     AttachMode => |t| parsed(AttachMode::parse, "attach_mode", t),
     serde_json::Value => |t| serde_json::from_str(&t).map_err(StoreError::corrupt),

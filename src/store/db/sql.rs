@@ -7,11 +7,12 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
+use crate::domain::backup::BackupStatus;
 use crate::domain::group::GroupStatus;
 use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId, ServiceId,
-    SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, BackupId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId,
+    ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -94,6 +95,7 @@ bind_as!(Uuid:
     GroupTypeId => GroupTypeId::uuid,
     GroupId => GroupId::uuid,
     GroupSnapshotId => GroupSnapshotId::uuid,
+    BackupId => BackupId::uuid,
     SnapshotId => SnapshotId::uuid,
     TransferId => TransferId::uuid,
 );
@@ -104,6 +106,7 @@ bind_as!(Text:
     SnapshotStatus => |s| s.as_str().to_owned(),
     GroupStatus => |s| s.as_str().to_owned(),
     GroupSnapshotStatus => |s| s.as_str().to_owned(),
+    BackupStatus => |s| s.as_str().to_owned(),
     AttachStatus => |s| s.as_str().to_owned(),
     AttachMode => |m| m.as_str().to_owned(),
     MigrationStatus => |s| s.as_str().to_owned(),

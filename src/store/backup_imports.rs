@@ -1,0 +1,95 @@
+//! Backup records brought in by `import_record`: a new row, or a deleted one revived
+//! under the same id, counted against the project's backup quotas.
+
+use async_trait::async_trait;
+
+use super::db::error::StoreError;
+use super::db::sql::Sql;
+use super::db::{Database, Executor, Transaction};
+use super::SqlStore;
+use crate::domain::backup::Backup;
+use crate::domain::quota::{self, OverQuota, QuotaOwner};
+use crate::domain::Outcome;
+
+/// A backup record brought in by `import_record`.
+#[derive(Debug, Clone)]
+pub struct ImportedBackup {
+    pub backup: Backup,
+    /// A deleted record with the same id, to bring back instead of a new row.
+    pub revive: bool,
+}
+
+/// Why an import is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportRefusal {
+    /// A live backup has the id.
+    Exists,
+    OverQuota(OverQuota),
+}
+
+#[async_trait]
+pub trait BackupImportStore: Send + Sync {
+    /// Records an imported backup `available`, if no live backup has its id and the
+    /// quota (`owner`'s defaults) has room.
+    async fn import_backup(
+        &self,
+        imported: &ImportedBackup,
+        owner: &QuotaOwner,
+    ) -> Result<Outcome<(), ImportRefusal>, StoreError>;
+}
+
+const REVIVE: &str = "update backups set volume_id = $2, snapshot_id = $3, user_id = $4, \
+     project_id = $5, host = $6, availability_zone = $7, display_name = $8, \
+     display_description = $9, container = $10, status = $11, service_metadata = $12, \
+     service = $13, size = $14, object_count = $15, parent_id = $16, \
+     num_dependent_backups = $17, data_timestamp = $18, created_at = $19, updated_at = $19, \
+     deleted = false, deleted_at = null, fail_reason = null where id = $1";
+
+#[async_trait]
+impl<D: Database> BackupImportStore for SqlStore<D> {
+    #[tracing::instrument(skip_all, err)]
+    async fn import_backup(
+        &self,
+        imported: &ImportedBackup,
+        owner: &QuotaOwner,
+    ) -> Result<Outcome<(), ImportRefusal>, StoreError> {
+        let b = &imported.backup;
+        let mut tx = self.db.begin_write().await?;
+        let (limits, mut usage) = Self::locked_quota(&mut tx, owner).await?;
+        if Self::backup_in(&mut tx, b.id, true).await?.is_some() {
+            return Ok(Outcome::Refused(ImportRefusal::Exists));
+        }
+        (usage.backups, usage.backup_gigabytes) =
+            Self::count_project_backups(&mut tx, &owner.project_id).await?;
+        if let Err(over) = quota::check_backup_create(&limits, &usage, b.size) {
+            return Ok(Outcome::Refused(ImportRefusal::OverQuota(over)));
+        }
+        if imported.revive {
+            let revive = Sql::new(REVIVE)
+                .bind(b.id)
+                .bind(b.volume_id)
+                .bind(b.snapshot_id)
+                .bind(b.user_id.clone())
+                .bind(&b.project_id)
+                .bind(b.host.clone())
+                .bind(b.availability_zone.clone())
+                .bind(b.name.clone())
+                .bind(b.description.clone())
+                .bind(b.container.clone())
+                .bind(b.status)
+                .bind(b.service_metadata.clone())
+                .bind(b.service.clone())
+                .bind(b.size)
+                .bind(b.object_count)
+                .bind(b.parent_id)
+                .bind(b.num_dependent_backups)
+                .bind(b.data_timestamp)
+                .bind(b.created_at);
+            tx.execute(revive).await?;
+        } else {
+            Self::insert_backup_row(&mut tx, b).await?;
+        }
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+}

@@ -1,0 +1,454 @@
+//! Backups as Cinder runs them, with a real repository directory: full and incremental
+//! backups written in the background, restores byte for byte (onto a new volume and
+//! over an existing one), the rules that refuse, quotas, deletes, and exported records.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use axum::http::Method;
+use cinder_attach::backup::Repository;
+use cinder_attach::service::{BackupSettings, Settings};
+use serde_json::{json, Value};
+
+use crate::support::helpers::*;
+use crate::support::http::ADMIN_TOKEN;
+use crate::support::{TestApp, TestResponse};
+
+const V: &str = "3.64";
+const MIB: usize = 1 << 20;
+
+/// The app with a backup repository in a fresh directory.
+fn with_backups(app: TestApp) -> (TestApp, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("cinder-attach-backups-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let settings = Settings {
+        backups: Some(BackupSettings {
+            repository: Repository::new(dir.clone()),
+            host: "test-host".into(),
+            stale_after: Duration::from_secs(30),
+        }),
+        ..Settings::default()
+    };
+    (app.with_settings(settings), dir)
+}
+
+async fn member(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+    call_as(app, MEMBER_P1, V, method, path, body).await
+}
+
+async fn admin(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+    call_as(app, ADMIN_TOKEN, V, method, path, body).await
+}
+
+/// Pseudo-random bytes that do not compress.
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn write_at(path: &Path, offset: u64, bytes: &[u8]) {
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.seek(SeekFrom::Start(offset)).unwrap();
+    file.write_all(bytes).unwrap();
+    file.sync_all().unwrap();
+}
+
+/// Whether two volume files hold the same bytes (compared a MiB at a time).
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let (mut a, mut b) = (
+        std::fs::File::open(a).unwrap(),
+        std::fs::File::open(b).unwrap(),
+    );
+    let (mut x, mut y) = (vec![0u8; MIB], vec![0u8; MIB]);
+    loop {
+        let n = a.read(&mut x).unwrap();
+        let m = b.read(&mut y).unwrap();
+        if n != m || x[..n] != y[..m] {
+            return false;
+        }
+        if n == 0 {
+            return true;
+        }
+    }
+}
+
+async fn backup_of(app: &TestApp, fields: Value) -> TestResponse {
+    member(
+        app,
+        Method::POST,
+        "/v3/p1/backups",
+        Some(json!({ "backup": fields })),
+    )
+    .await
+}
+
+/// Waits until the backup has `status`; its detail.
+async fn wait_backup(app: &TestApp, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = admin(app, Method::GET, &format!("/v3/p1/backups/{id}"), None).await;
+        assert_eq!(shown.status, 200, "{}", shown.text);
+        if shown.json["backup"]["status"] == status {
+            return shown.json["backup"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "backup never {status}: {}",
+            shown.text
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn wait_volume(app: &TestApp, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = app.show_volume(id, V).await;
+        if shown.json["volume"]["status"] == status {
+            return shown.json["volume"].clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "volume never {status}: {}",
+            shown.text
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn backed_up(app: &TestApp, fields: Value) -> Value {
+    let made = backup_of(app, fields).await;
+    assert_eq!(made.status, 202, "{}", made.text);
+    let id = str_of(&made.json["backup"], "id");
+    wait_backup(app, &id, "available").await
+}
+
+fn data_object(dir: &Path, backup: &Value) -> PathBuf {
+    let container = backup["container"].as_str().unwrap();
+    dir.join(container)
+        .join(format!("backup-{}.data", str_of(backup, "id")))
+}
+
+async fn backups_restore_byte_for_byte_and_incrementals_store_only_changes(app: TestApp) {
+    let (app, dir) = with_backups(app);
+    let fields = json!({"size": 1, "name": "db", "metadata": {"tier": "gold"}});
+    let volume = str_of(&app.create_volume(fields).await, "id");
+    let file = app.volume_file(&volume);
+    write_at(&file, 0, &noise(8 * MIB, 1));
+    write_at(&file, 700 * MIB as u64, &noise(MIB, 2));
+
+    let full = backed_up(&app, json!({"volume_id": volume, "name": "nightly"})).await;
+    assert_eq!(full["size"], 1);
+    assert_eq!(full["is_incremental"], false);
+    assert_eq!(full["object_count"], 2);
+    assert_eq!(
+        wait_volume(&app, &volume, "available").await["status"],
+        "available"
+    );
+    let full_bytes = std::fs::metadata(data_object(&dir, &full)).unwrap().len();
+    assert_eq!(
+        full_bytes,
+        9 * MIB as u64,
+        "noise is stored as it is, zeros not at all"
+    );
+    let before = app.volumes_dir.join("before");
+    std::fs::copy(&file, &before).unwrap();
+
+    // One MiB changes: the incremental backup stores about one MiB.
+    write_at(&file, 3 * MIB as u64, &noise(MIB, 3));
+    let incremental = json!({"volume_id": volume, "incremental": true});
+    let incremental = backed_up(&app, incremental).await;
+    assert_eq!(incremental["is_incremental"], true);
+    let stored = std::fs::metadata(data_object(&dir, &incremental))
+        .unwrap()
+        .len();
+    assert!(
+        stored >= MIB as u64 && stored < MIB as u64 + 4096,
+        "{stored}"
+    );
+    let full_id = str_of(&full, "id");
+    let parent = wait_backup(&app, &full_id, "available").await;
+    assert_eq!(parent["has_dependent_backups"], true);
+
+    // Restored onto a new volume: the same bytes, the source's name and metadata.
+    let path = format!("/v3/p1/backups/{}/restore", str_of(&incremental, "id"));
+    let restored = member(&app, Method::POST, &path, Some(json!({"restore": {}}))).await;
+    assert_eq!(restored.status, 202, "{}", restored.text);
+    let target = str_of(&restored.json["restore"], "volume_id");
+    let shown = wait_volume(&app, &target, "available").await;
+    wait_backup(&app, &str_of(&incremental, "id"), "available").await;
+    assert!(same_bytes(&file, &app.volume_file(&target)));
+    assert_eq!(shown["name"], "db");
+    assert_eq!(shown["metadata"]["tier"], "gold");
+    assert_eq!(
+        shown["metadata"]["src_backup_id"],
+        str_of(&incremental, "id")
+    );
+
+    // The full backup over the volume itself: what it held before the change.
+    let path = format!("/v3/p1/backups/{full_id}/restore");
+    let body = json!({"restore": {"volume_id": volume}});
+    let restored = member(&app, Method::POST, &path, Some(body)).await;
+    assert_eq!(restored.status, 202, "{}", restored.text);
+    assert_eq!(restored.json["restore"]["volume_name"], "db");
+    wait_backup(&app, &full_id, "available").await;
+    wait_volume(&app, &volume, "available").await;
+    assert!(same_bytes(&before, &file));
+
+    // The full backup is not deleted while the incremental one builds on it.
+    let path = format!("/v3/p1/backups/{full_id}");
+    let refused = member(&app, Method::DELETE, &path, None).await;
+    refused.assert_fault(
+        400,
+        "badRequest",
+        "Incremental backups exist for this backup.",
+    );
+    let path = format!("/v3/p1/backups/{}", str_of(&incremental, "id"));
+    assert_eq!(member(&app, Method::DELETE, &path, None).await.status, 202);
+    let path = format!("/v3/p1/backups/{full_id}");
+    wait_backup(&app, &full_id, "available").await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while member(&app, Method::DELETE, &path, None).await.status != 202 {
+        assert!(
+            Instant::now() < deadline,
+            "the parent never became deletable"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    while admin(&app, Method::GET, &path, None).await.status != 404 {
+        assert!(Instant::now() < deadline, "the backup was never deleted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!data_object(&dir, &full).exists());
+    std::fs::remove_dir_all(dir).ok();
+}
+
+async fn refusals_use_cinders_words(app: TestApp) {
+    let unconfigured = backup_of(&app, json!({"volume_id": uuid::Uuid::nil()})).await;
+    assert_eq!(unconfigured.status, 404, "{}", unconfigured.text);
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let off = backup_of(&app, json!({"volume_id": volume})).await;
+    off.assert_fault(
+        503,
+        "serviceUnavailable",
+        "Service cinder-backup could not be found.",
+    );
+
+    let (app, dir) = with_backups(app);
+    let first = backup_of(&app, json!({"volume_id": volume, "incremental": true})).await;
+    first.assert_fault(
+        400,
+        "badRequest",
+        "Invalid backup: No backups available to do an incremental backup.",
+    );
+    app.attach_fully(&volume, I1, conn()).await;
+    let in_use = backup_of(&app, json!({"volume_id": volume})).await;
+    in_use.assert_fault(
+        400,
+        "badRequest",
+        "Invalid volume: Backing up an in-use volume must use the force flag.",
+    );
+    let bad = backup_of(&app, json!({"volume_id": volume, "container": "../etc"})).await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    let forced = backed_up(&app, json!({"volume_id": volume, "force": true})).await;
+    assert_eq!(app.volume_status(&volume).await, "in-use");
+    let id = str_of(&forced, "id");
+
+    // Restores want an available volume at least as large as the backup.
+    let path = format!("/v3/p1/backups/{id}/restore");
+    let onto_in_use = json!({"restore": {"volume_id": volume}});
+    let refused = member(&app, Method::POST, &path, Some(onto_in_use)).await;
+    refused.assert_fault(
+        400,
+        "badRequest",
+        "Invalid volume: Volume to be restored to must be available",
+    );
+
+    // Quotas: one backup allowed, and one is there.
+    let quota = json!({"quota_set": {"backups": 1}});
+    let set = admin(&app, Method::PUT, "/v3/p1/os-quota-sets/p1", Some(quota)).await;
+    assert_eq!(set.status, 200, "{}", set.text);
+    let over = backup_of(&app, json!({"volume_id": volume, "force": true})).await;
+    over.assert_fault(
+        413,
+        "overLimit",
+        "Maximum number of backups allowed (1) exceeded",
+    );
+    let usage = admin(
+        &app,
+        Method::GET,
+        "/v3/p1/os-quota-sets/p1?usage=true",
+        None,
+    )
+    .await;
+    assert_eq!(
+        usage.json["quota_set"]["backups"]["in_use"], 1,
+        "{}",
+        usage.text
+    );
+    assert_eq!(usage.json["quota_set"]["backup_gigabytes"]["in_use"], 1);
+
+    // Admin actions: members may not, admins may; only available or error.
+    let action = format!("/v3/p1/backups/{id}/action");
+    let reset = json!({"os-reset_status": {"status": "error"}});
+    let denied = member(&app, Method::POST, &action, Some(reset.clone())).await;
+    assert_eq!(denied.status, 403, "{}", denied.text);
+    let wrong = json!({"os-reset_status": {"status": "creating"}});
+    let wrong = admin(&app, Method::POST, &action, Some(wrong)).await;
+    wrong.assert_fault(
+        400,
+        "badRequest",
+        "Backup status: creating is invalid, valid statuses are: ['available', 'error'].",
+    );
+    assert_eq!(
+        admin(&app, Method::POST, &action, Some(reset)).await.status,
+        202
+    );
+    let shown = wait_backup(&app, &id, "error").await;
+    assert_eq!(shown["os-backup-project-attr:project_id"], "p1");
+    let restore = json!({"restore": {}});
+    let refused = member(&app, Method::POST, &path, Some(restore)).await;
+    refused.assert_fault(
+        400,
+        "badRequest",
+        "Invalid backup: Backup status must be available",
+    );
+    let force = json!({"os-force_delete": {}});
+    assert_eq!(
+        admin(&app, Method::POST, &action, Some(force)).await.status,
+        202
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let shown = format!("/v3/p1/backups/{id}");
+    while admin(&app, Method::GET, &shown, None).await.status != 404 {
+        assert!(Instant::now() < deadline, "the backup was never deleted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
+async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
+    let (app, dir) = with_backups(app);
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    write_at(&app.volume_file(&volume), 0, &noise(MIB, 9));
+    let body = json!({"snapshot": {"volume_id": volume, "name": "s"}});
+    let snapshot = member(&app, Method::POST, "/v3/p1/snapshots", Some(body)).await;
+    assert_eq!(snapshot.status, 202, "{}", snapshot.text);
+    let snapshot = str_of(&snapshot.json["snapshot"], "id");
+    // The volume changes after the snapshot: the backup of the snapshot does not.
+    write_at(&app.volume_file(&volume), 0, &noise(MIB, 10));
+    let other = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let mismatch = backup_of(&app, json!({"volume_id": other, "snapshot_id": snapshot})).await;
+    assert_eq!(mismatch.status, 400, "{}", mismatch.text);
+    assert!(mismatch
+        .text
+        .contains("does not match with snapshot.volume_id"));
+    let fields = json!({"volume_id": volume, "snapshot_id": snapshot, "metadata": {"k": "v"}});
+    let of_snapshot = backed_up(&app, fields).await;
+    assert_eq!(of_snapshot["snapshot_id"], snapshot.as_str());
+    assert_eq!(of_snapshot["metadata"]["k"], "v");
+    let id = str_of(&of_snapshot, "id");
+
+    let path = format!("/v3/p1/backups/{id}/export_record");
+    assert_eq!(member(&app, Method::GET, &path, None).await.status, 403);
+    let exported = admin(&app, Method::GET, &path, None).await;
+    assert_eq!(exported.status, 200, "{}", exported.text);
+    let record = &exported.json["backup-record"];
+    assert!(record["backup_service"]
+        .as_str()
+        .unwrap()
+        .starts_with("cinder.backup.drivers"));
+    let again = json!({"backup-record": record});
+    let taken = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(again),
+    )
+    .await;
+    taken.assert_fault(
+        400,
+        "badRequest",
+        "Invalid backup: Backup already exists in database.",
+    );
+
+    // The same record under another id points at the same data.
+    use base64::Engine;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let url = engine
+        .decode(record["backup_url"].as_str().unwrap())
+        .unwrap();
+    let mut fields: Value = serde_json::from_slice(&url).unwrap();
+    let new_id = uuid::Uuid::new_v4().to_string();
+    fields["id"] = json!(new_id);
+    let url = engine.encode(fields.to_string());
+    let body =
+        json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": url}});
+    let imported = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(body),
+    )
+    .await;
+    assert_eq!(imported.status, 201, "{}", imported.text);
+    assert_eq!(imported.json["backup"]["id"], new_id.as_str());
+    let path = format!("/v3/p1/backups/{new_id}/restore");
+    let restored = member(
+        &app,
+        Method::POST,
+        &path,
+        Some(json!({"restore": {"name": "back"}})),
+    )
+    .await;
+    assert_eq!(restored.status, 202, "{}", restored.text);
+    assert_eq!(restored.json["restore"]["volume_name"], "back");
+    let target = str_of(&restored.json["restore"], "volume_id");
+    wait_volume(&app, &target, "available").await;
+    let mut head = vec![0u8; MIB];
+    std::fs::File::open(app.volume_file(&target))
+        .unwrap()
+        .read_exact(&mut head)
+        .unwrap();
+    assert_eq!(
+        head,
+        noise(MIB, 9),
+        "the snapshot's data, not the volume's later data"
+    );
+
+    let garbage =
+        json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": "!!"}});
+    let refused = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(garbage),
+    )
+    .await;
+    refused.assert_fault(400, "badRequest", "Can't parse backup record.");
+    let listed = member(
+        &app,
+        Method::GET,
+        "/v3/p1/backups/detail?with_count=true",
+        None,
+    )
+    .await;
+    assert_eq!(listed.json["count"], 2, "{}", listed.text);
+    let named = member(&app, Method::GET, "/v3/p1/backups?volume_id=nonsense", None).await;
+    assert_eq!(named.json["backups"], json!([]));
+    std::fs::remove_dir_all(dir).ok();
+}
+
+backend_tests!(
+    backups_restore_byte_for_byte_and_incrementals_store_only_changes,
+    refusals_use_cinders_words,
+    records_export_and_import_and_snapshots_are_backed_up,
+);
