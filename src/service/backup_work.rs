@@ -92,8 +92,7 @@ impl Service {
     /// Writes a backup recorded `creating` in the background.
     pub(super) fn start_backup_writing(&self, backup: Backup, volume: Volume) {
         let service = self.clone();
-        let origin = crate::origin::current();
-        tokio::spawn(crate::origin::scope(origin, async move {
+        crate::origin::spawn(async move {
             let result = service.write_backup(&backup, &volume).await;
             if let Err(reason) = &result {
                 tracing::warn!(backup_id = %backup.id, %reason, "backup failed");
@@ -109,7 +108,7 @@ impl Service {
                 Ok(_) => {}
                 Err(err) => log_failure("a backup's end", Err(err.into())),
             }
-        }));
+        });
     }
 
     async fn write_backup(
@@ -168,8 +167,7 @@ impl Service {
     /// Restores a backup held `restoring` onto `volume` in the background.
     pub(super) fn start_restore(&self, backup: Backup, volume: Volume, is_new: bool) {
         let service = self.clone();
-        let origin = crate::origin::current();
-        tokio::spawn(crate::origin::scope(origin, async move {
+        crate::origin::spawn(async move {
             let result = service.restore_data(&backup, &volume, is_new).await;
             if let Err(reason) = &result {
                 tracing::warn!(backup_id = %backup.id, volume_id = %volume.id, %reason, "restore failed");
@@ -185,7 +183,7 @@ impl Service {
                 Ok(_) => {}
                 Err(err) => log_failure("a restore's end", Err(err.into())),
             }
-        }));
+        });
     }
 
     async fn restore_data(
@@ -229,13 +227,16 @@ impl Service {
         }
     }
 
-    /// Removes a `deleting` backup's data in the background, then its record.
-    pub(super) fn start_backup_removal(&self, backup: Backup) {
+    /// Removes a `deleting` backup's data, then its record; the work runs to its end even
+    /// if the client goes away.
+    pub(super) async fn remove_backup_now(&self, backup: Backup) -> Result<(), DomainError> {
         let service = self.clone();
-        let origin = crate::origin::current();
-        tokio::spawn(crate::origin::scope(origin, async move {
-            service.remove_backup_data(backup).await;
-        }));
+        crate::origin::spawn(async move { service.remove_backup_data(backup).await })
+            .await
+            .map_err(|e| DomainError::Interrupted {
+                what: "backup delete",
+                detail: e.to_string(),
+            })
     }
 
     async fn remove_backup_data(&self, backup: Backup) {

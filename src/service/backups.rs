@@ -243,8 +243,7 @@ impl Service {
     }
 
     /// Deletes a backup (`force`, admins: whatever its status): recorded `deleting`,
-    /// then its data removed in the background; a backup still being written or
-    /// restored is removed by that work when it stops.
+    /// then its data removed and its record deleted.
     pub async fn delete_backup(
         &self,
         caller: &RequestContext,
@@ -267,8 +266,10 @@ impl Service {
                 return Err(BackupError::Invalid(refusal.reason().to_owned()).into())
             }
         };
+        // A backup still being written or restored is removed by that work when it
+        // stops; any other's objects go now (two files), before the answer.
         if !matches!(before, BackupStatus::Creating | BackupStatus::Restoring) {
-            self.start_backup_removal(found);
+            self.remove_backup_now(found).await?;
         }
         Ok(())
     }

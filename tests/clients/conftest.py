@@ -54,6 +54,7 @@ class Server:
                 "--listen", "127.0.0.1:0",
                 "--database-url", database_url,
                 "--backend", f"file=file,dir={self.volumes_dir}",
+                "--backup-posix-path", str(self.workdir / "backups"),
                 "--log-format", "json",
                 *extra_args,
             ],

@@ -15,12 +15,14 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlparse
 
-from tempest.lib.api_schema.response.volume import (capabilities, group_snapshots, groups,
+from tempest.lib.api_schema.response.volume import (backups, capabilities, group_snapshots,
+                                                   groups,
                                                    hosts, limits,
                                                    quota_classes, quotas, scheduler_stats,
                                                    services, transfers, versions, volume_types,
                                                    volumes)
 from tempest.lib.api_schema.response.volume.v3_7 import services as services_v37
+from tempest.lib.api_schema.response.volume.v3_64 import backups as backups_v364
 from tempest.lib.api_schema.response.volume.v3_55 import transfers as transfers_v355
 from tempest.lib.api_schema.response.volume.v3_57 import transfers as transfers_v357
 from tempest.lib.api_schema.response.volume.v3_61 import volumes as volumes_v361
@@ -92,12 +94,23 @@ OPERATIONS = [
     ("GET", rf"/group_snapshots/{ID}", "group_snapshots", "show_group_snapshot"),
     ("DELETE", rf"/group_snapshots/{ID}", "group_snapshots", "delete_group_snapshot"),
     ("POST", rf"/group_snapshots/{ID}/action", "group_snapshots", "reset_group_snapshot_status"),
+    ("POST", r"/backups", "backups", "create_backup"),
+    ("GET", r"/backups", "backups", "list_backups_no_detail"),
+    ("GET", r"/backups/detail", "backups", "list_backups_with_detail"),
+    ("POST", r"/backups/import_record", "backups", "import_backup"),
+    ("GET", rf"/backups/{ID}", "backups", "show_backup"),
+    ("PUT", rf"/backups/{ID}", "backups", "update_backup"),
+    ("DELETE", rf"/backups/{ID}", "backups", "delete_backup"),
+    ("POST", rf"/backups/{ID}/restore", "backups", "restore_backup"),
+    ("GET", rf"/backups/{ID}/export_record", "backups", "export_backup"),
+    ("POST", rf"/backups/{ID}/action", "backups", "reset_backup_status"),
 ]
 
 KINDS = {"groups": groups, "group_snapshots": group_snapshots, "types": volume_types, "quotas": quotas, "quota_classes": quota_classes, "limits": limits,
          "capabilities": capabilities, "hosts": hosts}
 # Kinds whose schema depends on the microversion, as tempest's clients choose them.
 VERSIONED_KINDS = {"services": [(7, services_v37), (0, services)],
+                   "backups": [(64, backups_v364), (0, backups)],
                    "transfers": [(57, transfers_v357), (55, transfers_v355), (0, transfers)]}
 
 checked = []

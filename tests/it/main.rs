@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 mod api;
+mod backup_crash;
 mod binary;
 mod check;
 mod config_file;

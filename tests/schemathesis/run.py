@@ -42,7 +42,8 @@ def start_server(binary, work):
     server = subprocess.Popen(
         [binary, "serve", "--listen", "127.0.0.1:0", "--log-format", "json",
          "--database-url", f"sqlite://{work}/db.sqlite",
-         "--backend", f"file=file,dir={work}/volumes", "--host", "schemathesis"],
+         "--backend", f"file=file,dir={work}/volumes", "--host", "schemathesis",
+         "--backup-posix-path", f"{work}/backups"],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "RUST_LOG": "info"})
     for _ in range(300):
         for line in open(work / "server.log"):
@@ -74,7 +75,7 @@ def seed(base):
     # The generated creates and extends would soon pass Cinder's default quota (10
     # volumes, 1,000 GiB) and get 413 for everything after; p1 has no limits.
     call(base, "PUT", "/v3/p1/os-quota-sets/p1", {"quota_set": {
-        "volumes": -1, "gigabytes": -1, "groups": -1}})
+        "volumes": -1, "gigabytes": -1, "groups": -1, "backups": -1, "backup_gigabytes": -1}})
     def new_snapshot(volume):
         return call(base, "POST", "/v3/p1/snapshots", {"snapshot": {
             "volume_id": volume, "metadata": {"k": "v"}}})["snapshot"]["id"]
@@ -112,7 +113,21 @@ def seed(base):
     # A group of its own, so that the spare group's delete is not refused for them.
     snapshotted = new_group("schemathesis-group-snapshotted")
     ids["group_snapshot_id"] = new_group_snapshot(snapshotted, "schemathesis-group-snapshot")
+    def new_backup(volume, name):
+        """Waited for, so that restores and deletes find it `available`."""
+        backup = call(base, "POST", "/v3/p1/backups", {"backup": {
+            "volume_id": volume, "name": name}})["backup"]["id"]
+        for _ in range(300):
+            if call(base, "GET", f"/v3/p1/backups/{backup}")["backup"]["status"] == "available":
+                return backup
+            time.sleep(0.1)
+        sys.exit(f"backup {backup} never became available")
+
+    backed_up = new_volume()
+    ids["backup_id"] = new_backup(backed_up, "schemathesis-backup")
     spares = {
+        "@SPARE_BACKUP_ID@": new_backup(backed_up, "schemathesis-backup-spare"),
+        "@SPARE_ACTION_BACKUP_ID@": new_backup(backed_up, "schemathesis-backup-action"),
         "@SPARE_VOLUME_ID@": new_volume(),
         "@SPARE_ACTION_VOLUME_ID@": new_volume(),
         "@SPARE_ATTACHMENT_ID@": new_attachment(shared, "7d2c9e41-6a3b-4f8e-b1d0-2c3e4f5a6b7c"),

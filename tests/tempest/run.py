@@ -44,7 +44,8 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"test_volumes_clone_negative|test_volumes_extend|admin\.test_volume_services|"
          r"admin\.test_volume_services_negative|admin\.test_volume_pools|admin\.test_volume_hosts|"
          r"admin\.test_backends_capabilities|admin\.test_user_messages|test_volume_transfers|"
-         r"admin\.test_group_types|admin\.test_group_type_specs|admin\.test_groups|admin\.test_group_snapshots)\.")
+         r"admin\.test_group_types|admin\.test_group_type_specs|admin\.test_groups|admin\.test_group_snapshots|"
+         r"test_volumes_backup|admin\.test_volumes_backup)\.")
 # TEMPEST_SCOPE narrows a local run to some tests (CI runs the whole scope).
 SCOPE = os.environ.get("TEMPEST_SCOPE", SCOPE)
 PASSWORD = "tempest-secret"
@@ -155,7 +156,7 @@ storage_protocol = local
 vendor_name = Open Source
 
 [volume-feature-enabled]
-backup = False
+backup = True
 snapshot = True
 clone = True
 manage_volume = False
@@ -199,7 +200,7 @@ def start_server(binary, work, port, database_url, keystone_url, users, glance_u
          "--host", "tempest", "--auth-strategy", "keystone", *keystone_reach(keystone_url),
          "--keystone-username", users["service_user"], "--keystone-password", PASSWORD,
          "--keystone-project", users["service_project"], "--glance-api-servers", glance_url,
-         "--image-conversion-dir", f"{work}/conversion"],
+         "--image-conversion-dir", f"{work}/conversion", "--backup-posix-path", f"{work}/backups"],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "RUST_LOG": "info"})
     for _ in range(300):
         if "cinder-attach listening" in (work / "server.log").read_text():
