@@ -532,10 +532,14 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub images: ImageArgs,
 
-    /// The directory backups are kept in (`backup_posix_path`; a local disk, or a mount
-    /// every host of the service shares). Unset: backups are refused (503).
-    #[arg(long, env = "CINDER_ATTACH_BACKUP_POSIX_PATH")]
-    pub backup_posix_path: Option<std::path::PathBuf>,
+    /// The directory backups are kept in (`backup_posix_path`): a disk apart from the
+    /// volumes' storage, or a mount every host of the service shares.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_BACKUP_POSIX_PATH",
+        default_value = "data/backups"
+    )]
+    pub backup_posix_path: std::path::PathBuf,
 
     /// Seconds a backup or restore may go untouched before it counts as stopped (its
     /// service died) and is ended; running work touches it several times as often.
@@ -628,15 +632,15 @@ pub struct ServeArgs {
     #[arg(long, env = "CINDER_ATTACH_QUOTA_GIGABYTES", default_value_t = 1000, allow_negative_numbers = true, value_parser = quota_limit)]
     pub quota_gigabytes: i64,
 
-    /// Default quota of backups per project (-1: none; nothing consumes it yet).
+    /// Default quota of backups per project (-1: none).
     #[arg(long, env = "CINDER_ATTACH_QUOTA_BACKUPS", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
     pub quota_backups: i64,
 
-    /// Default quota of backup GiB per project (-1: none; nothing consumes it yet).
+    /// Default quota of backup GiB per project (-1: none).
     #[arg(long, env = "CINDER_ATTACH_QUOTA_BACKUP_GIGABYTES", default_value_t = 1000, allow_negative_numbers = true, value_parser = quota_limit)]
     pub quota_backup_gigabytes: i64,
 
-    /// Default quota of groups per project (-1: none; nothing consumes it yet).
+    /// Default quota of groups per project (-1: none).
     #[arg(long, env = "CINDER_ATTACH_QUOTA_GROUPS", default_value_t = 10, allow_negative_numbers = true, value_parser = quota_limit)]
     pub quota_groups: i64,
 

@@ -89,8 +89,8 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 args.images.image_conversion_timeout,
             ),
             enable_force_upload: args.images.enable_force_upload,
-            backups: args.backup_posix_path.as_ref().map(|path| BackupSettings {
-                repository: crate::backup::Repository::new(path.clone()),
+            backups: Some(BackupSettings {
+                repository: crate::backup::Repository::new(args.backup_posix_path.clone()),
                 host: args.backends.host_name(),
                 stale_after: std::time::Duration::from_secs(args.backup_stale_after),
             }),

@@ -121,7 +121,10 @@ impl Service {
             .enforce(rules::BACKUP_IMPORT, caller, &Target::caller(caller))?;
         let settings = self.backup_settings()?;
         if service != backup::POSIX_SERVICE {
-            return Err(BackupError::NoService.into());
+            return Err(invalid(format!(
+                "Import record failed, cannot find backup service to perform the import. \
+                 Request service {service}."
+            )));
         }
         let record = decode(url)?;
         let id = match record.get("id") {

@@ -70,9 +70,18 @@ async fn a_killed_backup_ends_in_error_and_the_next_one_works(backend: Backend) 
     std::fs::create_dir_all(&volumes).unwrap();
     std::fs::create_dir_all(&backups).unwrap();
     let backups_arg = backups.display().to_string();
-    let extra = ["--backup-posix-path", &backups_arg, "--backup-stale-after", "2"];
+    let extra = [
+        "--backup-posix-path",
+        &backups_arg,
+        "--backup-stale-after",
+        "2",
+    ];
     let mut server = ServerProcess::start_with(&db.url, &volumes, &extra);
-    let (status, made) = server.send("POST", "/v3/p1/volumes", Some(&json!({"volume": {"size": 1}})));
+    let (status, made) = server.send(
+        "POST",
+        "/v3/p1/volumes",
+        Some(&json!({"volume": {"size": 1}})),
+    );
     assert_eq!(status, 202, "{made}");
     let volume = made["volume"]["id"].as_str().unwrap().to_owned();
     fill(&volumes.join(format!("volume-{volume}")));
@@ -83,7 +92,10 @@ async fn a_killed_backup_ends_in_error_and_the_next_one_works(backend: Backend) 
     let backup = made["backup"]["id"].as_str().unwrap().to_owned();
     std::thread::sleep(Duration::from_millis(300));
     let (_, shown) = server.send("GET", &format!("/v3/p1/backups/{backup}"), None);
-    assert_eq!(shown["backup"]["status"], "creating", "still writing when killed");
+    assert_eq!(
+        shown["backup"]["status"], "creating",
+        "still writing when killed"
+    );
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     drop(server);
@@ -92,7 +104,10 @@ async fn a_killed_backup_ends_in_error_and_the_next_one_works(backend: Backend) 
     let path = format!("/v3/p1/backups/{backup}");
     let ended = wait_for(&server, &path, |b| b["backup"]["status"] == "error");
     let reason = ended["backup"]["fail_reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("stopped while the backup was being written"), "{ended}");
+    assert!(
+        reason.contains("stopped while the backup was being written"),
+        "{ended}"
+    );
     let path = format!("/v3/p1/volumes/{volume}");
     wait_for(&server, &path, |v| v["volume"]["status"] == "available");
     assert_eq!(objects_named(&backups, &backup), Vec::<String>::new());

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Backup and restore throughput next to `cp --sparse=always` of the same file on the same
+# machine, in alternating runs. The service (release build, SQLite, file backend, the
+# backup repository on the same disk) backs up a 1 GiB volume holding FILL_MIB of random
+# data (incompressible: every chunk is checksummed, compressed and stored) and the rest
+# zeros, timed from the create request to `available`; then restores it onto a new
+# volume, timed from the restore request until the volume is `available`. The baseline
+# copies the volume file to the backup disk and back, each followed by `sync -f` (the
+# service syncs what it writes before it answers `available`). Also the incremental
+# backup after 1 MiB changed: its time and the bytes it stored. Prints MiB/s of the
+# volume (1024 MiB) per run and the ratios of the medians.
+#
+# Usage: bench/backup.sh [ROUNDS] [FILL_MIB]
+# Needs target/release/cinder-attach (cargo build --release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-3}" fill_mib="${2:-1024}"
+bin="$PWD/target/release/cinder-attach"
+port=18783
+. bench/lib.sh
+scratch="$(mktemp -d)"
+results="$scratch/results"
+cleanup() {
+  [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+SERVER_ARGS=(--backup-posix-path "$scratch/backups")
+start_server "$bin" sqlite "$port"
+api="http://127.0.0.1:$port/v3/bench"
+auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json' -H 'OpenStack-API-Version: volume 3.64')
+field() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(d[sys.argv[1]][sys.argv[2]])' "$1" "$2"; }
+now() { date +%s.%N; }
+rate() { python3 -c "print(f'{1024 / ($2 - $1):.0f}')"; }
+wait_status() { # KIND ID STATUS
+  local status
+  while :; do
+    status="$(curl -sf "${auth[@]}" "$api/$1s/$2" | field "$1" status)"
+    [ "$status" = "$3" ] && return
+    [ "$status" = error ] && { echo "$1 $2 ended in error" >&2; exit 1; }
+    sleep 0.01
+  done
+}
+
+volume="$(curl -sf "${auth[@]}" -d '{"volume": {"size": 1}}' "$api/volumes" | field volume id)"
+file="$server_work/volumes/volume-$volume"
+head -c "$((fill_mib << 20))" /dev/urandom | dd of="$file" conv=notrunc status=none
+sync -f "$file"
+mkdir -p "$scratch/cp"
+
+for _ in $(seq 1 "$rounds"); do
+  start="$(now)"
+  backup="$(curl -sf "${auth[@]}" -d "{\"backup\": {\"volume_id\": \"$volume\"}}" "$api/backups" | field backup id)"
+  wait_status backup "$backup" available
+  end="$(now)"
+  echo "service backup $(rate "$start" "$end")" | tee -a "$results"
+  start="$(now)"
+  restored="$(curl -sf "${auth[@]}" -d '{"restore": {}}' "$api/backups/$backup/restore" | field restore volume_id)"
+  wait_status volume "$restored" available
+  end="$(now)"
+  echo "service restore $(rate "$start" "$end")" | tee -a "$results"
+  cmp "$file" "$server_work/volumes/volume-$restored"
+  curl -sf -X DELETE "${auth[@]}" "$api/volumes/$restored" >/dev/null
+
+  start="$(now)"
+  cp --sparse=always "$file" "$scratch/cp/copy"
+  sync -f "$scratch/cp/copy"
+  end="$(now)"
+  echo "cp backup $(rate "$start" "$end")" | tee -a "$results"
+  start="$(now)"
+  cp --sparse=always "$scratch/cp/copy" "$scratch/cp/back"
+  sync -f "$scratch/cp/back"
+  end="$(now)"
+  echo "cp restore $(rate "$start" "$end")" | tee -a "$results"
+  rm -f "$scratch/cp/copy" "$scratch/cp/back"
+
+  head -c $((1 << 20)) /dev/urandom | dd of="$file" bs=1M seek=300 conv=notrunc status=none
+  start="$(now)"
+  incremental="$(curl -sf "${auth[@]}" -d "{\"backup\": {\"volume_id\": \"$volume\", \"incremental\": true}}" "$api/backups" | field backup id)"
+  wait_status backup "$incremental" available
+  end="$(now)"
+  stored="$(find "$scratch/backups" -name "backup-$incremental.data" -printf '%s')"
+  python3 -c "print(f'incremental 1 MiB changed: {$end - $start:.2f} s, {$stored / 1048576:.2f} MiB stored')"
+  curl -sf -X DELETE "${auth[@]}" "$api/backups/$incremental" >/dev/null
+  curl -sf -X DELETE "${auth[@]}" "$api/backups/$backup" >/dev/null
+done
+stop_server
+server_pid=""
+python3 - "$results" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    who, what, rate = line.split()
+    runs.setdefault((who, what), []).append(float(rate))
+for what in ("backup", "restore"):
+    service, cp = statistics.median(runs[("service", what)]), statistics.median(runs[("cp", what)])
+    print(f"{what}: service {service:.0f} MiB/s, cp --sparse {cp:.0f} MiB/s, ratio {service / cp:.2f}")
+PY
