@@ -47,6 +47,12 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2013-06-27T00:00:00+00:00",
     ),
     (
+        "Backups",
+        "backups",
+        "Backups support.",
+        "2012-12-12T00:00:00+00:00",
+    ),
+    (
         "Capabilities",
         "capabilities",
         "Capabilities support.",

@@ -31,20 +31,90 @@ fn is_zero(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| *b == 0)
 }
 
-/// The chunk as stored: compressed when that makes it smaller.
-fn pack(chunk: &[u8]) -> Result<(Vec<u8>, bool), String> {
-    let mut encoder = ZlibEncoder::new(Vec::with_capacity(chunk.len() / 2), Compression::fast());
+/// Bytes compressed at the start of a chunk to see whether the chunk compresses at all.
+const PROBE: usize = 8192;
+
+fn deflate(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    let mut encoder = ZlibEncoder::new(Vec::with_capacity(bytes.len() / 2), Compression::fast());
     encoder
-        .write_all(chunk)
-        .map_err(|e| format!("could not compress: {e}"))?;
-    let compressed = encoder
-        .finish()
-        .map_err(|e| format!("could not compress: {e}"))?;
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .map_err(|e| format!("could not compress: {e}"))
+}
+
+/// The chunk as stored: compressed when that makes it smaller. A chunk whose first
+/// `PROBE` bytes do not shrink by a tenth (random or encrypted data) is stored as it is
+/// without compressing the rest: compressing it would cost most of a backup's time.
+fn pack(chunk: &[u8]) -> Result<(Vec<u8>, bool), String> {
+    if chunk.len() > PROBE && deflate(&chunk[..PROBE])?.len() * 10 >= PROBE * 9 {
+        return Ok((chunk.to_vec(), false));
+    }
+    let compressed = deflate(chunk)?;
     if compressed.len() < chunk.len() {
         Ok((compressed, true))
     } else {
         Ok((chunk.to_vec(), false))
     }
+}
+
+/// What a chunk of the volume becomes in a backup.
+enum Prepared {
+    Zeros,
+    /// The parent holds the same bytes at the same place.
+    Known(ChunkRef),
+    New {
+        sha256: String,
+        bytes: Vec<u8>,
+        zlib: bool,
+    },
+}
+
+fn prepare(index: u64, chunk: &[u8], known: &HashMap<u64, &ChunkRef>) -> Result<Prepared, String> {
+    if is_zero(chunk) {
+        return Ok(Prepared::Zeros);
+    }
+    let sha256 = sha256_hex(chunk);
+    if let Some(same) = known.get(&index).filter(|c| c.sha256 == sha256) {
+        return Ok(Prepared::Known((*same).clone()));
+    }
+    let (bytes, zlib) = pack(chunk)?;
+    Ok(Prepared::New {
+        sha256,
+        bytes,
+        zlib,
+    })
+}
+
+/// Chunks read before they are checksummed and compressed together, a share per core.
+const BATCH: usize = 8;
+
+/// `prepare` of each `(index, chunk)`, in order, spread over the machine's cores.
+fn prepare_batch(
+    batch: &[(u64, Vec<u8>)],
+    known: &HashMap<u64, &ChunkRef>,
+) -> Result<Vec<Prepared>, String> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let share = batch.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = batch
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(index, chunk)| prepare(*index, chunk, known))
+                        .collect::<Result<Vec<_>, String>>()
+                })
+            })
+            .collect();
+        let mut prepared = Vec::with_capacity(batch.len());
+        for part in parts {
+            let done = part
+                .join()
+                .map_err(|_| "a backup worker stopped".to_owned())??;
+            prepared.extend(done);
+        }
+        Ok(prepared)
+    })
 }
 
 fn unpack(stored: Vec<u8>, zlib: bool) -> Result<Vec<u8>, String> {
@@ -136,38 +206,45 @@ fn write_objects(
         .map(|p| p.chunks.iter().map(|c| (c.index, c)).collect())
         .unwrap_or_default();
     let mut chunks = Vec::new();
-    let (mut stored, mut index, mut pending) = (0u64, 0u64, Vec::with_capacity(CHUNK));
+    let (mut stored, mut index, mut total) = (0u64, 0u64, 0u64);
+    let mut pending = Vec::with_capacity(CHUNK);
     let mut ended = false;
-    let mut total = 0u64;
     while !ended || !pending.is_empty() {
         if watch.cancelled.load(Ordering::Relaxed) {
             return Err("the backup was deleted while it was being written".to_owned());
         }
-        while !ended && pending.len() < CHUNK {
-            match data.blocking_recv() {
-                Some(Ok(bytes)) => pending.extend_from_slice(&bytes),
-                Some(Err(e)) => return Err(format!("could not read the volume: {e}")),
-                None => ended = true,
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH && (!ended || !pending.is_empty()) {
+            while !ended && pending.len() < CHUNK {
+                match data.blocking_recv() {
+                    Some(Ok(bytes)) => pending.extend_from_slice(&bytes),
+                    Some(Err(e)) => return Err(format!("could not read the volume: {e}")),
+                    None => ended = true,
+                }
             }
+            if pending.is_empty() {
+                break;
+            }
+            let rest = pending.split_off(pending.len().min(CHUNK));
+            let chunk = std::mem::replace(&mut pending, rest);
+            total += chunk.len() as u64;
+            batch.push((index, chunk));
+            index += 1;
         }
-        if pending.is_empty() {
-            break;
-        }
-        let rest = pending.split_off(pending.len().min(CHUNK));
-        let chunk = std::mem::replace(&mut pending, rest);
-        total += chunk.len() as u64;
-        watch.done.store(total, Ordering::Relaxed);
-        if !is_zero(&chunk) {
-            let sha256 = sha256_hex(&chunk);
-            match known.get(&index) {
-                Some(same) if same.sha256 == sha256 => chunks.push((*same).clone()),
-                _ => {
-                    let (bytes, zlib) = pack(&chunk)?;
+        for ((index, _), prepared) in batch.iter().zip(prepare_batch(&batch, &known)?) {
+            match prepared {
+                Prepared::Zeros => {}
+                Prepared::Known(chunk) => chunks.push(chunk),
+                Prepared::New {
+                    sha256,
+                    bytes,
+                    zlib,
+                } => {
                     pack_file
                         .write_all_at(&bytes, stored)
                         .map_err(|e| io_failed("write", &part, e))?;
                     chunks.push(ChunkRef {
-                        index,
+                        index: *index,
                         object: own,
                         offset: stored,
                         length: bytes.len() as u32,
@@ -178,7 +255,7 @@ fn write_objects(
                 }
             }
         }
-        index += 1;
+        watch.done.store(total, Ordering::Relaxed);
     }
     pack_file
         .sync_all()

@@ -134,6 +134,16 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from snapshots s where s.volume_id = volumes.id) \
          and not exists (select 1 from transfers t where t.volume_id = volumes.id)",
     ),
+    (
+        "backup_metadata",
+        "(deleted = true and deleted_at < $1) or backup_id in \
+         (select b.id from backups b where b.deleted = true and b.deleted_at < $1)",
+    ),
+    (
+        "backups",
+        "deleted = true and deleted_at < $1 \
+         and not exists (select 1 from backup_metadata m where m.backup_id = backups.id)",
+    ),
     // Groups: their snapshots and type lists before them, and before the types.
     ("group_snapshots", OLD),
     (

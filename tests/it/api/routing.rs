@@ -78,12 +78,12 @@ async fn wrong_method_is_bad_method(app: TestApp) {
 }
 
 async fn unbuilt_operations_are_not_implemented(app: TestApp) {
-    let backups = app
-        .get("/v3/p1/backups/detail")
+    let manageable = app
+        .get("/v3/p1/manageable_volumes/detail")
         .version("3.27")
         .send()
         .await;
-    backups.assert_fault(501, "notImplemented", "backups");
+    manageable.assert_fault(501, "notImplemented", "manageable_volumes");
     let groups = app
         .get("/v3/p1/consistencygroups")
         .version("3.27")

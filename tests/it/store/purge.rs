@@ -465,7 +465,53 @@ async fn purge_removes_deleted_groups_and_their_types(app: TestApp) {
     assert_eq!(left, 0, "{report:?}");
 }
 
+/// Backups deleted long ago go with their metadata; a recent deletion and a live backup
+/// stay.
+async fn purge_removes_old_deleted_backups(app: TestApp) {
+    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
+    let now = Utc::now().to_rfc3339();
+    let (old, recent, live) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
+    let mut sql = String::new();
+    for (id, deleted, at) in [
+        (old, true, &long_ago),
+        (recent, true, &now),
+        (live, false, &now),
+    ] {
+        let deleted_at = if deleted {
+            format!("'{at}'")
+        } else {
+            "null".to_owned()
+        };
+        let status = if deleted { "deleted" } else { "available" };
+        sql += &format!(
+            "insert into backups (id, volume_id, project_id, status, size, created_at, deleted, \
+             deleted_at) values ('{id}', '{}', 'p1', '{status}', 1, '{at}', {deleted}, {deleted_at});\
+             insert into backup_metadata (backup_id, key, value, created_at, deleted, deleted_at) \
+             values ('{id}', 'k', 'v', '{at}', {deleted}, {deleted_at});",
+            Uuid::new_v4()
+        );
+    }
+    app.db.execute(&sql).await.unwrap();
+    let report = app
+        .store
+        .purge_deleted(Utc::now() - Duration::days(7), false)
+        .await
+        .expect("purge runs");
+    let purged = |table: &str| {
+        report
+            .tables
+            .iter()
+            .find(|(t, _)| *t == table)
+            .map(|(_, n)| *n)
+    };
+    assert_eq!(purged("backup_metadata"), Some(1), "{report:?}");
+    assert_eq!(purged("backups"), Some(1), "{report:?}");
+    assert_eq!(rows(&app, "backups").await, 2);
+    assert_eq!(rows(&app, "backup_metadata").await, 2);
+}
+
 backend_tests!(
+    purge_removes_old_deleted_backups,
     purge_removes_stale_services,
     purge_keeps_a_payload_while_it_is_shared,
     purge_removes_old_deleted_rows_only,
