@@ -126,10 +126,17 @@ fn trimmed(text: Option<String>) -> Option<String> {
 }
 
 impl CreateFields {
-    fn into_request(self) -> Result<CreateVolume, ApiError> {
-        if self.backup_id.as_deref().is_some_and(|s| !s.is_empty()) {
+    fn into_request(
+        self,
+        version: super::microversion::ApiVersion,
+    ) -> Result<CreateVolume, ApiError> {
+        let backup_id = self.backup_id.filter(|s| !s.is_empty());
+        // `backup_id` is a field from 3.47 (Cinder's schema refuses it before).
+        if backup_id.is_some() && !version.at_least(3, 47) {
             return Err(ApiError::BadRequest(
-                "Creating a volume from a backup is not supported by cinder-attach.".to_owned(),
+                "Invalid input for field/attribute volume. Additional properties are not \
+                 allowed ('backup_id' was unexpected)"
+                    .to_owned(),
             ));
         }
         // Cinder reads a `consistencygroup_id` as a group's id too; `group_id` wins.
@@ -162,6 +169,7 @@ impl CreateFields {
             image_ref: self.image_ref.or(self.image_id).filter(|s| !s.is_empty()),
             auth_token: None,
             group_id: group_id.filter(|s| !s.is_empty()),
+            backup_id,
         })
     }
 }
@@ -186,7 +194,7 @@ async fn create(
     };
     let body: CreateBody = body.parse(schema)?;
     // Only the removed multiattach flag is looked at before the type and policy.
-    let mut request = body.volume.into_request()?;
+    let mut request = body.volume.into_request(ctx.version)?;
     request.auth_token = super::context::auth_token(&headers);
     let request_id = request_id.map(|axum::Extension(id)| id.0);
     let volume = state

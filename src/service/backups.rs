@@ -325,6 +325,62 @@ impl Service {
         })
     }
 
+    /// `POST /volumes` with `backup_id` (3.47+): a volume of the backup's size (or the
+    /// size asked, not less), made empty and then restored from the backup in the
+    /// background (`restoring-backup`, then `available`).
+    pub(super) async fn create_volume_from_backup(
+        &self,
+        caller: &RequestContext,
+        mut request: super::volumes::CreateVolume,
+        backup_id: &str,
+        request_id: Option<String>,
+    ) -> Result<crate::domain::volume::Volume, DomainError> {
+        let sources = [
+            &request.snapshot_id,
+            &request.source_volid,
+            &request.image_ref,
+        ];
+        if sources.iter().any(|s| s.is_some()) {
+            let one = super::volumes::ONE_SOURCE.to_owned();
+            return Err(DomainError::ImageRefused(one));
+        }
+        let found = self.get_backup(caller, backup_id).await?;
+        if found.status != BackupStatus::Available {
+            return Err(BackupError::Invalid(
+                "Originating backup status must be one of 'available' values".to_owned(),
+            )
+            .into());
+        }
+        let size = request.size.unwrap_or(found.size);
+        if size < found.size {
+            return Err(BackupError::InvalidInput(format!(
+                "Volume size {size}GB cannot be smaller than the backup size {}GB. It must be \
+                 >= backup size.",
+                found.size
+            ))
+            .into());
+        }
+        self.backup_settings()?;
+        request.size = Some(size);
+        request.backup_id = None;
+        // Boxed: `create_volume` is what called this (an async fn cannot hold itself).
+        let made = Box::pin(self.create_volume(caller, request, request_id)).await?;
+        let volume = self.settled(caller, &found, made).await?;
+        let now = self.clock.now();
+        let held = match self.store.begin_restore(found.id, volume.id, now).await? {
+            Outcome::Done(held) => held,
+            Outcome::Gone => return Err(backup_not_found(backup_id)),
+            Outcome::Refused(RestoreBlock::VolumeGone) => {
+                return Err(super::volume_not_found(volume.id))
+            }
+            Outcome::Refused(RestoreBlock::Refused(refusal)) => {
+                return Err(restore_refused(refusal))
+            }
+        };
+        self.start_restore(held, volume.clone(), true);
+        self.get_volume(caller, volume.id).await
+    }
+
     /// A new volume of the backup's size to restore it onto, once it is made.
     async fn volume_for_restore(
         &self,
@@ -340,6 +396,16 @@ impl Service {
             ..Default::default()
         };
         let made = self.create_volume(caller, request, request_id).await?;
+        self.settled(caller, found, made).await
+    }
+
+    /// The new volume `made` for a restore of `found`, once it is no longer `creating`.
+    async fn settled(
+        &self,
+        caller: &RequestContext,
+        found: &Backup,
+        made: crate::domain::volume::Volume,
+    ) -> Result<crate::domain::volume::Volume, DomainError> {
         let mut volume = made;
         for _ in 0..600 {
             if volume.status != crate::domain::volume::VolumeStatus::Creating {

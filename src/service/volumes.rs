@@ -41,6 +41,8 @@ pub struct CreateVolume {
     pub auth_token: Option<String>,
     /// The group to create the volume in (3.13+).
     pub group_id: Option<String>,
+    /// The backup to restore into the new volume (3.47+).
+    pub backup_id: Option<String>,
 }
 
 /// What the caller may see of a volume (admin-only and policy-guarded fields).
@@ -71,7 +73,7 @@ impl VolumeViewRights {
 }
 
 /// Cinder's `check_exclusive_options` for a volume's sources.
-const ONE_SOURCE: &str =
+pub(super) const ONE_SOURCE: &str =
     "Invalid input received: May specify only one of backup, imageRef, snapshot, source volume";
 
 /// A user message saying why creating volume `id` failed.
@@ -240,6 +242,10 @@ impl Service {
     ) -> Result<Volume, DomainError> {
         self.policy
             .enforce(rules::VOLUME_CREATE, caller, &Target::caller(caller))?;
+        if let Some(backup_id) = request.backup_id.clone() {
+            let from = self.create_volume_from_backup(caller, request, &backup_id, request_id);
+            return from.await;
+        }
         let origin = self
             .resolve_origin(
                 caller,

@@ -447,7 +447,64 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
     std::fs::remove_dir_all(dir).ok();
 }
 
+async fn volumes_are_made_from_backups(app: TestApp) {
+    let (app, dir) = with_backups(app);
+    let fields = json!({"size": 1, "name": "src", "metadata": {"k": "v"}});
+    let volume = str_of(&app.create_volume(fields).await, "id");
+    write_at(&app.volume_file(&volume), 5 * MIB as u64, &noise(MIB, 4));
+    let backup = backed_up(&app, json!({"volume_id": volume})).await;
+    let id = str_of(&backup, "id");
+
+    let old = json!({"volume": {"backup_id": id}});
+    let refused = member(&app, Method::POST, "/v3/p1/volumes", Some(old.clone())).await;
+    assert_eq!(
+        refused.status, 202,
+        "3.64 takes backup_id: {}",
+        refused.text
+    );
+    let made = str_of(&refused.json["volume"], "id");
+    let shown = wait_volume(&app, &made, "available").await;
+    assert_eq!(shown["size"], 1);
+    assert_eq!(
+        shown["name"], "src",
+        "an unnamed volume takes the source's name"
+    );
+    assert_eq!(shown["metadata"]["src_backup_id"], id.as_str());
+    assert!(same_bytes(
+        &app.volume_file(&volume),
+        &app.volume_file(&made)
+    ));
+    wait_backup(&app, &id, "available").await;
+
+    let before = call_as(
+        &app,
+        MEMBER_P1,
+        "3.46",
+        Method::POST,
+        "/v3/p1/volumes",
+        Some(old),
+    )
+    .await;
+    assert_eq!(before.status, 400, "{}", before.text);
+    assert!(
+        before.text.contains("'backup_id' was unexpected"),
+        "{}",
+        before.text
+    );
+    let small = json!({"volume": {"backup_id": id, "size": 0}});
+    let small = member(&app, Method::POST, "/v3/p1/volumes", Some(small)).await;
+    assert_eq!(small.status, 400, "{}", small.text);
+    let both = json!({"volume": {"backup_id": id, "snapshot_id": uuid::Uuid::new_v4()}});
+    let both = member(&app, Method::POST, "/v3/p1/volumes", Some(both)).await;
+    assert_eq!(both.status, 400, "{}", both.text);
+    let missing = json!({"volume": {"backup_id": uuid::Uuid::new_v4()}});
+    let missing = member(&app, Method::POST, "/v3/p1/volumes", Some(missing)).await;
+    missing.assert_fault(404, "itemNotFound", "could not be found.");
+    std::fs::remove_dir_all(dir).ok();
+}
+
 backend_tests!(
+    volumes_are_made_from_backups,
     backups_restore_byte_for_byte_and_incrementals_store_only_changes,
     refusals_use_cinders_words,
     records_export_and_import_and_snapshots_are_backed_up,

@@ -277,9 +277,14 @@ async fn size_and_type_validation(app: TestApp) {
             "badRequest",
             "Volume size '1'GB cannot be smaller than original volume size  3GB.",
         );
+    // A volume's id is no backup's (volumes from backups: tests/it/api/backups.rs).
     app.post_volume(json!({"size": 1, "backup_id": source}), "3.71")
         .await
-        .assert_fault(400, "badRequest", "not supported");
+        .assert_fault(
+            404,
+            "itemNotFound",
+            &format!("Backup {source} could not be found."),
+        );
 }
 
 async fn strictness_starts_at_3_53(app: TestApp) {
