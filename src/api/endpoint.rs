@@ -116,6 +116,9 @@ pub enum Endpoint {
     BackupExport,
     BackupImport,
     BackupAction,
+    VolumeManage,
+    ManageableVolumeCreate,
+    ManageableVolumeList,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -237,6 +240,9 @@ impl Endpoint {
             Endpoint::BackupExport => "BackupExport",
             Endpoint::BackupImport => "BackupImport",
             Endpoint::BackupAction => "BackupAction",
+            Endpoint::VolumeManage => "VolumeManage",
+            Endpoint::ManageableVolumeCreate => "ManageableVolumeCreate",
+            Endpoint::ManageableVolumeList => "ManageableVolumeList",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -282,6 +288,9 @@ impl Endpoint {
             | Endpoint::GroupSnapshotDelete => ApiVersion::new(3, 14),
             Endpoint::GroupSnapshotAction => ApiVersion::new(3, 19),
             Endpoint::BackupUpdate => ApiVersion::new(3, 9),
+            Endpoint::ManageableVolumeCreate | Endpoint::ManageableVolumeList => {
+                ApiVersion::new(3, 8)
+            }
             _ => ApiVersion::MIN,
         }
     }
@@ -301,11 +310,9 @@ pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "clusters",
     "consistencygroups",
     "cgsnapshots",
-    "manageable_volumes",
     "manageable_snapshots",
     "workers",
     "resource_filters",
     "default-types",
     "os-snapshot-manage",
-    "os-volume-manage",
 ];

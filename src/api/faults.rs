@@ -570,6 +570,7 @@ impl From<DomainError> for ApiError {
             }
             E::Group(group) => groups::fault(group),
             E::Backup(backup) => backups::fault(backup),
+            E::Manage(manage) => backups::manage_fault(manage),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");

@@ -37,6 +37,7 @@ pub mod unimplemented;
 pub mod versions;
 pub mod views;
 pub mod volume_actions;
+mod volume_manage;
 pub mod volume_metadata;
 pub mod volume_path;
 pub mod volumes;
@@ -66,6 +67,7 @@ fn resources() -> Router<AppState> {
         .merge(groups::router())
         .merge(group_snapshots::router())
         .merge(backups::router())
+        .merge(volume_manage::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

@@ -155,6 +155,12 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2012-12-07T00:00:00+00:00",
     ),
     (
+        "VolumeManage",
+        "os-volume-manage",
+        "Allows existing backend storage to be 'managed' by Cinder.",
+        "2014-02-10T00:00:00+00:00",
+    ),
+    (
         "VolumeMigStatusAttribute",
         "os-vol-mig-status-attr",
         "Expose migration_status as an attribute of a volume.",
@@ -183,6 +189,12 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "encryption",
         "Encryption support for volume types.",
         "2013-07-01T00:00:00+00:00",
+    ),
+    (
+        "VolumeUnmanage",
+        "os-volume-unmanage",
+        "Enable volume unmanage operation.",
+        "2012-05-31T00:00:00+00:00",
     ),
 ];
 

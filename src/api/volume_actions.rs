@@ -29,7 +29,6 @@ const NOT_BUILT: &[&str] = &[
     "os-update_volume_admin_metadata",
     "os-reimage",
     "revert",
-    "os-unmanage",
 ];
 
 fn action_schema(name: &str, inner: Value) -> Value {
@@ -333,6 +332,13 @@ pub async fn action(
             service
                 .reset_status(caller, volume_id(&path)?, reset)
                 .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-unmanage" => {
+            let schema = json!({"type": "object", "properties": {"os-unmanage": {}},
+                                "required": ["os-unmanage"], "additionalProperties": false});
+            super::schema::validate(&schema, &body.0).map_err(ApiError::BadRequest)?;
+            service.unmanage_volume(caller, volume_id(&path)?).await?;
             Ok(StatusCode::ACCEPTED.into_response())
         }
         "os-force_delete" => {

@@ -265,6 +265,27 @@ impl Backend for FileBackend {
         super::data::write_file(&path, data, ZeroBlocks::Clear).await
     }
 
+    async fn manageable_volumes(&self) -> Result<Vec<super::Manageable>, BackendError> {
+        super::manage::files_of(&self.dir).await
+    }
+
+    async fn existing_volume_size(&self, name: &str) -> Result<Option<u64>, BackendError> {
+        super::manage::file_size(&self.dir, name).await
+    }
+
+    async fn manage_volume(
+        &self,
+        volume_id: VolumeId,
+        name: &str,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        super::manage::manage_file(&self.dir, name, volume_id, size_gib).await
+    }
+
+    async fn unmanage_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        super::manage::unmanage_file(&self.dir, volume_id).await
+    }
+
     async fn read_snapshot_data(
         &self,
         _volume_id: VolumeId,

@@ -110,6 +110,27 @@ impl Backend for IscsiSimBackend {
         self.storage.overwrite_data(volume_id, data).await
     }
 
+    async fn manageable_volumes(&self) -> Result<Vec<super::Manageable>, BackendError> {
+        self.storage.manageable_volumes().await
+    }
+
+    async fn existing_volume_size(&self, name: &str) -> Result<Option<u64>, BackendError> {
+        self.storage.existing_volume_size(name).await
+    }
+
+    async fn manage_volume(
+        &self,
+        volume_id: VolumeId,
+        name: &str,
+        size_gib: u64,
+    ) -> Result<(), BackendError> {
+        self.storage.manage_volume(volume_id, name, size_gib).await
+    }
+
+    async fn unmanage_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        self.storage.unmanage_volume(volume_id).await
+    }
+
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
         self.storage.volume_exists(volume_id).await
     }

@@ -5,6 +5,7 @@
 pub mod data;
 mod file;
 mod iscsi_sim;
+pub mod manage;
 pub mod rbd;
 mod spec;
 pub mod tgt;
@@ -21,6 +22,7 @@ use async_trait::async_trait;
 pub use data::{DataIn, DataOut};
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
+pub use manage::Manageable;
 pub use rbd::RbdBackend;
 pub use spec::{BackendIdentity, BackendSpec, DriverKind, EXTRA_CAPABILITY_PREFIX};
 pub use tgt::TgtBackend;
@@ -259,6 +261,41 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<u64, BackendError> {
         Err(BackendError::Failed(
             "this backend cannot write a backup's data into a volume".to_owned(),
+        ))
+    }
+
+    /// Storage of this backend that no volume of the service is: what `manage_volume`
+    /// may take (Cinder's `get_manageable_volumes`).
+    async fn manageable_volumes(&self) -> Result<Vec<Manageable>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    /// The size in bytes of the storage object `name` (a manage request's
+    /// `source-name`); `None` when there is none.
+    async fn existing_volume_size(&self, _name: &str) -> Result<Option<u64>, BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot manage existing storage".to_owned(),
+        ))
+    }
+
+    /// Takes the storage object `name` as volume `volume_id`: renamed to the volume's
+    /// name and grown to `size_gib` GiB (Cinder's `manage_existing`).
+    async fn manage_volume(
+        &self,
+        _volume_id: VolumeId,
+        _name: &str,
+        _size_gib: u64,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot manage existing storage".to_owned(),
+        ))
+    }
+
+    /// Lets go of a volume's storage without removing it (Cinder's `unmanage`): it is
+    /// renamed `unmanaged-volume-<id>`, and can be managed again under that name.
+    async fn unmanage_volume(&self, _volume_id: VolumeId) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot unmanage volumes".to_owned(),
         ))
     }
 

@@ -84,6 +84,23 @@ pub enum BackupError {
     NoService,
 }
 
+/// Errors of adopting existing storage (`manage`), as Cinder raises them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManageError {
+    /// `InvalidInput` (a bad reference, an unknown host), with its reason.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// `InvalidVolume`, with its reason.
+    #[error("invalid volume: {0}")]
+    InvalidVolume(String),
+    /// `InvalidVolumeType`, with its reason.
+    #[error("invalid volume type: {0}")]
+    InvalidVolumeType(String),
+    /// The backend could not list its storage.
+    #[error("{0}")]
+    BackendFailed(String),
+}
+
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -223,6 +240,8 @@ pub enum DomainError {
     Group(#[from] GroupError),
     #[error(transparent)]
     Backup(#[from] BackupError),
+    #[error(transparent)]
+    Manage(#[from] ManageError),
 
     // --- volume types
     #[error("volume type {0} exists")]

@@ -133,3 +133,6 @@ pub const BACKUP_EXPORT: &str = "backup:export-import";
 pub const BACKUP_PROJECT_ATTRIBUTE: &str = "backup:backup_project_attribute";
 pub const BACKUP_RESET_STATUS: &str = "volume_extension:backup_admin_actions:reset_status";
 pub const BACKUP_FORCE_DELETE: &str = "volume_extension:backup_admin_actions:force_delete";
+pub const VOLUME_MANAGE: &str = "volume_extension:volume_manage";
+pub const VOLUME_UNMANAGE: &str = "volume_extension:volume_unmanage";
+pub const VOLUME_LIST_MANAGEABLE: &str = "volume_extension:list_manageable";

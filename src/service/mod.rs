@@ -29,6 +29,7 @@ pub mod transfers;
 pub mod types;
 mod volume_actions;
 pub mod volume_gates;
+pub mod volume_manage;
 pub mod volume_metadata;
 mod volume_sources;
 pub mod volumes;

@@ -57,26 +57,7 @@ impl Service {
         cascade: bool,
         token: Option<&str>,
     ) -> Result<(), DomainError> {
-        let id = volume.id;
-        self.ensure_not_frozen(&volume).await?;
-        let snapshots = match self
-            .store
-            .begin_volume_delete(id, force, cascade, self.clock.now())
-            .await?
-        {
-            Outcome::Done(snapshots) => snapshots,
-            Outcome::Gone => return Err(volume_not_found(id)),
-            Outcome::Refused(VolumeDeleteRefusal::SourceOfCreating(creating)) => {
-                return Err(DomainError::SourceOfCreatingVolume {
-                    snapshot: None,
-                    volume: id,
-                    creating,
-                })
-            }
-            Outcome::Refused(VolumeDeleteRefusal::Undeletable) => {
-                return Err(DomainError::DeleteRefused { force })
-            }
-        };
+        let snapshots = self.begin_delete(&volume, force, cascade).await?;
         let service = self.clone();
         let token = token.map(str::to_owned);
         crate::origin::spawn(async move {
@@ -96,6 +77,37 @@ impl Service {
             what: "volume deletion",
             detail: e.to_string(),
         })?
+    }
+
+    /// A volume becomes `deleting` if Cinder's rules let it go (and, with `cascade`, its
+    /// snapshots too); the snapshots to remove first.
+    pub(super) async fn begin_delete(
+        &self,
+        volume: &Volume,
+        force: bool,
+        cascade: bool,
+    ) -> Result<Vec<crate::domain::ids::SnapshotId>, DomainError> {
+        let id = volume.id;
+        self.ensure_not_frozen(volume).await?;
+        let now = self.clock.now();
+        match self
+            .store
+            .begin_volume_delete(id, force, cascade, now)
+            .await?
+        {
+            Outcome::Done(snapshots) => Ok(snapshots),
+            Outcome::Gone => Err(volume_not_found(id)),
+            Outcome::Refused(VolumeDeleteRefusal::SourceOfCreating(creating)) => {
+                Err(DomainError::SourceOfCreatingVolume {
+                    snapshot: None,
+                    volume: id,
+                    creating,
+                })
+            }
+            Outcome::Refused(VolumeDeleteRefusal::Undeletable) => {
+                Err(DomainError::DeleteRefused { force })
+            }
+        }
     }
 
     /// Removes a `deleting` volume's data, then its key (Cinder deletes the key as the
@@ -145,7 +157,7 @@ impl Service {
     /// How backend work on a volume ended: on failure the reason is logged and the
     /// volume moves from its busy status to its error status (`failed`), as in Cinder.
     /// Whether the work succeeded.
-    async fn settle(
+    pub(super) async fn settle(
         &self,
         volume: VolumeId,
         result: Result<(), String>,

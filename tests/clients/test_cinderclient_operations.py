@@ -225,3 +225,21 @@ def test_backups(cinder):
             break
         time.sleep(0.1)
     cinder("backup-delete", full["id"])
+
+
+def test_manage_and_unmanage(cinder, server):
+    """An operator adopts a disk file made outside the service with the CLI, then lets it
+    go again: `manageable-list`, `manage` by source-name, `unmanage`."""
+    pool = next(r[1] for r in rows(cinder("get-pools").stdout) if r[0] == "name")
+    server.volumes_dir.mkdir(parents=True, exist_ok=True)
+    (server.volumes_dir / "old-disk.img").write_bytes(b"made before the service")
+    listed = cinder("manageable-list", pool, version="3.8").stdout
+    assert "old-disk.img" in listed, listed
+    made = table(cinder("manage", "--name", "adopted", pool, "old-disk.img").stdout)
+    assert made["status"] == "available" and made["size"] == "1", made
+    volume = server.volumes_dir / f"volume-{made['id']}"
+    assert volume.read_bytes().startswith(b"made before the service")
+    cinder("unmanage", made["id"])
+    kept = server.volumes_dir / f"unmanaged-volume-{made['id']}"
+    assert kept.exists() and not volume.exists()
+    assert made["id"] not in cinder("list", "--all-tenants").stdout

@@ -16,6 +16,7 @@ mod multiprocess;
 mod outage;
 mod rbd;
 mod rbd_groups;
+mod rbd_manage;
 mod rbd_outages;
 mod recovery;
 mod shutdown;

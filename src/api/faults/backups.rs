@@ -1,7 +1,8 @@
-//! How backup errors look on the wire: Cinder's statuses and texts.
+//! How backup and adoption (`manage`) errors look on the wire: Cinder's statuses and
+//! texts.
 
 use crate::api::error::ApiError;
-use crate::domain::error::BackupError;
+use crate::domain::error::{BackupError, ManageError};
 
 pub(super) fn fault(err: BackupError) -> ApiError {
     use BackupError as E;
@@ -17,5 +18,20 @@ pub(super) fn fault(err: BackupError) -> ApiError {
         E::NoService => {
             ApiError::ServiceUnavailable("Service cinder-backup could not be found.".to_owned())
         }
+    }
+}
+
+pub(super) fn manage_fault(err: ManageError) -> ApiError {
+    match err {
+        ManageError::InvalidInput(reason) => {
+            ApiError::BadRequest(format!("Invalid input received: {reason}"))
+        }
+        ManageError::InvalidVolume(reason) => {
+            ApiError::BadRequest(format!("Invalid volume: {reason}"))
+        }
+        ManageError::InvalidVolumeType(reason) => {
+            ApiError::BadRequest(format!("Invalid volume type: {reason}"))
+        }
+        ManageError::BackendFailed(text) => ApiError::Failed(text),
     }
 }

@@ -33,6 +33,101 @@ pub(super) fn volume_ids(io: &Io<'_>) -> Result<Vec<VolumeId>, CephError> {
         .collect())
 }
 
+/// Volume image `child` of `size` bytes holding `source`'s data: a clone of the snapshot
+/// (flattened when `options.0`), or of a snapshot taken of the source volume for it;
+/// clones deeper than `options.1` are flattened.
+pub(super) fn create_from(
+    io: &Io<'_>,
+    source: crate::backend::DataSource,
+    child: &str,
+    size: u64,
+    options: (bool, u32),
+) -> Result<(), CephError> {
+    use crate::backend::DataSource;
+    let (flatten_snapshots, max_depth) = options;
+    match source {
+        DataSource::Snapshot(snapshot, volume) => clone_to(
+            io,
+            &super::group_snapshots::snapshot_parent(io, volume, snapshot)?,
+            &snapshot_name(snapshot),
+            child,
+            size,
+            flatten_snapshots,
+            max_depth,
+        )
+        .map(drop),
+        DataSource::Volume(source) => {
+            let parent = image_name(source);
+            let snapshot = format!("{child}{CLONE_SNAP_SUFFIX}");
+            let opened = io.open(&parent, None, false)?;
+            opened.snap_create(&snapshot)?;
+            opened.snap_protect(&snapshot)?;
+            drop(opened);
+            let made = clone_to(io, &parent, &snapshot, child, size, false, max_depth);
+            // A flattened clone (or none) needs the snapshot no more.
+            if !matches!(made, Ok(false)) {
+                let _ = remove_snapshot(io, &parent, &snapshot);
+            }
+            made.map(drop)
+        }
+    }
+}
+
+/// The size of image `name`; `None` when there is none.
+pub(super) fn size_of(io: &Io<'_>, name: &str) -> Result<Option<u64>, CephError> {
+    match io.open(name, None, true) {
+        Ok(image) => image.size().map(Some),
+        Err(e) if e.errno == ceph::ENOENT => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Image `name` becomes volume `volume`'s image, grown to `size` bytes (manage).
+pub(super) fn take_as(
+    io: &Io<'_>,
+    name: &str,
+    volume: VolumeId,
+    size: u64,
+) -> Result<(), CephError> {
+    let to = image_name(volume);
+    io.rename_image(name, &to)?;
+    let image = io.open(&to, None, false)?;
+    if image.size()? < size {
+        image.resize(size)?;
+    }
+    Ok(())
+}
+
+/// Volume `volume`'s image is renamed `unmanaged-volume-<id>` (unmanage); none is fine.
+pub(super) fn let_go(io: &Io<'_>, volume: VolumeId) -> Result<(), CephError> {
+    let to = crate::backend::manage::unmanaged_name(volume);
+    match io.rename_image(&image_name(volume), &to) {
+        Err(e) if e.errno == ceph::ENOENT => Ok(()),
+        other => other,
+    }
+}
+
+/// The images of the pool that are not the service's own (`volume-<id>` are listed: the
+/// service tells which ids are its volumes).
+pub(super) fn manageable(io: &Io<'_>) -> Result<Vec<crate::backend::Manageable>, CephError> {
+    let mut found = Vec::new();
+    for name in io.list_images()? {
+        if crate::backend::manage::is_own(&name) {
+            continue;
+        }
+        match io.open(&name, None, true) {
+            Ok(image) => found.push(crate::backend::Manageable {
+                size_bytes: image.size()?,
+                name,
+            }),
+            Err(e) if e.errno == ceph::ENOENT => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
 /// The snapshots (`snapshot-<id>`) of every volume image, sorted.
 pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
     let mut ids = Vec::new();

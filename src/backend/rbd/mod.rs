@@ -41,8 +41,7 @@ use cluster_info::{pool_capacity_gb, secret_uuid_of, Monitors};
 pub use options::{Credentials, RbdOptions};
 
 use images::{
-    clone_from_glance, clone_to, delete_image, image_name, remove_snapshot, snapshot_name,
-    StoredImage, CLONE_SNAP_SUFFIX, IMAGE_FEATURES,
+    clone_from_glance, delete_image, image_name, snapshot_name, StoredImage, IMAGE_FEATURES,
 };
 
 const GIB: u64 = 1024 * 1024 * 1024;
@@ -415,38 +414,12 @@ impl Backend for RbdBackend {
         size_gib: u64,
     ) -> Result<(), BackendError> {
         let child = image_name(volume_id);
-        let (flatten_snapshots, max_depth) = (
+        let options = (
             self.options.flatten_volume_from_snapshot,
             self.options.max_clone_depth,
         );
-        let size = size_gib * GIB;
         self.on_pool("create the volume from its source", move |io| {
-            match source {
-                DataSource::Snapshot(snapshot, volume) => clone_to(
-                    io,
-                    &group_snapshots::snapshot_parent(io, volume, snapshot)?,
-                    &snapshot_name(snapshot),
-                    &child,
-                    size,
-                    flatten_snapshots,
-                    max_depth,
-                )
-                .map(drop),
-                DataSource::Volume(source) => {
-                    let parent = image_name(source);
-                    let snapshot = format!("{child}{CLONE_SNAP_SUFFIX}");
-                    let opened = io.open(&parent, None, false)?;
-                    opened.snap_create(&snapshot)?;
-                    opened.snap_protect(&snapshot)?;
-                    drop(opened);
-                    let made = clone_to(io, &parent, &snapshot, &child, size, false, max_depth);
-                    // A flattened clone (or none) needs the snapshot no more.
-                    if !matches!(made, Ok(false)) {
-                        let _ = remove_snapshot(io, &parent, &snapshot);
-                    }
-                    made.map(drop)
-                }
-            }
+            images::create_from(io, source, &child, size_gib * GIB, options)
         })
         .await
     }
@@ -497,6 +470,31 @@ impl Backend for RbdBackend {
             images::read_into(io, &name, None, sink)
         })
         .await
+    }
+
+    async fn manageable_volumes(&self) -> Result<Vec<super::Manageable>, BackendError> {
+        self.on_pool("list the images", images::manageable).await
+    }
+
+    async fn existing_volume_size(&self, name: &str) -> Result<Option<u64>, BackendError> {
+        super::manage::check_source_name(name)?;
+        let name = name.to_owned();
+        self.on_pool("look for the image", move |io| images::size_of(io, &name))
+            .await
+    }
+
+    async fn manage_volume(&self, id: VolumeId, name: &str, gib: u64) -> Result<(), BackendError> {
+        super::manage::check_source_name(name)?;
+        let name = name.to_owned();
+        self.on_pool("manage the image", move |io| {
+            images::take_as(io, &name, id, gib * GIB)
+        })
+        .await
+    }
+
+    async fn unmanage_volume(&self, id: VolumeId) -> Result<(), BackendError> {
+        self.on_pool("unmanage the image", move |io| images::let_go(io, id))
+            .await
     }
 
     async fn read_snapshot_data(

@@ -37,6 +37,7 @@ mod trusted_headers;
 mod types;
 mod versions;
 mod volume_actions;
+mod volume_manage;
 mod volume_metadata;
 mod volume_races;
 mod volumes;

@@ -79,11 +79,11 @@ async fn wrong_method_is_bad_method(app: TestApp) {
 
 async fn unbuilt_operations_are_not_implemented(app: TestApp) {
     let manageable = app
-        .get("/v3/p1/manageable_volumes/detail")
+        .get("/v3/p1/manageable_snapshots/detail")
         .version("3.27")
         .send()
         .await;
-    manageable.assert_fault(501, "notImplemented", "manageable_volumes");
+    manageable.assert_fault(501, "notImplemented", "manageable_snapshots");
     let groups = app
         .get("/v3/p1/consistencygroups")
         .version("3.27")

@@ -50,11 +50,13 @@ async fn zones_and_extensions(app: TestApp) {
         "os-volume-encryption-metadata",
         "os-vol-image-meta",
         "backups",
+        "os-volume-manage",
+        "os-volume-unmanage",
     ] {
         assert!(aliases.contains(&served), "{served}: {aliases:?}");
     }
     // Nothing this service does not serve (images, consistency groups, manage).
-    for absent in ["cgsnapshots", "os-volume-manage", "os-volume-unmanage"] {
+    for absent in ["cgsnapshots", "os-snapshot-manage", "os-snapshot-unmanage"] {
         assert!(!aliases.contains(&absent), "{absent}: {aliases:?}");
     }
     let shown = app.get("/v3/p1/extensions/os-vol-host-attr").send().await;

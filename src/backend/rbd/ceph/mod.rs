@@ -360,6 +360,14 @@ impl<'c> Io<'c> {
         check(r, format!("cannot remove image {name}")).map(drop)
     }
 
+    /// Renames image `from` to `to` (in this pool and namespace).
+    pub fn rename_image(&self, from: &str, to: &str) -> Result<(), CephError> {
+        let (from_c, to_c) = (c_text(from)?, c_text(to)?);
+        // SAFETY: a live ioctx and two strings.
+        let r = unsafe { (self.api.rbd_rename)(self.handle, from_c.as_ptr(), to_c.as_ptr()) };
+        check(r, format!("cannot rename image {from} to {to}")).map(drop)
+    }
+
     /// Every image's name.
     pub fn list_images(&self) -> Result<Vec<String>, CephError> {
         let mut size = 4096usize;

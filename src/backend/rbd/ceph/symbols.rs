@@ -60,6 +60,7 @@ pub(super) struct Api {
     pub(super) rbd_create2:
         unsafe extern "C" fn(Handle, *const c_char, u64, u64, *mut c_int) -> c_int,
     pub(super) rbd_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    pub(super) rbd_rename: unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
     pub(super) rbd_list: unsafe extern "C" fn(Handle, *mut c_char, *mut usize) -> c_int,
     pub(super) rbd_open:
         unsafe extern "C" fn(Handle, *const c_char, *mut Handle, *const c_char) -> c_int,
@@ -153,6 +154,7 @@ impl Api {
             rados_buffer_free: resolve!(rados, rados_buffer_free),
             rbd_create2: resolve!(rbd, rbd_create2),
             rbd_remove: resolve!(rbd, rbd_remove),
+            rbd_rename: resolve!(rbd, rbd_rename),
             rbd_list: resolve!(rbd, rbd_list),
             rbd_open: resolve!(rbd, rbd_open),
             rbd_open_read_only: resolve!(rbd, rbd_open_read_only),

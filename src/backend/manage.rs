@@ -1,0 +1,142 @@
+//! Storage that is on a backend but no volume of the service's (adoption: Cinder's
+//! `manage`/`unmanage`): what may be taken, and the file backends' way of taking it and
+//! letting it go. A managed object is renamed to the volume's own name; an unmanaged
+//! volume's storage is renamed `unmanaged-volume-<id>`, so that nothing the service
+//! reads as a volume is left behind, and it can be managed again under that name.
+
+use std::io::ErrorKind;
+use std::path::Path;
+
+use super::{volume_file_name, BackendError};
+use crate::domain::ids::VolumeId;
+
+const GIB: u64 = 1 << 30;
+
+/// A storage object no volume is: its name (a manage request's `source-name`) and size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Manageable {
+    pub name: String,
+    pub size_bytes: u64,
+}
+
+/// The name an unmanaged volume's storage takes.
+pub fn unmanaged_name(volume_id: VolumeId) -> String {
+    format!("unmanaged-{}", volume_file_name(volume_id))
+}
+
+/// Whether `name` is storage the service keeps for its own: volumes and snapshots, the
+/// work files of other operations, hidden files.
+pub fn is_own(name: &str) -> bool {
+    name.starts_with('.')
+        || name.starts_with("snapshot-")
+        || name.ends_with(".part")
+        || name.contains(".gsnap-")
+        || name.contains(".clone_snap")
+}
+
+/// A `source-name` the file backends take: one plain file name of the directory.
+pub fn check_source_name(name: &str) -> Result<(), BackendError> {
+    let plain = !name.is_empty() && !name.contains('/') && name != ".." && !name.starts_with('.');
+    if plain && !is_own(name) {
+        Ok(())
+    } else {
+        Err(BackendError::Failed(format!(
+            "{name:?} is not the name of a file of this backend that can be managed"
+        )))
+    }
+}
+
+fn failed(what: &str, err: std::io::Error) -> BackendError {
+    BackendError::Failed(format!("could not {what}: {err}"))
+}
+
+/// The regular files of `dir` that are not the service's own, by name.
+pub async fn files_of(dir: &Path) -> Result<Vec<Manageable>, BackendError> {
+    let mut entries = match tokio::fs::read_dir(dir).await {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(failed("list the volume directory", err)),
+    };
+    let mut found = Vec::new();
+    while let Some(entry) = entries
+        .next_entry()
+        .await
+        .map_err(|e| failed("list the volume directory", e))?
+    {
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let meta = entry.metadata().await.ok().filter(|m| m.is_file());
+        if let Some(meta) = meta {
+            if !is_own(&name) {
+                found.push(Manageable {
+                    name,
+                    size_bytes: meta.len(),
+                });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+/// The size of file `name` of `dir`; `None` when there is no such file.
+pub async fn file_size(dir: &Path, name: &str) -> Result<Option<u64>, BackendError> {
+    check_source_name(name)?;
+    match tokio::fs::metadata(dir.join(name)).await {
+        Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
+        Ok(_) => Ok(None),
+        Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(failed("inspect the file", err)),
+    }
+}
+
+/// File `name` of `dir` becomes volume `volume_id`'s file, grown to `size_gib` GiB.
+pub async fn manage_file(
+    dir: &Path,
+    name: &str,
+    volume_id: VolumeId,
+    size_gib: u64,
+) -> Result<(), BackendError> {
+    check_source_name(name)?;
+    let (from, to) = (dir.join(name), dir.join(volume_file_name(volume_id)));
+    if tokio::fs::metadata(&to).await.is_ok() {
+        return Err(BackendError::Failed(format!(
+            "the volume's file {} exists already",
+            to.display()
+        )));
+    }
+    tokio::fs::rename(&from, &to)
+        .await
+        .map_err(|e| failed("rename the file", e))?;
+    let file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .open(&to)
+        .await
+        .map_err(|e| failed("open the file", e))?;
+    let size = file
+        .metadata()
+        .await
+        .map_err(|e| failed("open the file", e))?
+        .len();
+    if size < size_gib * GIB {
+        file.set_len(size_gib * GIB)
+            .await
+            .map_err(|e| failed("grow the file to whole GiB", e))?;
+    }
+    Ok(())
+}
+
+/// Volume `volume_id`'s file is renamed `unmanaged-volume-<id>`; no file is fine.
+pub async fn unmanage_file(dir: &Path, volume_id: VolumeId) -> Result<(), BackendError> {
+    let from = dir.join(volume_file_name(volume_id));
+    match tokio::fs::rename(&from, dir.join(unmanaged_name(volume_id))).await {
+        Err(err) if err.kind() != ErrorKind::NotFound => Err(failed("rename the file", err)),
+        _ => Ok(()),
+    }
+}
+
+/// GiB that hold `bytes` (a managed object's size, rounded up as Cinder's drivers do).
+pub fn whole_gib(bytes: u64) -> u64 {
+    bytes.div_ceil(GIB).max(1)
+}
