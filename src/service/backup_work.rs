@@ -81,9 +81,12 @@ impl Service {
                 if let Err(err) = service.store.backup_progress(id, share, now).await {
                     tracing::warn!(backup_id = %id, error = %err, "could not note a backup's progress");
                 }
-                let deleting = service.store.get_backup(id).await.ok().flatten();
-                if deleting.is_none_or(|b| b.status == BackupStatus::Deleting) {
-                    progress.cancelled.store(true, Ordering::Relaxed);
+                // Only a backup that is gone or being deleted stops the work; a read that
+                // fails (the database away for a moment) does not.
+                if let Ok(found) = service.store.get_backup(id).await {
+                    if found.is_none_or(|b| b.status == BackupStatus::Deleting) {
+                        progress.cancelled.store(true, Ordering::Relaxed);
+                    }
                 }
             }
         })

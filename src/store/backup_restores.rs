@@ -247,10 +247,9 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         };
         match result {
             Ok(record) => {
-                let Some(locked) = Self::lock_volume(&mut tx, volume).await? else {
-                    return Ok(None);
-                };
-                if locked.status == VolumeStatus::RestoringBackup {
+                // A volume force-deleted meanwhile is gone; the backup is still freed.
+                let locked = Self::lock_volume(&mut tx, volume).await?;
+                if locked.is_some_and(|l| l.status == VolumeStatus::RestoringBackup) {
                     let sql = Sql::new(RESTORED_VOLUME)
                         .bind(volume)
                         .bind(VolumeStatus::Available)
