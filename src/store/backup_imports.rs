@@ -38,11 +38,13 @@ pub trait BackupImportStore: Send + Sync {
     ) -> Result<Outcome<(), ImportRefusal>, StoreError>;
 }
 
+/// A deleted backup's row with an import's columns, bound as `INSERT`'s (`bind_row`); an
+/// imported backup has no incremental backups yet.
 const REVIVE: &str = "update backups set volume_id = $2, snapshot_id = $3, user_id = $4, \
      project_id = $5, host = $6, availability_zone = $7, display_name = $8, \
      display_description = $9, container = $10, status = $11, service_metadata = $12, \
      service = $13, size = $14, object_count = $15, parent_id = $16, \
-     num_dependent_backups = $17, data_timestamp = $18, created_at = $19, updated_at = $19, \
+     num_dependent_backups = 0, data_timestamp = $17, created_at = $18, updated_at = $18, \
      deleted = false, deleted_at = null, fail_reason = null where id = $1";
 
 #[async_trait]
@@ -65,26 +67,7 @@ impl<D: Database> BackupImportStore for SqlStore<D> {
             return Ok(Outcome::Refused(ImportRefusal::OverQuota(over)));
         }
         if imported.revive {
-            let revive = Sql::new(REVIVE)
-                .bind(b.id)
-                .bind(b.volume_id)
-                .bind(b.snapshot_id)
-                .bind(b.user_id.clone())
-                .bind(&b.project_id)
-                .bind(b.host.clone())
-                .bind(b.availability_zone.clone())
-                .bind(b.name.clone())
-                .bind(b.description.clone())
-                .bind(b.container.clone())
-                .bind(b.status)
-                .bind(b.service_metadata.clone())
-                .bind(b.service.clone())
-                .bind(b.size)
-                .bind(b.object_count)
-                .bind(b.parent_id)
-                .bind(b.num_dependent_backups)
-                .bind(b.data_timestamp)
-                .bind(b.created_at);
+            let revive = super::backups::bind_row(Sql::new(REVIVE), b);
             tx.execute(revive).await?;
         } else {
             Self::insert_backup_row(&mut tx, b).await?;

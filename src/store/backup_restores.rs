@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::backups::{ADD_DEPENDENT, LOCK};
+use super::backups::ADD_DEPENDENT;
 use super::db::error::StoreError;
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
@@ -201,9 +201,7 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<Backup, RestoreBlock>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let found: Option<(BackupStatus,)> = tx.fetch_optional(lock).await?;
-        let Some(found) = found.and(Self::backup_in(&mut tx, id, true).await?) else {
+        let Some(found) = Self::locked_backup(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
         let Some(target) = Self::lock_volume(&mut tx, volume).await? else {
@@ -240,9 +238,7 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Option<RestoreEnd>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let status: Option<(BackupStatus,)> = tx.fetch_optional(lock).await?;
-        let Some(found) = status.and(Self::backup_in(&mut tx, id, true).await?) else {
+        let Some(found) = Self::locked_backup(&mut tx, id).await? else {
             return Ok(None);
         };
         match result {
@@ -285,9 +281,7 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<(Backup, BackupStatus), DeleteRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let status: Option<(BackupStatus,)> = tx.fetch_optional(lock).await?;
-        let Some(found) = status.and(Self::backup_in(&mut tx, id, true).await?) else {
+        let Some(found) = Self::locked_backup(&mut tx, id).await? else {
             return Ok(Outcome::Gone);
         };
         if let Err(refusal) = backup::check_delete(&found, force) {
@@ -313,9 +307,7 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let status: Option<(BackupStatus,)> = tx.fetch_optional(lock).await?;
-        let Some(found) = status.and(Self::backup_in(&mut tx, id, true).await?) else {
+        let Some(found) = Self::locked_backup(&mut tx, id).await? else {
             return Ok(());
         };
         // A backup deleted while it was written or restored held its source or target.

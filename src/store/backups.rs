@@ -209,7 +209,43 @@ fn push_filters(sql: &mut Sql, filters: &BackupFilters) {
     }
 }
 
+/// `sql` with a backup's columns bound in the order `INSERT` (and an import's revive)
+/// names them: `$1` the id to `$18` the creation time.
+pub(super) fn bind_row(sql: Sql, b: &Backup) -> Sql {
+    sql.bind(b.id)
+        .bind(b.volume_id)
+        .bind(b.snapshot_id)
+        .bind(b.user_id.clone())
+        .bind(&b.project_id)
+        .bind(b.host.clone())
+        .bind(b.availability_zone.clone())
+        .bind(b.name.clone())
+        .bind(b.description.clone())
+        .bind(b.container.clone())
+        .bind(b.status)
+        .bind(b.service_metadata.clone())
+        .bind(b.service.clone())
+        .bind(b.size)
+        .bind(b.object_count)
+        .bind(b.parent_id)
+        .bind(b.data_timestamp)
+        .bind(b.created_at)
+}
+
 impl<D: Database> SqlStore<D> {
+    /// Locks live backup `id` and reads it, in `tx`.
+    pub(super) async fn locked_backup(
+        tx: &mut D::Tx,
+        id: BackupId,
+    ) -> Result<Option<Backup>, StoreError> {
+        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
+        let found: Option<(BackupStatus,)> = tx.fetch_optional(lock).await?;
+        match found {
+            Some(_) => Self::backup_in(tx, id, true).await,
+            None => Ok(None),
+        }
+    }
+
     /// Backup `id` as `tx` sees it, with its metadata.
     pub(super) async fn backup_in(
         tx: &mut impl Executor,
@@ -302,26 +338,7 @@ impl<D: Database> SqlStore<D> {
     }
 
     pub(super) async fn insert_backup_row(tx: &mut D::Tx, b: &Backup) -> Result<(), StoreError> {
-        let insert = Sql::new(INSERT)
-            .bind(b.id)
-            .bind(b.volume_id)
-            .bind(b.snapshot_id)
-            .bind(b.user_id.clone())
-            .bind(&b.project_id)
-            .bind(b.host.clone())
-            .bind(b.availability_zone.clone())
-            .bind(b.name.clone())
-            .bind(b.description.clone())
-            .bind(b.container.clone())
-            .bind(b.status)
-            .bind(b.service_metadata.clone())
-            .bind(b.service.clone())
-            .bind(b.size)
-            .bind(b.object_count)
-            .bind(b.parent_id)
-            .bind(b.data_timestamp)
-            .bind(b.created_at);
-        tx.execute(insert).await?;
+        tx.execute(bind_row(Sql::new(INSERT), b)).await?;
         let items: Vec<(String, Option<String>)> = b
             .metadata
             .iter()
@@ -437,13 +454,10 @@ impl<D: Database> BackupStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Option<BackupEnd>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let lock = Sql::locking(LOCK, D::FOR_UPDATE).bind(id);
-        let Some((status,)): Option<(BackupStatus,)> = tx.fetch_optional(lock).await? else {
+        let Some(found) = Self::locked_backup(&mut tx, id).await? else {
             return Ok(None);
         };
-        let Some(found) = Self::backup_in(&mut tx, id, true).await? else {
-            return Ok(None);
-        };
+        let status = found.status;
         Self::release_backup_source(&mut tx, found.volume_id, found.snapshot_id, now).await?;
         if status == BackupStatus::Deleting {
             tx.commit().await?;

@@ -424,6 +424,49 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
         "the snapshot's data, not the volume's later data"
     );
 
+    // Deleted, it can be imported again under the same id: its row is brought back with
+    // the record's columns. (Both records name the same objects, which the delete
+    // removes; they are put back first.)
+    let shown = admin(&app, Method::GET, &format!("/v3/p1/backups/{new_id}"), None).await;
+    let container = dir.join(str_of(&shown.json["backup"], "container"));
+    let saved = dir.join("saved");
+    std::fs::create_dir_all(&saved).unwrap();
+    let objects: Vec<_> = std::fs::read_dir(&container)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for object in &objects {
+        std::fs::copy(object, saved.join(object.file_name().unwrap())).unwrap();
+    }
+    let path = format!("/v3/p1/backups/{new_id}");
+    assert_eq!(admin(&app, Method::DELETE, &path, None).await.status, 202);
+    assert_eq!(admin(&app, Method::GET, &path, None).await.status, 404);
+    for object in &objects {
+        std::fs::copy(saved.join(object.file_name().unwrap()), object).unwrap();
+    }
+    let body =
+        json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": url}});
+    let revived = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(body),
+    )
+    .await;
+    assert_eq!(revived.status, 201, "{}", revived.text);
+    let again = wait_backup(&app, &new_id, "available").await;
+    for key in [
+        "size",
+        "object_count",
+        "container",
+        "volume_id",
+        "snapshot_id",
+        "data_timestamp",
+    ] {
+        assert_eq!(again[key], shown.json["backup"][key], "{key}");
+    }
+    assert_eq!(again["has_dependent_backups"], false);
+
     let garbage =
         json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": "!!"}});
     let refused = admin(
