@@ -38,6 +38,14 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Command::ImportCinder(args) => match commands::import_cinder::import_cinder(&args).await {
+            Ok(true) => return ExitCode::SUCCESS,
+            Ok(false) => return ExitCode::from(1),
+            Err(err) => {
+                eprintln!("cinder-attach: {err}");
+                return ExitCode::from(2);
+            }
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

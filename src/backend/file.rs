@@ -324,6 +324,10 @@ impl Backend for FileBackend {
             .collect())
     }
 
+    fn takes_live_attachments(&self) -> bool {
+        true
+    }
+
     async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
         Ok(self
             .ids_named("snapshot-")

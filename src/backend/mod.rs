@@ -264,6 +264,13 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// Whether an attachment made by another service (Cinder, before `import-cinder`)
+    /// can be served and ended here as it is: true where connecting leaves nothing
+    /// behind that the attach must have recorded (no export, no per-host identity).
+    fn takes_live_attachments(&self) -> bool {
+        false
+    }
+
     /// Storage of this backend that no volume of the service is: what `manage_volume`
     /// may take (Cinder's `get_manageable_volumes`).
     async fn manageable_volumes(&self) -> Result<Vec<Manageable>, BackendError> {

@@ -279,6 +279,10 @@ pub enum Command {
     /// Check the database and the backends' storage for broken invariants (read-only).
     /// Exit status 0: none found, 1: findings, 2: the check could not run.
     Check(CheckArgs),
+    /// Bring in what a Cinder 29 database holds (volume types and specs, QoS, quotas,
+    /// volumes, snapshots, live attachments), listing what it cannot take. Exit status 0:
+    /// everything taken, 1: some rows refused (listed), 2: the import could not run.
+    ImportCinder(ImportCinderArgs),
     /// Remove rows soft-deleted more than --older-than days ago, for good (Cinder's
     /// `cinder-manage db purge`); safe while the service runs.
     Purge(PurgeArgs),
@@ -403,6 +407,38 @@ pub struct CheckArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportCinderArgs {
+    /// Cinder's database: the `[database] connection` URL of its cinder.conf
+    /// (`postgresql://` or `postgresql+psycopg2://`). Only read.
+    #[arg(long = "from")]
+    pub from: String,
+    /// Work out and report everything, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// `CINDER=HERE`: the volumes of Cinder's backend CINDER (the part of their host
+    /// after `@`) go to this service's backend HERE; repeat for several. Without it a
+    /// Cinder backend goes to the backend of the same name.
+    #[arg(long = "map-backend", value_parser = parse_backend_mapping)]
+    pub map_backend: Vec<(String, String)>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    #[command(flatten)]
+    pub backends: BackendArgs,
+}
+
+fn parse_backend_mapping(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((from, to)) if !from.is_empty() && !to.is_empty() => {
+            Ok((from.to_owned(), to.to_owned()))
+        }
+        _ => Err(format!("{text:?} is not CINDER_BACKEND=BACKEND_HERE")),
+    }
 }
 
 #[derive(Debug, Clone, clap::Args)]

@@ -4,6 +4,7 @@ pub mod check;
 pub mod connections;
 mod events;
 mod healthcheck;
+pub mod import_cinder;
 mod migrate;
 mod policy;
 mod purge;

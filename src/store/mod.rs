@@ -20,6 +20,8 @@
 //! - `services.rs`: the services' admin views, heartbeat and what each backend holds;
 //! - `transfers.rs`: volume transfers between projects;
 //! - `outbox.rs`: the notification events writes record, and their relay's reads.
+//! - `cinder_source.rs`, `cinder_import.rs`: `import-cinder`'s read of a Cinder database
+//!   (the only SQL here aimed at another schema) and its write of what is taken.
 //!
 //! Every write that depends on what it reads goes lock → decide → apply: the rows are
 //! locked, a pure function of `domain` decides, and the store writes what it decided or
@@ -29,6 +31,8 @@ mod attachments;
 mod backup_imports;
 mod backup_restores;
 mod backups;
+mod cinder_import;
+pub mod cinder_source;
 pub mod connector_specs;
 mod db;
 mod encryption;
@@ -63,6 +67,7 @@ pub use attachments::AttachmentStore;
 pub use backup_imports::{BackupImportStore, ImportRefusal, ImportedBackup};
 pub use backup_restores::{BackupRestoreStore, RestoreBlock, RestoreEnd};
 pub use backups::{BackupEnd, BackupRefusal, BackupStore};
+pub use cinder_import::{CinderImportStore, ImportTally};
 pub use db::connect::{
     redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
 };
@@ -117,6 +122,7 @@ pub trait Store:
     + BackupStore
     + BackupRestoreStore
     + BackupImportStore
+    + CinderImportStore
 {
 }
 
@@ -148,6 +154,7 @@ impl<T> Store for T where
         + BackupStore
         + BackupRestoreStore
         + BackupImportStore
+        + CinderImportStore
 {
 }
 

@@ -526,6 +526,11 @@ impl Backend for RbdBackend {
         self.on_pool("list the volumes", images::volume_ids).await
     }
 
+    /// Shared credentials are Cinder's own way: its attachments go on as they are.
+    fn takes_live_attachments(&self) -> bool {
+        self.options.credentials == Credentials::Shared
+    }
+
     async fn list_snapshots(&self) -> Result<Vec<SnapshotId>, BackendError> {
         self.on_pool("list the snapshots", images::snapshot_ids)
             .await
