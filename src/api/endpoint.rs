@@ -119,6 +119,9 @@ pub enum Endpoint {
     VolumeManage,
     ManageableVolumeCreate,
     ManageableVolumeList,
+    SnapshotManage,
+    ManageableSnapshotCreate,
+    ManageableSnapshotList,
     /// `os-volume-transfer` (every version).
     Transfers,
     /// `volume-transfers` (3.55+).
@@ -243,6 +246,9 @@ impl Endpoint {
             Endpoint::VolumeManage => "VolumeManage",
             Endpoint::ManageableVolumeCreate => "ManageableVolumeCreate",
             Endpoint::ManageableVolumeList => "ManageableVolumeList",
+            Endpoint::SnapshotManage => "SnapshotManage",
+            Endpoint::ManageableSnapshotCreate => "ManageableSnapshotCreate",
+            Endpoint::ManageableSnapshotList => "ManageableSnapshotList",
             Endpoint::Transfers => "Transfers",
             Endpoint::VolumeTransfers => "VolumeTransfers",
             Endpoint::Unimplemented(collection) => collection,
@@ -288,9 +294,10 @@ impl Endpoint {
             | Endpoint::GroupSnapshotDelete => ApiVersion::new(3, 14),
             Endpoint::GroupSnapshotAction => ApiVersion::new(3, 19),
             Endpoint::BackupUpdate => ApiVersion::new(3, 9),
-            Endpoint::ManageableVolumeCreate | Endpoint::ManageableVolumeList => {
-                ApiVersion::new(3, 8)
-            }
+            Endpoint::ManageableVolumeCreate
+            | Endpoint::ManageableVolumeList
+            | Endpoint::ManageableSnapshotCreate
+            | Endpoint::ManageableSnapshotList => ApiVersion::new(3, 8),
             _ => ApiVersion::MIN,
         }
     }
@@ -310,9 +317,7 @@ pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
     "clusters",
     "consistencygroups",
     "cgsnapshots",
-    "manageable_snapshots",
     "workers",
     "resource_filters",
     "default-types",
-    "os-snapshot-manage",
 ];

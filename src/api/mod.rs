@@ -29,6 +29,7 @@ pub mod request_id;
 pub mod schema;
 pub mod service_info;
 pub mod service_views;
+mod snapshot_manage;
 pub mod snapshots;
 mod state;
 pub mod transfers;
@@ -68,6 +69,7 @@ fn resources() -> Router<AppState> {
         .merge(group_snapshots::router())
         .merge(backups::router())
         .merge(volume_manage::router())
+        .merge(snapshot_manage::router())
         .merge(encryption::router())
         .merge(quotas::router())
         .merge(qos_specs::router())

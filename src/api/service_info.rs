@@ -113,6 +113,18 @@ const EXTENSIONS: &[(&str, &str, &str, &str)] = &[
         "2013-07-16T00:00:00+00:00",
     ),
     (
+        "SnapshotManage",
+        "os-snapshot-manage",
+        "Allows existing backend storage to be 'managed' by Cinder.",
+        "2014-12-31T00:00:00+00:00",
+    ),
+    (
+        "SnapshotUnmanage",
+        "os-snapshot-unmanage",
+        "Enable volume unmanage operation.",
+        "2014-12-31T00:00:00+00:00",
+    ),
+    (
         "TypesExtraSpecs",
         "os-types-extra-specs",
         "Type extra specs support.",

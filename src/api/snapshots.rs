@@ -264,7 +264,7 @@ async fn list_detail(
 
 /// Show answers with the extended attributes (when policy allows); create and update,
 /// as in Cinder, without.
-fn one(state: &AppState, ctx: &Ctx, snapshot: &Snapshot, show: bool) -> Json<Value> {
+pub(super) fn one(state: &AppState, ctx: &Ctx, snapshot: &Snapshot, show: bool) -> Json<Value> {
     let extended = show && state.service.may_see_snapshot_project(&ctx.caller);
     Json(json!({"snapshot": view(ctx, snapshot, extended)}))
 }
@@ -380,8 +380,8 @@ async fn delete(
     Ok(StatusCode::ACCEPTED)
 }
 
-/// `os-reset_status`, `os-force_delete` (admins) and `os-update_snapshot_status`;
-/// `os-unmanage` is not built.
+/// `os-reset_status`, `os-force_delete`, `os-unmanage` (admins) and
+/// `os-update_snapshot_status`.
 async fn action(
     State(state): State<AppState>,
     ctx: Ctx,
@@ -422,8 +422,7 @@ async fn action(
                 .await?;
         }
         "os-unmanage" => {
-            service.get_snapshot(&ctx.caller, &path.id).await?;
-            return Err(Endpoint::Unimplemented("snapshot action").not_implemented());
+            service.unmanage_snapshot(&ctx.caller, &path.id).await?;
         }
         other => return Err(ApiError::no_such_action(other)),
     }

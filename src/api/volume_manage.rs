@@ -24,7 +24,7 @@ use super::schema::boolean;
 use super::views::volume_detail;
 use super::volume_metadata::metadata_schema;
 use crate::api::AppState;
-use crate::service::volume_manage::{ManageVolume, ManageableVolume};
+use crate::service::volume_manage::ManageVolume;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -76,7 +76,7 @@ struct ManageFields {
     bootable: Option<Value>,
 }
 
-fn bad(text: &str) -> ApiError {
+pub(super) fn bad(text: &str) -> ApiError {
     ApiError::BadRequest(text.to_owned())
 }
 
@@ -147,11 +147,14 @@ async fn manage_volume(
     Ok((StatusCode::ACCEPTED, Json(json!({ "volume": view }))))
 }
 
-/// Cinder's sort keys for these listings, checked as it checks them.
-fn sorted(
-    mut found: Vec<ManageableVolume>,
+/// Cinder's sort keys for these listings (of volumes or snapshots: their reference
+/// name and size), checked as it checks them; then `offset` and `limit`.
+pub(super) fn sorted<T>(
+    mut found: Vec<T>,
     query: &[(String, String)],
-) -> Result<Vec<ManageableVolume>, ApiError> {
+    reference: fn(&T) -> &str,
+    size: fn(&T) -> u64,
+) -> Result<Vec<T>, ApiError> {
     let get = |name: &str| super::query::last(query, name);
     let key = get("sort_key")
         .or_else(|| get("sort").map(|s| s.split(':').next().unwrap_or_default()))
@@ -160,8 +163,8 @@ fn sorted(
         .or_else(|| get("sort").and_then(|s| s.split(':').nth(1)))
         .unwrap_or("desc");
     match key {
-        "reference" => found.sort_by(|a, b| a.source_name.cmp(&b.source_name)),
-        "size" => found.sort_by_key(|m| m.size_gib),
+        "reference" => found.sort_by(|a, b| reference(a).cmp(reference(b))),
+        "size" => found.sort_by_key(size),
         other => return Err(bad(&format!("Invalid sort keys passed: {other}"))),
     }
     match dir {
@@ -193,7 +196,7 @@ async fn listing(
         .filter(|h| !h.is_empty())
         .ok_or_else(|| bad("Host field is missing."))?;
     let found = state.service.manageable_volumes(&ctx.caller, host).await?;
-    let items: Vec<Value> = sorted(found, query)?
+    let items: Vec<Value> = sorted(found, query, |m| m.source_name.as_str(), |m| m.size_gib)?
         .iter()
         .map(|m| {
             let mut item = json!({

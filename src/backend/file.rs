@@ -286,6 +286,31 @@ impl Backend for FileBackend {
         super::manage::unmanage_file(&self.dir, volume_id).await
     }
 
+    async fn existing_snapshot_size(
+        &self,
+        _volume_id: VolumeId,
+        name: &str,
+    ) -> Result<Option<u64>, BackendError> {
+        super::manage::file_size(&self.dir, name).await
+    }
+
+    async fn manage_snapshot(
+        &self,
+        _volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        name: &str,
+    ) -> Result<(), BackendError> {
+        super::manage::manage_snapshot_file(&self.dir, name, snapshot_id).await
+    }
+
+    async fn unmanage_snapshot(
+        &self,
+        _volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        super::manage::unmanage_snapshot_file(&self.dir, snapshot_id).await
+    }
+
     async fn read_snapshot_data(
         &self,
         _volume_id: VolumeId,

@@ -131,6 +131,33 @@ impl Backend for IscsiSimBackend {
         self.storage.unmanage_volume(volume_id).await
     }
 
+    async fn existing_snapshot_size(
+        &self,
+        volume_id: VolumeId,
+        name: &str,
+    ) -> Result<Option<u64>, BackendError> {
+        self.storage.existing_snapshot_size(volume_id, name).await
+    }
+
+    async fn manage_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        name: &str,
+    ) -> Result<(), BackendError> {
+        self.storage
+            .manage_snapshot(volume_id, snapshot_id, name)
+            .await
+    }
+
+    async fn unmanage_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.unmanage_snapshot(volume_id, snapshot_id).await
+    }
+
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {
         self.storage.volume_exists(volume_id).await
     }

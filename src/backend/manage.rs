@@ -7,8 +7,8 @@
 use std::io::ErrorKind;
 use std::path::Path;
 
-use super::{volume_file_name, BackendError};
-use crate::domain::ids::VolumeId;
+use super::{snapshot_file_name, volume_file_name, BackendError};
+use crate::domain::ids::{SnapshotId, VolumeId};
 
 const GIB: u64 = 1 << 30;
 
@@ -17,6 +17,20 @@ const GIB: u64 = 1 << 30;
 pub struct Manageable {
     pub name: String,
     pub size_bytes: u64,
+}
+
+/// A snapshot object no snapshot is: its name, its size and the name of the volume
+/// storage it belongs to (Cinder's `source_reference`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManageableSnapshot {
+    pub name: String,
+    pub size_bytes: u64,
+    pub volume_name: String,
+}
+
+/// The name an unmanaged snapshot's data takes.
+pub fn unmanaged_snapshot_name(snapshot_id: SnapshotId) -> String {
+    format!("unmanaged-{}", snapshot_file_name(snapshot_id))
 }
 
 /// The name an unmanaged volume's storage takes.
@@ -131,6 +145,39 @@ pub async fn manage_file(
 pub async fn unmanage_file(dir: &Path, volume_id: VolumeId) -> Result<(), BackendError> {
     let from = dir.join(volume_file_name(volume_id));
     match tokio::fs::rename(&from, dir.join(unmanaged_name(volume_id))).await {
+        Err(err) if err.kind() != ErrorKind::NotFound => Err(failed("rename the file", err)),
+        _ => Ok(()),
+    }
+}
+
+/// File `name` of `dir` becomes snapshot `snapshot_id`'s file (a file backend's
+/// snapshot is a whole copy of its volume; nothing ties the file to the volume).
+pub async fn manage_snapshot_file(
+    dir: &Path,
+    name: &str,
+    snapshot_id: SnapshotId,
+) -> Result<(), BackendError> {
+    check_source_name(name)?;
+    let to = dir.join(snapshot_file_name(snapshot_id));
+    if tokio::fs::metadata(&to).await.is_ok() {
+        return Err(BackendError::Failed(format!(
+            "the snapshot's file {} exists already",
+            to.display()
+        )));
+    }
+    tokio::fs::rename(dir.join(name), &to)
+        .await
+        .map_err(|e| failed("rename the file", e))
+}
+
+/// Snapshot `snapshot_id`'s file is renamed `unmanaged-snapshot-<id>`; none is fine.
+pub async fn unmanage_snapshot_file(
+    dir: &Path,
+    snapshot_id: SnapshotId,
+) -> Result<(), BackendError> {
+    let from = dir.join(snapshot_file_name(snapshot_id));
+    let to = dir.join(unmanaged_snapshot_name(snapshot_id));
+    match tokio::fs::rename(&from, to).await {
         Err(err) if err.kind() != ErrorKind::NotFound => Err(failed("rename the file", err)),
         _ => Ok(()),
     }

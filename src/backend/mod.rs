@@ -22,7 +22,7 @@ use async_trait::async_trait;
 pub use data::{DataIn, DataOut};
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
-pub use manage::Manageable;
+pub use manage::{Manageable, ManageableSnapshot};
 pub use rbd::RbdBackend;
 pub use spec::{BackendIdentity, BackendSpec, DriverKind, EXTRA_CAPABILITY_PREFIX};
 pub use tgt::TgtBackend;
@@ -303,6 +303,49 @@ pub trait Backend: Send + Sync + 'static {
     async fn unmanage_volume(&self, _volume_id: VolumeId) -> Result<(), BackendError> {
         Err(BackendError::Failed(
             "this backend cannot unmanage volumes".to_owned(),
+        ))
+    }
+
+    /// Snapshots of this backend's volumes that no snapshot of the service is: what
+    /// `manage_snapshot` may take (Cinder's `get_manageable_snapshots`).
+    async fn manageable_snapshots(&self) -> Result<Vec<ManageableSnapshot>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    /// The size in bytes of snapshot object `name` of volume `volume_id`; `None` when
+    /// there is none.
+    async fn existing_snapshot_size(
+        &self,
+        _volume_id: VolumeId,
+        _name: &str,
+    ) -> Result<Option<u64>, BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot manage existing snapshots".to_owned(),
+        ))
+    }
+
+    /// Takes snapshot object `name` of volume `volume_id` as snapshot `snapshot_id`,
+    /// renamed to the snapshot's name (Cinder's `manage_existing_snapshot`).
+    async fn manage_snapshot(
+        &self,
+        _volume_id: VolumeId,
+        _snapshot_id: SnapshotId,
+        _name: &str,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot manage existing snapshots".to_owned(),
+        ))
+    }
+
+    /// Lets go of a snapshot's data without removing it: renamed
+    /// `unmanaged-snapshot-<id>`, under which it can be managed again.
+    async fn unmanage_snapshot(
+        &self,
+        _volume_id: VolumeId,
+        _snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        Err(BackendError::Failed(
+            "this backend cannot unmanage snapshots".to_owned(),
         ))
     }
 

@@ -130,10 +130,13 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("group:update_group_snapshot", MEMBER),
     ("group:group_snapshot_project_attribute", ADMIN_API),
     ("group:reset_group_snapshot_status", ADMIN_API),
-    // Adoption (cinder/policies/manageable_volumes.py).
+    // Adoption (cinder/policies/manageable_volumes.py, manageable_snapshots.py).
     ("volume_extension:volume_manage", ADMIN_API),
     ("volume_extension:volume_unmanage", ADMIN_API),
     ("volume_extension:list_manageable", ADMIN_API),
+    ("snapshot_extension:snapshot_manage", ADMIN_API),
+    ("snapshot_extension:snapshot_unmanage", ADMIN_API),
+    ("snapshot_extension:list_manageable", ADMIN_API),
     // Backups (cinder/policies/backups.py, backup_actions.py).
     ("backup:get_all", READER),
     ("backup:backup_project_attribute", ADMIN_API),

@@ -136,3 +136,6 @@ pub const BACKUP_FORCE_DELETE: &str = "volume_extension:backup_admin_actions:for
 pub const VOLUME_MANAGE: &str = "volume_extension:volume_manage";
 pub const VOLUME_UNMANAGE: &str = "volume_extension:volume_unmanage";
 pub const VOLUME_LIST_MANAGEABLE: &str = "volume_extension:list_manageable";
+pub const SNAPSHOT_MANAGE: &str = "snapshot_extension:snapshot_manage";
+pub const SNAPSHOT_UNMANAGE: &str = "snapshot_extension:snapshot_unmanage";
+pub const SNAPSHOT_LIST_MANAGEABLE: &str = "snapshot_extension:list_manageable";

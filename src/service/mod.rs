@@ -23,6 +23,7 @@ mod placement;
 pub mod qos_specs;
 pub mod quotas;
 pub mod service_views;
+pub mod snapshot_manage;
 pub mod snapshots;
 mod transfer_keys;
 pub mod transfers;

@@ -32,6 +32,14 @@ pub struct CreateSnapshot {
     pub in_use_allowed: bool,
 }
 
+/// What ending a snapshot does to its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Removal {
+    Delete,
+    /// Kept, renamed `unmanaged-snapshot-<id>` (`os-unmanage`).
+    Unmanage,
+}
+
 pub(super) fn snapshot_not_found(id: impl std::fmt::Display) -> DomainError {
     DomainError::SnapshotNotFound(id.to_string())
 }
@@ -90,24 +98,7 @@ impl Service {
             in_use_allowed: request.in_use_allowed,
             created_at: self.clock.now(),
         };
-        match self
-            .store
-            .insert_snapshot(&new, &quota_owner(&volume, &self.settings.quota_defaults))
-            .await?
-        {
-            Outcome::Done(()) => {}
-            Outcome::Gone => return Err(DomainError::VolumeNotFound(volume_id.to_string())),
-            Outcome::Refused(SnapshotCreateRefusal::VolumeStatus(status)) => {
-                return Err(DomainError::SnapshotRefused {
-                    volume: volume_id,
-                    status,
-                    in_use_allowed: request.in_use_allowed,
-                })
-            }
-            Outcome::Refused(SnapshotCreateRefusal::OverQuota(over)) => {
-                return Err(DomainError::OverQuota(over))
-            }
-        }
+        self.record_snapshot(&new, &volume).await?;
         // The backend work runs to its end even if the client goes away.
         let service = self.clone();
         let id = new.id;
@@ -121,6 +112,29 @@ impl Service {
             .get_snapshot(id)
             .await?
             .ok_or_else(|| snapshot_not_found(id))
+    }
+
+    /// Records a new snapshot `creating` (quota checked), or says why not.
+    pub(super) async fn record_snapshot(
+        &self,
+        new: &NewSnapshot,
+        volume: &Volume,
+    ) -> Result<(), DomainError> {
+        let owner = quota_owner(volume, &self.settings.quota_defaults);
+        match self.store.insert_snapshot(new, &owner).await? {
+            Outcome::Done(()) => Ok(()),
+            Outcome::Gone => Err(DomainError::VolumeNotFound(volume.id.to_string())),
+            Outcome::Refused(SnapshotCreateRefusal::VolumeStatus(status)) => {
+                Err(DomainError::SnapshotRefused {
+                    volume: volume.id,
+                    status,
+                    in_use_allowed: new.in_use_allowed,
+                })
+            }
+            Outcome::Refused(SnapshotCreateRefusal::OverQuota(over)) => {
+                Err(DomainError::OverQuota(over))
+            }
+        }
     }
 
     pub(super) async fn take_snapshot(
@@ -270,6 +284,20 @@ impl Service {
         } else {
             rules::SNAPSHOT_DELETE
         };
+        self.end_snapshot(caller, id, rule, force, Removal::Delete)
+            .await
+    }
+
+    /// A delete, or an unmanage (`removal`): the same rules, then the backend removes
+    /// the data or lets it go.
+    pub(super) async fn end_snapshot(
+        &self,
+        caller: &RequestContext,
+        id: &str,
+        rule: &'static str,
+        force: bool,
+        removal: Removal,
+    ) -> Result<(), DomainError> {
         let found = self.snapshot_under_rule(caller, id, rule).await?;
         let volume = self
             .store
@@ -300,7 +328,8 @@ impl Service {
             }
         }
         let service = self.clone();
-        crate::origin::spawn(async move { service.remove_snapshot_data(&volume, found.id).await })
+        let id = found.id;
+        crate::origin::spawn(async move { service.end_snapshot_data(&volume, id, removal).await })
             .await
             .map_err(|e| DomainError::Interrupted {
                 what: "snapshot deletion",
@@ -317,9 +346,21 @@ impl Service {
         volume: &Volume,
         id: SnapshotId,
     ) -> Result<bool, DomainError> {
-        let result = match self.backend_of(volume) {
-            Ok(backend) => backend.driver.delete_snapshot(volume.id, id).await,
-            Err(err) => Err(BackendError::Failed(err.to_string())),
+        self.end_snapshot_data(volume, id, Removal::Delete).await
+    }
+
+    async fn end_snapshot_data(
+        &self,
+        volume: &Volume,
+        id: SnapshotId,
+        removal: Removal,
+    ) -> Result<bool, DomainError> {
+        let result = match (self.backend_of(volume), removal) {
+            (Ok(backend), Removal::Delete) => backend.driver.delete_snapshot(volume.id, id).await,
+            (Ok(backend), Removal::Unmanage) => {
+                backend.driver.unmanage_snapshot(volume.id, id).await
+            }
+            (Err(err), _) => Err(BackendError::Failed(err.to_string())),
         };
         let now = self.clock.now();
         if let Err(BackendError::Busy(reason)) = &result {

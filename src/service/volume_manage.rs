@@ -50,7 +50,7 @@ fn invalid_input(reason: impl Into<String>) -> DomainError {
 }
 
 /// Cinder's `ManageExistingInvalidReference`.
-fn invalid_reference(name: &str, reason: &str) -> DomainError {
+pub(super) fn invalid_reference(name: &str, reason: &str) -> DomainError {
     invalid_input(format!(
         "Manage existing volume failed due to invalid backend reference \
          {{'source-name': '{name}'}}: {reason}"
@@ -58,7 +58,7 @@ fn invalid_reference(name: &str, reason: &str) -> DomainError {
 }
 
 impl Service {
-    fn backend_at_host(
+    pub(super) fn backend_at_host(
         &self,
         host: &str,
     ) -> Result<&crate::backend::ConfiguredBackend, DomainError> {

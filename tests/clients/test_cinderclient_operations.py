@@ -243,3 +243,20 @@ def test_manage_and_unmanage(cinder, server):
     kept = server.volumes_dir / f"unmanaged-volume-{made['id']}"
     assert kept.exists() and not volume.exists()
     assert made["id"] not in cinder("list", "--all-tenants").stdout
+
+
+def test_snapshot_unmanage_and_manage(cinder, server):
+    """A snapshot let go with `snapshot-unmanage` keeps its data, and `snapshot-manage`
+    takes it back as a snapshot of its volume."""
+    volume = table(cinder("create", "--name", "with-history", "1").stdout)["id"]
+    snapshot = table(cinder("snapshot-create", "--name", "old", volume).stdout)["id"]
+    cinder("snapshot-unmanage", snapshot)
+    kept = server.volumes_dir / f"unmanaged-snapshot-{snapshot}"
+    assert kept.exists()
+    assert snapshot not in cinder("snapshot-list", "--all-tenants").stdout
+    made = table(cinder("snapshot-manage", "--name", "back", "--metadata", "k=v",
+                        volume, f"unmanaged-snapshot-{snapshot}").stdout)
+    assert made["status"] == "available" and made["volume_id"] == volume, made
+    assert made["name"] == "back", made
+    assert not kept.exists()
+    cinder("snapshot-delete", made["id"])

@@ -45,7 +45,7 @@ SCOPE = (r"^tempest\.api\.volume\.(test_versions|test_volumes_get|test_volumes_l
          r"admin\.test_volume_services_negative|admin\.test_volume_pools|admin\.test_volume_hosts|"
          r"admin\.test_backends_capabilities|admin\.test_user_messages|test_volume_transfers|"
          r"admin\.test_group_types|admin\.test_group_type_specs|admin\.test_groups|admin\.test_group_snapshots|"
-         r"test_volumes_backup|admin\.test_volumes_backup|admin\.test_volume_manage)\.")
+         r"test_volumes_backup|admin\.test_volumes_backup|admin\.test_volume_manage|admin\.test_snapshot_manage)\.")
 # TEMPEST_SCOPE narrows a local run to some tests (CI runs the whole scope).
 SCOPE = os.environ.get("TEMPEST_SCOPE", SCOPE)
 PASSWORD = "tempest-secret"
@@ -156,13 +156,15 @@ storage_protocol = local
 vendor_name = Open Source
 # An unmanaged volume's storage is renamed so (no stray volume file is left behind).
 manage_volume_ref = source-name,unmanaged-volume-%s
+# And an unmanaged snapshot's data so.
+manage_snapshot_ref = source-name,unmanaged-snapshot-%s
 
 [volume-feature-enabled]
 backup = True
 snapshot = True
 clone = True
 manage_volume = True
-manage_snapshot = False
+manage_snapshot = True
 extend_attached_volume = False
 multi_backend = False
 api_extensions = all

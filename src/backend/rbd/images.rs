@@ -128,6 +128,86 @@ pub(super) fn manageable(io: &Io<'_>) -> Result<Vec<crate::backend::Manageable>,
     Ok(found)
 }
 
+/// The snapshots of the volume images that are not the service's work (clone and group
+/// snapshots): `snapshot-<id>` are listed, the service tells which are its snapshots.
+pub(super) fn manageable_snapshots(
+    io: &Io<'_>,
+) -> Result<Vec<crate::backend::ManageableSnapshot>, CephError> {
+    let mut found = Vec::new();
+    for image in io.list_images()? {
+        if !image.starts_with("volume-") {
+            continue;
+        }
+        let opened = match io.open(&image, None, true) {
+            Err(e) if e.errno == ceph::ENOENT => continue,
+            other => other?,
+        };
+        for (_, name, size_bytes) in opened.snapshot_list()? {
+            if name.starts_with("snapshot-") || !crate::backend::manage::is_own(&name) {
+                found.push(crate::backend::ManageableSnapshot {
+                    name,
+                    size_bytes,
+                    volume_name: image.clone(),
+                });
+            }
+        }
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+/// The size of snapshot `name` of volume `volume`'s image; `None` without either.
+pub(super) fn snapshot_size_of(
+    io: &Io<'_>,
+    volume: VolumeId,
+    name: &str,
+) -> Result<Option<u64>, CephError> {
+    match io.open(&image_name(volume), None, true) {
+        Ok(image) => image.snapshot_size(name),
+        Err(e) if e.errno == ceph::ENOENT => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Snapshot `name` of volume `volume`'s image becomes snapshot `snapshot`: renamed and
+/// protected, as the service's own snapshots are (clones hang off them).
+pub(super) fn take_snapshot_as(
+    io: &Io<'_>,
+    volume: VolumeId,
+    name: &str,
+    snapshot: SnapshotId,
+) -> Result<(), CephError> {
+    let image = io.open(&image_name(volume), None, false)?;
+    let to = snapshot_name(snapshot);
+    image.snap_rename(name, &to)?;
+    match image.snap_protect(&to) {
+        Err(e) if e.errno == ceph::EBUSY => Ok(()), // protected already
+        other => other,
+    }
+}
+
+/// Snapshot `snapshot` is renamed `unmanaged-snapshot-<id>` and unprotected unless clones
+/// hang off it (Cinder's RBD driver unprotects it too); none is fine.
+pub(super) fn let_snapshot_go(
+    io: &Io<'_>,
+    volume: VolumeId,
+    snapshot: SnapshotId,
+) -> Result<(), CephError> {
+    let image = match io.open(&image_name(volume), None, false) {
+        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
+        other => other?,
+    };
+    let to = crate::backend::manage::unmanaged_snapshot_name(snapshot);
+    match image.snap_rename(&snapshot_name(snapshot), &to) {
+        Err(e) if e.errno == ceph::ENOENT => return Ok(()),
+        other => other?,
+    }
+    match image.snap_unprotect(&to) {
+        Err(e) if e.errno == ceph::EBUSY || e.errno == ceph::EINVAL_ERRNO => Ok(()),
+        other => other,
+    }
+}
+
 /// The snapshots (`snapshot-<id>`) of every volume image, sorted.
 pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
     let mut ids = Vec::new();

@@ -10,6 +10,7 @@ mod control;
 mod names;
 mod plan;
 mod state;
+mod steps;
 mod turns;
 mod unsettled;
 
@@ -221,69 +222,6 @@ impl TgtBackend {
         Ok(Some(export))
     }
 
-    async fn apply(
-        &self,
-        steps: &[Step],
-        export: &TargetExport,
-        path: &str,
-        targets: &[TargetState],
-    ) -> Result<(), BackendError> {
-        let control = &self.options.control;
-        for step in steps {
-            let done = match step {
-                Step::Unbind { tid, initiator } => control.unbind_initiator(*tid, initiator).await,
-                Step::EndConnection { tid, sid, cid } => {
-                    control.end_connection(*tid, *sid, *cid).await
-                }
-                Step::DeleteTarget { tid } => {
-                    // A target on one of our ids that another tool made is not ours to
-                    // remove: refuse rather than cut off someone else's hosts.
-                    let holder = targets.iter().find(|t| t.tid == *tid);
-                    if holder.is_some_and(|t| self.volume_of(&t.iqn).is_none()) {
-                        return Err(self.failed(
-                            "export the volume",
-                            format!(
-                                "target id {tid} is held by a target this backend did not make"
-                            ),
-                        ));
-                    }
-                    control.delete_target(*tid).await
-                }
-                Step::NewAccount => {
-                    control
-                        .new_account(&export.auth_username, &export.auth_password)
-                        .await
-                }
-                Step::NewTarget { tid, iqn } => control.new_target(*tid, iqn).await,
-                Step::NewLun { tid } => control.new_lun(*tid, VOLUME_LUN, path).await,
-                Step::ReadOnly { tid, read_only } => {
-                    control.set_read_only(*tid, VOLUME_LUN, *read_only).await
-                }
-                Step::BindAccount { tid } => {
-                    control.bind_account(*tid, &export.auth_username).await
-                }
-                Step::Bind { tid, initiator } => control.bind_initiator(*tid, initiator).await,
-            };
-            done.map_err(|e| self.failed("update the volume's export", e))?;
-        }
-        Ok(())
-    }
-
-    /// Removes both targets and the account of an export (sessions end with them).
-    async fn unexport(&self, export: &TargetExport) -> Result<(), BackendError> {
-        let control = &self.options.control;
-        for tid in [export.read_write_tid(), export.read_only_tid()] {
-            control
-                .delete_target(tid)
-                .await
-                .map_err(|e| self.failed("remove the volume's targets", e))?;
-        }
-        control
-            .delete_account(&export.auth_username)
-            .await
-            .map_err(|e| self.failed("remove the volume's CHAP account", e))
-    }
-
     async fn turn(&self, volume_id: VolumeId) -> Result<turns::Turn, BackendError> {
         self.turns
             .take(volume_id)
@@ -465,6 +403,33 @@ impl Backend for TgtBackend {
 
     async fn unmanage_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
         self.storage.unmanage_volume(volume_id).await
+    }
+
+    async fn existing_snapshot_size(
+        &self,
+        volume_id: VolumeId,
+        name: &str,
+    ) -> Result<Option<u64>, BackendError> {
+        self.storage.existing_snapshot_size(volume_id, name).await
+    }
+
+    async fn manage_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        name: &str,
+    ) -> Result<(), BackendError> {
+        self.storage
+            .manage_snapshot(volume_id, snapshot_id, name)
+            .await
+    }
+
+    async fn unmanage_snapshot(
+        &self,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        self.storage.unmanage_snapshot(volume_id, snapshot_id).await
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

@@ -30,6 +30,7 @@ mod routing;
 mod service_info;
 mod service_views;
 mod sharing;
+mod snapshot_manage;
 mod snapshots;
 mod source_races;
 mod transfers;

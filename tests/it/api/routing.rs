@@ -78,12 +78,8 @@ async fn wrong_method_is_bad_method(app: TestApp) {
 }
 
 async fn unbuilt_operations_are_not_implemented(app: TestApp) {
-    let manageable = app
-        .get("/v3/p1/manageable_snapshots/detail")
-        .version("3.27")
-        .send()
-        .await;
-    manageable.assert_fault(501, "notImplemented", "manageable_snapshots");
+    let workers = app.get("/v3/p1/workers").version("3.27").send().await;
+    workers.assert_fault(501, "notImplemented", "workers");
     let groups = app
         .get("/v3/p1/consistencygroups")
         .version("3.27")

@@ -52,11 +52,13 @@ async fn zones_and_extensions(app: TestApp) {
         "backups",
         "os-volume-manage",
         "os-volume-unmanage",
+        "os-snapshot-manage",
+        "os-snapshot-unmanage",
     ] {
         assert!(aliases.contains(&served), "{served}: {aliases:?}");
     }
-    // Nothing this service does not serve (images, consistency groups, manage).
-    for absent in ["cgsnapshots", "os-snapshot-manage", "os-snapshot-unmanage"] {
+    // Nothing this service does not serve (consistency groups).
+    for absent in ["cgsnapshots", "consistencygroups"] {
         assert!(!aliases.contains(&absent), "{absent}: {aliases:?}");
     }
     let shown = app.get("/v3/p1/extensions/os-vol-host-attr").send().await;

@@ -552,6 +552,26 @@ impl Image {
 
     /// The ids and names of the image's snapshots (every namespace).
     pub fn snapshot_entries(&self) -> Result<Vec<(u64, String)>, CephError> {
+        let listed = self.snapshot_list()?;
+        Ok(listed.into_iter().map(|(id, name, _)| (id, name)).collect())
+    }
+
+    /// The size of the image when snapshot `name` was taken; `None` without one.
+    pub fn snapshot_size(&self, name: &str) -> Result<Option<u64>, CephError> {
+        let listed = self.snapshot_list()?;
+        Ok(listed.into_iter().find(|s| s.1 == name).map(|s| s.2))
+    }
+
+    /// Renames snapshot `from` of this image `to`.
+    pub fn snap_rename(&self, from: &str, to: &str) -> Result<(), CephError> {
+        let (from_c, to_c) = (c_text(from)?, c_text(to)?);
+        // SAFETY: an open image and two strings that live across the call.
+        let r = unsafe { (self.api.rbd_snap_rename)(self.handle, from_c.as_ptr(), to_c.as_ptr()) };
+        self.call(r, "rename a snapshot of")
+    }
+
+    /// `(id, name, size)` of each of the image's snapshots.
+    pub fn snapshot_list(&self) -> Result<Vec<(u64, String, u64)>, CephError> {
         let mut max: c_int = 16;
         loop {
             let mut infos: Vec<SnapInfo> = (0..max)
@@ -572,7 +592,7 @@ impl Image {
                 // SAFETY: librbd filled `r` entries with NUL-terminated names.
                 .map(|info| {
                     let name = unsafe { CStr::from_ptr(info.name) };
-                    (info.id, name.to_string_lossy().into_owned())
+                    (info.id, name.to_string_lossy().into_owned(), info.size)
                 })
                 .collect();
             // SAFETY: releases what rbd_snap_list allocated for these entries.

@@ -86,6 +86,7 @@ pub(super) struct Api {
     pub(super) rbd_snap_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     pub(super) rbd_snap_protect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     pub(super) rbd_snap_unprotect: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
+    pub(super) rbd_snap_rename: unsafe extern "C" fn(Handle, *const c_char, *const c_char) -> c_int,
     pub(super) rbd_snap_list: unsafe extern "C" fn(Handle, *mut SnapInfo, *mut c_int) -> c_int,
     pub(super) rbd_snap_list_end: unsafe extern "C" fn(*mut SnapInfo),
     #[allow(clippy::type_complexity)]
@@ -174,6 +175,7 @@ impl Api {
             rbd_snap_remove: resolve!(rbd, rbd_snap_remove),
             rbd_snap_protect: resolve!(rbd, rbd_snap_protect),
             rbd_snap_unprotect: resolve!(rbd, rbd_snap_unprotect),
+            rbd_snap_rename: resolve!(rbd, rbd_snap_rename),
             rbd_snap_list: resolve!(rbd, rbd_snap_list),
             rbd_snap_list_end: resolve!(rbd, rbd_snap_list_end),
             rbd_clone2: resolve!(rbd, rbd_clone2),
