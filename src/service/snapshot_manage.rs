@@ -3,7 +3,7 @@
 //! kept, counted against the quota), and a snapshot let go with its data kept
 //! (`unmanaged-snapshot-<id>`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::snapshots::Removal;
 use super::volume_manage::invalid_reference;
@@ -54,24 +54,23 @@ impl Service {
             .manageable_snapshots()
             .await
             .map_err(|e| ManageError::BackendFailed(e.to_string()))?;
-        let mut listed = Vec::with_capacity(found.len());
-        for object in found {
-            let id = object
-                .name
-                .strip_prefix("snapshot-")
-                .and_then(SnapshotId::parse);
-            let cinder_id = match id {
-                Some(id) => self.store.get_snapshot(id).await?.map(|s| s.id),
-                None => None,
-            };
-            listed.push(ManageableSnapshotView {
-                cinder_id,
+        let id_in = |name: &str| name.strip_prefix("snapshot-").and_then(SnapshotId::parse);
+        let named: Vec<SnapshotId> = found.iter().filter_map(|o| id_in(&o.name)).collect();
+        let live: BTreeSet<SnapshotId> = self
+            .store
+            .live_snapshot_ids(&named)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(found
+            .into_iter()
+            .map(|object| ManageableSnapshotView {
+                cinder_id: id_in(&object.name).filter(|id| live.contains(id)),
                 size_gib: whole_gib(object.size_bytes),
                 source_name: object.name,
                 volume_name: object.volume_name,
-            });
-        }
-        Ok(listed)
+            })
+            .collect())
     }
 
     /// Takes a snapshot object of a volume's backend as a new snapshot of that volume

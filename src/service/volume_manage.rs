@@ -3,7 +3,7 @@
 //! (renamed to the volume's name, its data kept), and a volume let go without its data
 //! being removed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::Service;
 use crate::backend::manage::whole_gib;
@@ -45,6 +45,11 @@ impl ManageableVolume {
     }
 }
 
+/// The volume id a storage object's name (`volume-<id>`) names.
+fn volume_id_in(name: &str) -> Option<VolumeId> {
+    name.strip_prefix("volume-").and_then(VolumeId::parse)
+}
+
 fn invalid_input(reason: impl Into<String>) -> DomainError {
     ManageError::InvalidInput(reason.into()).into()
 }
@@ -69,7 +74,7 @@ impl Service {
 
     /// The live volume `name` names (`volume-<id>`), if any.
     async fn volume_named(&self, name: &str) -> Result<Option<VolumeId>, DomainError> {
-        let Some(id) = name.strip_prefix("volume-").and_then(VolumeId::parse) else {
+        let Some(id) = volume_id_in(name) else {
             return Ok(None);
         };
         Ok(self.store.get_volume_brief(id).await?.map(|v| v.id))
@@ -91,15 +96,21 @@ impl Service {
             .manageable_volumes()
             .await
             .map_err(|e| ManageError::BackendFailed(e.to_string()))?;
-        let mut listed = Vec::with_capacity(found.len());
-        for object in found {
-            listed.push(ManageableVolume {
-                cinder_id: self.volume_named(&object.name).await?,
+        let named: Vec<VolumeId> = found.iter().filter_map(|o| volume_id_in(&o.name)).collect();
+        let live: BTreeSet<VolumeId> = self
+            .store
+            .live_volume_ids(&named)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(found
+            .into_iter()
+            .map(|object| ManageableVolume {
+                cinder_id: volume_id_in(&object.name).filter(|id| live.contains(id)),
                 size_gib: whole_gib(object.size_bytes),
                 source_name: object.name,
-            });
-        }
-        Ok(listed)
+            })
+            .collect())
     }
 
     /// Takes a storage object of a backend as a new volume (admins): checked, recorded

@@ -42,6 +42,8 @@ pub trait SnapshotStore: Send + Sync {
     ) -> Result<Outcome<(), SnapshotCreateRefusal>, StoreError>;
     /// A live snapshot with its metadata.
     async fn get_snapshot(&self, id: SnapshotId) -> Result<Option<Snapshot>, StoreError>;
+    /// Which of `ids` are live snapshots (a manageable listing's `snapshot-<id>`).
+    async fn live_snapshot_ids(&self, ids: &[SnapshotId]) -> Result<Vec<SnapshotId>, StoreError>;
     /// One page of live snapshots, with their metadata.
     async fn list_snapshots(
         &self,
@@ -265,6 +267,18 @@ impl<D: Database> SnapshotStore for SqlStore<D> {
             .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn live_snapshot_ids(&self, ids: &[SnapshotId]) -> Result<Vec<SnapshotId>, StoreError> {
+        let mut live = Vec::new();
+        for chunk in ids.chunks(super::volumes::ID_CHUNK) {
+            let mut sql = Sql::new("select id from snapshots where deleted = false and id in (");
+            sql.push_list(chunk.iter().copied()).push(")");
+            let rows: Vec<(SnapshotId,)> = self.db.fetch_all(sql).await?;
+            live.extend(rows.into_iter().map(|(id,)| id));
+        }
+        Ok(live)
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -39,6 +39,9 @@ pub trait VolumeStore: Send + Sync {
     /// A volume with its admin metadata only: what the attach paths need, in one
     /// statement.
     async fn get_volume_brief(&self, id: VolumeId) -> Result<Option<Volume>, StoreError>;
+    /// Which of `ids` are live volumes (a manageable listing's `volume-<id>` objects),
+    /// read in a few statements whatever their number.
+    async fn live_volume_ids(&self, ids: &[VolumeId]) -> Result<Vec<VolumeId>, StoreError>;
     async fn list_volumes(
         &self,
         filters: &VolumeFilters,
@@ -124,6 +127,9 @@ const INSERT_VOLUME: &str = "\
                          snapshot_id, source_volid, encryption_key_id, group_id) \
     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $19, $12, $13, $14, $15, false, \
             $16, $17, $18, $20)";
+
+/// How many ids one `in (...)` list binds (well inside SQLite's bound on parameters).
+pub(super) const ID_CHUNK: usize = 500;
 
 /// A clone takes its source's image metadata, as Cinder's create from a volume does; a
 /// volume from a snapshot takes that of the snapshot's volume (Cinder copies it to the
@@ -347,6 +353,18 @@ impl<D: Database> VolumeStore for SqlStore<D> {
         Self::load_volume_details(&mut reads, &mut volumes).await?;
         let [volume] = volumes;
         Ok(Some(volume))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn live_volume_ids(&self, ids: &[VolumeId]) -> Result<Vec<VolumeId>, StoreError> {
+        let mut live = Vec::new();
+        for chunk in ids.chunks(ID_CHUNK) {
+            let mut sql = Sql::new("select id from volumes where deleted = false and id in (");
+            sql.push_list(chunk.iter().copied()).push(")");
+            let rows: Vec<(VolumeId,)> = self.db.fetch_all(sql).await?;
+            live.extend(rows.into_iter().map(|(id,)| id));
+        }
+        Ok(live)
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
