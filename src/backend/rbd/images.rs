@@ -142,7 +142,12 @@ pub(super) fn manageable_snapshots(
             Err(e) if e.errno == ceph::ENOENT => continue,
             other => other?,
         };
-        for (_, name, size_bytes) in opened.snapshot_list()? {
+        let listed = match opened.snapshot_list() {
+            // Removed since it was opened.
+            Err(e) if e.errno == ceph::ENOENT => continue,
+            other => other?,
+        };
+        for (_, name, size_bytes) in listed {
             if name.starts_with("snapshot-") || !crate::backend::manage::is_own(&name) {
                 found.push(crate::backend::ManageableSnapshot {
                     name,
