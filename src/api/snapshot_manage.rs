@@ -18,7 +18,7 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::query::CinderQuery;
-use super::volume_manage::{bad, sorted};
+use super::volume_manage::{bad, listed_host, manageable_item, sorted};
 use super::volume_metadata::metadata_schema;
 use crate::api::AppState;
 use crate::service::snapshot_manage::ManageSnapshot;
@@ -122,9 +122,7 @@ async fn listing(
     query: &[(String, String)],
     is_detail: bool,
 ) -> Result<Json<Value>, ApiError> {
-    let host = super::query::last(query, "host")
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| bad("Host field is missing."))?;
+    let host = listed_host(query)?;
     let found = state
         .service
         .manageable_snapshots(&ctx.caller, host)
@@ -132,20 +130,9 @@ async fn listing(
     let items: Vec<Value> = sorted(found, query, |m| m.source_name.as_str(), |m| m.size_gib)?
         .iter()
         .map(|m| {
-            let mut item = json!({
-                "reference": {"source-name": m.source_name},
-                "size": m.size_gib,
-                "safe_to_manage": m.cinder_id.is_none(),
-                "source_reference": {"source-name": m.volume_name},
-            });
-            if is_detail {
-                item["reason_not_safe"] = match m.cinder_id {
-                    Some(_) => json!("already managed"),
-                    None => Value::Null,
-                };
-                item["cinder_id"] = json!(m.cinder_id);
-                item["extra_info"] = Value::Null;
-            }
+            let id = m.cinder_id.map(|id| id.to_string());
+            let mut item = manageable_item(&m.source_name, m.size_gib, id, is_detail);
+            item["source_reference"] = json!({"source-name": m.volume_name});
             item
         })
         .collect();

@@ -186,33 +186,50 @@ pub(super) fn sorted<T>(
     Ok(found.into_iter().skip(offset).take(limit).collect())
 }
 
+/// The `host` a manageable listing must name.
+pub(super) fn listed_host(query: &[(String, String)]) -> Result<&str, ApiError> {
+    super::query::last(query, "host")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| bad("Host field is missing."))
+}
+
+/// One entry of a manageable listing, as Cinder's views build it (detail: also why it is
+/// not safe, the id it already has, and no extra info).
+pub(super) fn manageable_item(
+    reference: &str,
+    size_gib: u64,
+    cinder_id: Option<String>,
+    is_detail: bool,
+) -> Value {
+    let mut item = json!({
+        "reference": {"source-name": reference},
+        "size": size_gib,
+        "safe_to_manage": cinder_id.is_none(),
+    });
+    if is_detail {
+        item["reason_not_safe"] = match cinder_id {
+            Some(_) => json!("already managed"),
+            None => Value::Null,
+        };
+        item["cinder_id"] = json!(cinder_id);
+        item["extra_info"] = Value::Null;
+    }
+    item
+}
+
 async fn listing(
     state: &AppState,
     ctx: &Ctx,
     query: &[(String, String)],
     is_detail: bool,
 ) -> Result<Json<Value>, ApiError> {
-    let host = super::query::last(query, "host")
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| bad("Host field is missing."))?;
+    let host = listed_host(query)?;
     let found = state.service.manageable_volumes(&ctx.caller, host).await?;
     let items: Vec<Value> = sorted(found, query, |m| m.source_name.as_str(), |m| m.size_gib)?
         .iter()
         .map(|m| {
-            let mut item = json!({
-                "reference": {"source-name": m.source_name},
-                "size": m.size_gib,
-                "safe_to_manage": m.safe_to_manage(),
-            });
-            if is_detail {
-                item["reason_not_safe"] = match m.cinder_id {
-                    Some(_) => json!("already managed"),
-                    None => Value::Null,
-                };
-                item["cinder_id"] = json!(m.cinder_id);
-                item["extra_info"] = Value::Null;
-            }
-            item
+            let id = m.cinder_id.map(|id| id.to_string());
+            manageable_item(&m.source_name, m.size_gib, id, is_detail)
         })
         .collect();
     Ok(Json(json!({ "manageable-volumes": items })))

@@ -10,7 +10,7 @@ use super::volume_manage::invalid_reference;
 use super::Service;
 use crate::backend::manage::whole_gib;
 use crate::domain::error::ManageError;
-use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::ids::SnapshotId;
 use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotStatus};
 use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
@@ -82,12 +82,9 @@ impl Service {
         caller: &RequestContext,
         request: ManageSnapshot,
     ) -> Result<Snapshot, DomainError> {
-        let volume_id = VolumeId::parse(&request.volume_id)
-            .ok_or_else(|| DomainError::VolumeNotFound(request.volume_id.clone()))?;
         let volume = self
-            .volume_under_rule(caller, volume_id, rules::SNAPSHOT_MANAGE)
+            .volume_to_snapshot(caller, &request.volume_id, rules::SNAPSHOT_MANAGE)
             .await?;
-        self.ensure_not_frozen(&volume).await?;
         let backend = self.backend_of(&volume)?;
         let name = request.source_name.as_str();
         match backend.driver.existing_snapshot_size(volume.id, name).await {
@@ -98,7 +95,7 @@ impl Service {
         super::volume_metadata::metadata_fits(&request.metadata)?;
         let new = NewSnapshot {
             id: SnapshotId::generate(),
-            volume_id,
+            volume_id: volume.id,
             user_id: caller.user_id.clone(),
             project_id: volume.project_id.clone(),
             name: request.name,

@@ -80,16 +80,13 @@ impl Service {
         caller: &RequestContext,
         request: CreateSnapshot,
     ) -> Result<Snapshot, DomainError> {
-        let volume_id = VolumeId::parse(&request.volume_id)
-            .ok_or_else(|| DomainError::VolumeNotFound(request.volume_id.clone()))?;
         let volume = self
-            .volume_under_rule(caller, volume_id, rules::SNAPSHOT_CREATE)
+            .volume_to_snapshot(caller, &request.volume_id, rules::SNAPSHOT_CREATE)
             .await?;
-        self.ensure_not_frozen(&volume).await?;
         super::volume_metadata::metadata_fits(&request.metadata)?;
         let new = NewSnapshot {
             id: SnapshotId::generate(),
-            volume_id,
+            volume_id: volume.id,
             user_id: caller.user_id.clone(),
             project_id: volume.project_id.clone(),
             name: request.name,
@@ -112,6 +109,21 @@ impl Service {
             .get_snapshot(id)
             .await?
             .ok_or_else(|| snapshot_not_found(id))
+    }
+
+    /// The volume a new snapshot is to be of (`volume_id` as the caller wrote it), once
+    /// `rule` allows the caller and its backend is not frozen.
+    pub(super) async fn volume_to_snapshot(
+        &self,
+        caller: &RequestContext,
+        volume_id: &str,
+        rule: &'static str,
+    ) -> Result<Volume, DomainError> {
+        let id = VolumeId::parse(volume_id)
+            .ok_or_else(|| DomainError::VolumeNotFound(volume_id.to_owned()))?;
+        let volume = self.volume_under_rule(caller, id, rule).await?;
+        self.ensure_not_frozen(&volume).await?;
+        Ok(volume)
     }
 
     /// Records a new snapshot `creating` (quota checked), or says why not.

@@ -39,12 +39,6 @@ pub struct ManageableVolume {
     pub cinder_id: Option<VolumeId>,
 }
 
-impl ManageableVolume {
-    pub fn safe_to_manage(&self) -> bool {
-        self.cinder_id.is_none()
-    }
-}
-
 /// The volume id a storage object's name (`volume-<id>`) names.
 fn volume_id_in(name: &str) -> Option<VolumeId> {
     name.strip_prefix("volume-").and_then(VolumeId::parse)
