@@ -136,6 +136,7 @@ pub async fn run(
             service_uuid: backend.service_uuid,
             availability_zone: backend.availability_zone.clone(),
             takes_live_attachments: driver.takes_live_attachments(),
+            shared_targets: driver.capabilities().shared_targets,
             volumes: volumes.into_iter().collect(),
             snapshots: snapshots.into_iter().collect(),
         };

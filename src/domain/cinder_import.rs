@@ -133,6 +133,8 @@ pub struct Destination {
     /// The backend serves an attachment made elsewhere as it is (file; rbd with shared
     /// credentials); others keep per-attachment records an outside attach never made.
     pub takes_live_attachments: bool,
+    /// What the backend reports for Nova's per-host lock (`shared_targets`).
+    pub shared_targets: Option<bool>,
     pub volumes: BTreeSet<VolumeId>,
     pub snapshots: BTreeSet<SnapshotId>,
 }
@@ -168,6 +170,7 @@ pub struct TakenVolume {
     pub host: String,
     pub service_uuid: ServiceId,
     pub availability_zone: String,
+    pub shared_targets: Option<bool>,
     pub volume_type_id: VolumeTypeId,
     pub status: VolumeStatus,
     pub attach_status: AttachStatus,

@@ -70,9 +70,9 @@ const VOLUME_HERE: &str = "select id from volumes where id = $1";
 const INSERT_VOLUME: &str = "insert into volumes \
      (id, user_id, project_id, host, size, availability_zone, status, attach_status, \
       display_name, display_description, volume_type_id, bootable, multiattach, service_uuid, \
-      snapshot_id, source_volid, created_at, updated_at, deleted) \
+      snapshot_id, source_volid, created_at, updated_at, shared_targets, deleted) \
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-             false)";
+             $19, false)";
 const SNAPSHOT_HERE: &str = "select id from snapshots where id = $1";
 const INSERT_SNAPSHOT: &str = "insert into snapshots \
      (id, volume_id, user_id, project_id, status, progress, volume_size, display_name, \
@@ -238,7 +238,8 @@ impl<D: Database> SqlStore<D> {
             .bind(v.snapshot_id.as_deref().and_then(SnapshotId::parse))
             .bind(v.source_volid.as_deref().and_then(VolumeId::parse))
             .bind(v.created_at)
-            .bind(now);
+            .bind(now)
+            .bind(volume.shared_targets);
         tx.execute(insert).await?;
         let owner = volume.id.uuid();
         for (table, pairs) in [

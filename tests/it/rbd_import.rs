@@ -75,6 +75,12 @@ async fn images_stay_where_cinder_put_them(app: TestApp) {
         );
     }
 
+    let shown = get(&app, P1, &format!("/volumes/{}", text(&volumes[0], "id"))).await;
+    assert_eq!(
+        shown["volume"]["shared_targets"], false,
+        "as rbd reports it"
+    );
+
     // The service serves them: a third host attaches the shared disk.
     let shared = volumes
         .iter()

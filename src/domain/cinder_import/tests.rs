@@ -74,6 +74,7 @@ fn destination(takes_live_attachments: bool) -> Destination {
         service_uuid: ServiceId::generate(),
         availability_zone: "nova".into(),
         takes_live_attachments,
+        shared_targets: Some(true),
         volumes: [VolumeId::parse(VOL).unwrap()].into(),
         snapshots: BTreeSet::new(),
     }

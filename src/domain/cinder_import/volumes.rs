@@ -139,6 +139,7 @@ fn take_volume<'a>(
             .availability_zone
             .clone()
             .unwrap_or_else(|| to.availability_zone.clone()),
+        shared_targets: to.shared_targets,
         volume_type_id: *volume_type_id,
         status: state.status,
         attach_status: state.attach_status,
