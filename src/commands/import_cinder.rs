@@ -11,10 +11,12 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{connect_options, StartError};
-use crate::backend::Backends;
+use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::cli::ImportCinderArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::cinder_import::{self, Destination, Present, Refused, KNOWN_REVISIONS};
+use crate::domain::ids::ServiceId;
+use crate::service::exports::StoreRecords;
 use crate::service::register_backends;
 use crate::store::{self, cinder_source, redact_password, ImportTally, Store};
 
@@ -23,7 +25,14 @@ pub async fn import_cinder(args: &ImportCinderArgs) -> Result<bool, StartError> 
     let store = store::connect(&connect_options(&args.database, true, false)).await?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let host_name = args.backends.host_name();
-    let backends = register_backends(&store, &args.backends.backends, &host_name, &clock).await;
+    let specs = &args.backends.backends;
+    // A dry run registers no service: it writes no row at all.
+    let backends = if args.dry_run {
+        unregistered(&store, specs, &host_name, &clock)
+    } else {
+        let registered = register_backends(&store, specs, &host_name, &clock).await;
+        registered.map_err(|e| e.to_string())
+    };
     let report = match backends {
         Ok(backends) => {
             let mapping: BTreeMap<String, String> = args.map_backend.iter().cloned().collect();
@@ -33,7 +42,7 @@ pub async fn import_cinder(args: &ImportCinderArgs) -> Result<bool, StartError> 
             };
             run(&store, &backends, &source, args.dry_run, clock.now()).await
         }
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e),
     };
     store.close().await;
     let report = report.map_err(StartError::Config)?;
@@ -44,6 +53,31 @@ pub async fn import_cinder(args: &ImportCinderArgs) -> Result<bool, StartError> 
         print!("{}", report.render());
     }
     Ok(report.refused.is_empty())
+}
+
+/// The configured backends, built as `serve` builds them but not recorded as services
+/// (their service uuid is nil: a dry run writes none).
+fn unregistered(
+    store: &Arc<dyn Store>,
+    specs: &[BackendSpec],
+    host_name: &str,
+    clock: &Arc<dyn Clock>,
+) -> Result<Backends, String> {
+    let mut configured = Vec::new();
+    for spec in specs {
+        let host = format!("{host_name}@{}", spec.name);
+        let records = StoreRecords::new(store.clone(), host.clone(), clock.clone());
+        let (driver, availability_zone) = spec.build(Arc::new(records))?;
+        configured.push(ConfiguredBackend {
+            name: spec.name.clone(),
+            host,
+            service_uuid: ServiceId::from(uuid::Uuid::nil()),
+            availability_zone,
+            identity: spec.identity(),
+            driver,
+        });
+    }
+    Ok(Backends::new(configured))
 }
 
 /// Where the rows come from, and where Cinder's backends' volumes go.

@@ -439,6 +439,15 @@ async fn the_subcommand_reports_and_exits_by_what_it_took() {
         (kinds("volume"), kinds("attachment"), kinds("snapshot")),
         (8, 3, 1)
     );
+    // Not a row written, not even the services a real run registers.
+    let mut here = sqlx::SqliteConnection::connect(&database).await.unwrap();
+    for table in ["services", "volumes", "volume_types", "quotas"] {
+        let sql = format!("select count(*) from {table}");
+        let (count,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut here).await.unwrap();
+        let seeded = i64::from(table == "volume_types"); // the migration's __DEFAULT__
+        assert_eq!(count, seeded, "{table}");
+    }
+    let _ = here.close().await;
     let mysql = run("mysql+pymysql://cinder:pw@127.0.0.1/cinder");
     assert_eq!(mysql.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&mysql.stderr).contains("MySQL databases are not read"));
