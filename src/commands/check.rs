@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::{connect_options, StartError};
 use crate::backend::{Backend, BackendSpec};
 use crate::cli::CheckArgs;
-use crate::clock::SystemClock;
+use crate::clock::{Clock, SystemClock};
 use crate::domain::consistency::{self, BackendObjects, Finding};
-use crate::service::exports::StoreRecords;
+use crate::service::build_backends;
 use crate::store::{self, Store};
 
 /// The subcommand: `Ok(true)` when nothing is broken.
@@ -71,15 +71,15 @@ pub fn backends_from_specs(
     host_name: &str,
     store: &Arc<dyn Store>,
 ) -> Result<Vec<CheckedBackend>, String> {
-    specs
-        .iter()
-        .map(|spec| {
-            let host = format!("{host_name}@{}", spec.name);
-            let records = StoreRecords::new(store.clone(), host.clone(), Arc::new(SystemClock));
-            let (driver, _zone) = spec.build(Arc::new(records))?;
-            Ok(CheckedBackend { host, driver })
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let built = build_backends(store, specs, host_name, &clock).map_err(|e| e.to_string())?;
+    Ok(built
+        .into_iter()
+        .map(|b| CheckedBackend {
+            host: b.host,
+            driver: b.driver,
         })
-        .collect()
+        .collect())
 }
 
 /// One pass: storage listed, then the database read in one snapshot.

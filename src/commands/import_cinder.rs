@@ -11,13 +11,11 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{connect_options, StartError};
-use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
+use crate::backend::Backends;
 use crate::cli::ImportCinderArgs;
 use crate::clock::{Clock, SystemClock};
 use crate::domain::cinder_import::{self, Destination, Present, Refused, KNOWN_REVISIONS};
-use crate::domain::ids::ServiceId;
-use crate::service::exports::StoreRecords;
-use crate::service::register_backends;
+use crate::service::{build_backends, register_backends};
 use crate::store::{self, cinder_source, redact_password, ImportTally, Store};
 
 /// The subcommand: `Ok(true)` when every row was taken.
@@ -28,11 +26,11 @@ pub async fn import_cinder(args: &ImportCinderArgs) -> Result<bool, StartError> 
     let specs = &args.backends.backends;
     // A dry run registers no service: it writes no row at all.
     let backends = if args.dry_run {
-        unregistered(&store, specs, &host_name, &clock)
+        build_backends(&store, specs, &host_name, &clock).map(Backends::new)
     } else {
-        let registered = register_backends(&store, specs, &host_name, &clock).await;
-        registered.map_err(|e| e.to_string())
+        register_backends(&store, specs, &host_name, &clock).await
     };
+    let backends = backends.map_err(|e| e.to_string());
     let report = match backends {
         Ok(backends) => {
             let mapping: BTreeMap<String, String> = args.map_backend.iter().cloned().collect();
@@ -53,31 +51,6 @@ pub async fn import_cinder(args: &ImportCinderArgs) -> Result<bool, StartError> 
         print!("{}", report.render());
     }
     Ok(report.refused.is_empty())
-}
-
-/// The configured backends, built as `serve` builds them but not recorded as services
-/// (their service uuid is nil: a dry run writes none).
-fn unregistered(
-    store: &Arc<dyn Store>,
-    specs: &[BackendSpec],
-    host_name: &str,
-    clock: &Arc<dyn Clock>,
-) -> Result<Backends, String> {
-    let mut configured = Vec::new();
-    for spec in specs {
-        let host = format!("{host_name}@{}", spec.name);
-        let records = StoreRecords::new(store.clone(), host.clone(), clock.clone());
-        let (driver, availability_zone) = spec.build(Arc::new(records))?;
-        configured.push(ConfiguredBackend {
-            name: spec.name.clone(),
-            host,
-            service_uuid: ServiceId::from(uuid::Uuid::nil()),
-            availability_zone,
-            identity: spec.identity(),
-            driver,
-        });
-    }
-    Ok(Backends::new(configured))
 }
 
 /// Where the rows come from, and where Cinder's backends' volumes go.

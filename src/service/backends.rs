@@ -21,14 +21,14 @@ pub enum RegisterError {
     Store(#[from] StoreError),
 }
 
-/// Builds every configured backend and records it as a `cinder-volume` service (stable
-/// uuid per host); the process itself is the host's `cinder-scheduler`.
-pub async fn register_backends(
+/// Builds every configured backend, recording nothing: each has a nil service uuid
+/// until `register_backends` records it (what a dry run uses).
+pub fn build_backends(
     store: &Arc<dyn Store>,
     specs: &[BackendSpec],
     host_name: &str,
     clock: &Arc<dyn Clock>,
-) -> Result<Backends, RegisterError> {
+) -> Result<Vec<ConfiguredBackend>, RegisterError> {
     let mut configured: Vec<ConfiguredBackend> = Vec::new();
     for spec in specs {
         let host = format!("{host_name}@{}", spec.name);
@@ -42,27 +42,41 @@ pub async fn register_backends(
                 spec.name
             )));
         }
-        let capabilities = serde_json::to_value(driver.capabilities()).unwrap_or_default();
-        let service_uuid = store
-            .register_service(&ServiceRegistration {
-                new_uuid: ServiceId::generate(),
-                host: host.clone(),
-                binary: VOLUME_BINARY,
-                backend_name: spec.name.clone(),
-                driver: spec.driver.name().to_owned(),
-                availability_zone: availability_zone.clone(),
-                capabilities,
-                now: clock.now(),
-            })
-            .await?;
         configured.push(ConfiguredBackend {
             name: spec.name.clone(),
             host,
-            service_uuid,
+            service_uuid: ServiceId::from(uuid::Uuid::nil()),
             availability_zone,
             identity: spec.identity(),
             driver,
         });
+    }
+    Ok(configured)
+}
+
+/// Builds every configured backend and records it as a `cinder-volume` service (stable
+/// uuid per host); the process itself is the host's `cinder-scheduler`.
+pub async fn register_backends(
+    store: &Arc<dyn Store>,
+    specs: &[BackendSpec],
+    host_name: &str,
+    clock: &Arc<dyn Clock>,
+) -> Result<Backends, RegisterError> {
+    let mut configured = build_backends(store, specs, host_name, clock)?;
+    for (backend, spec) in configured.iter_mut().zip(specs) {
+        let capabilities = serde_json::to_value(backend.driver.capabilities()).unwrap_or_default();
+        backend.service_uuid = store
+            .register_service(&ServiceRegistration {
+                new_uuid: ServiceId::generate(),
+                host: backend.host.clone(),
+                binary: VOLUME_BINARY,
+                backend_name: spec.name.clone(),
+                driver: spec.driver.name().to_owned(),
+                availability_zone: backend.availability_zone.clone(),
+                capabilities,
+                now: clock.now(),
+            })
+            .await?;
     }
     let zone = configured
         .first()

@@ -35,7 +35,7 @@ pub mod volume_metadata;
 mod volume_sources;
 pub mod volumes;
 
-pub use backends::{keep_reporting, register_backends, RegisterError};
+pub use backends::{build_backends, keep_reporting, register_backends, RegisterError};
 
 use std::sync::Arc;
 
