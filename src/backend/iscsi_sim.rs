@@ -110,52 +110,8 @@ impl Backend for IscsiSimBackend {
         self.storage.overwrite_data(volume_id, data).await
     }
 
-    async fn manageable_volumes(&self) -> Result<Vec<super::Manageable>, BackendError> {
-        self.storage.manageable_volumes().await
-    }
-
-    async fn existing_volume_size(&self, name: &str) -> Result<Option<u64>, BackendError> {
-        self.storage.existing_volume_size(name).await
-    }
-
-    async fn manage_volume(
-        &self,
-        volume_id: VolumeId,
-        name: &str,
-        size_gib: u64,
-    ) -> Result<(), BackendError> {
-        self.storage.manage_volume(volume_id, name, size_gib).await
-    }
-
-    async fn unmanage_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
-        self.storage.unmanage_volume(volume_id).await
-    }
-
-    async fn existing_snapshot_size(
-        &self,
-        volume_id: VolumeId,
-        name: &str,
-    ) -> Result<Option<u64>, BackendError> {
-        self.storage.existing_snapshot_size(volume_id, name).await
-    }
-
-    async fn manage_snapshot(
-        &self,
-        volume_id: VolumeId,
-        snapshot_id: SnapshotId,
-        name: &str,
-    ) -> Result<(), BackendError> {
-        self.storage
-            .manage_snapshot(volume_id, snapshot_id, name)
-            .await
-    }
-
-    async fn unmanage_snapshot(
-        &self,
-        volume_id: VolumeId,
-        snapshot_id: SnapshotId,
-    ) -> Result<(), BackendError> {
-        self.storage.unmanage_snapshot(volume_id, snapshot_id).await
+    fn file_storage(&self) -> Option<&dyn Backend> {
+        Some(&self.storage)
     }
 
     async fn volume_exists(&self, volume_id: VolumeId) -> Result<bool, BackendError> {

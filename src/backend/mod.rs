@@ -271,82 +271,100 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
+    /// The file storage under a backend that keeps its volumes as files of a directory
+    /// (`tgt`, `iscsi-sim`): the adoption methods below go to it.
+    fn file_storage(&self) -> Option<&dyn Backend> {
+        None
+    }
+
     /// Storage of this backend that no volume of the service is: what `manage_volume`
     /// may take (Cinder's `get_manageable_volumes`).
     async fn manageable_volumes(&self) -> Result<Vec<Manageable>, BackendError> {
-        Ok(Vec::new())
+        match self.file_storage() {
+            Some(files) => files.manageable_volumes().await,
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The size in bytes of the storage object `name` (a manage request's
     /// `source-name`); `None` when there is none.
-    async fn existing_volume_size(&self, _name: &str) -> Result<Option<u64>, BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot manage existing storage".to_owned(),
-        ))
+    async fn existing_volume_size(&self, name: &str) -> Result<Option<u64>, BackendError> {
+        match self.file_storage() {
+            Some(files) => files.existing_volume_size(name).await,
+            None => Err(cannot("manage existing storage")),
+        }
     }
 
     /// Takes the storage object `name` as volume `volume_id`: renamed to the volume's
     /// name and grown to `size_gib` GiB (Cinder's `manage_existing`).
     async fn manage_volume(
         &self,
-        _volume_id: VolumeId,
-        _name: &str,
-        _size_gib: u64,
+        volume_id: VolumeId,
+        name: &str,
+        size_gib: u64,
     ) -> Result<(), BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot manage existing storage".to_owned(),
-        ))
+        match self.file_storage() {
+            Some(files) => files.manage_volume(volume_id, name, size_gib).await,
+            None => Err(cannot("manage existing storage")),
+        }
     }
 
     /// Lets go of a volume's storage without removing it (Cinder's `unmanage`): it is
     /// renamed `unmanaged-volume-<id>`, and can be managed again under that name.
-    async fn unmanage_volume(&self, _volume_id: VolumeId) -> Result<(), BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot unmanage volumes".to_owned(),
-        ))
+    async fn unmanage_volume(&self, volume_id: VolumeId) -> Result<(), BackendError> {
+        match self.file_storage() {
+            Some(files) => files.unmanage_volume(volume_id).await,
+            None => Err(cannot("unmanage volumes")),
+        }
     }
 
     /// Snapshots of this backend's volumes that no snapshot of the service is: what
     /// `manage_snapshot` may take (Cinder's `get_manageable_snapshots`).
     async fn manageable_snapshots(&self) -> Result<Vec<ManageableSnapshot>, BackendError> {
-        Ok(Vec::new())
+        match self.file_storage() {
+            Some(files) => files.manageable_snapshots().await,
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The size in bytes of snapshot object `name` of volume `volume_id`; `None` when
     /// there is none.
     async fn existing_snapshot_size(
         &self,
-        _volume_id: VolumeId,
-        _name: &str,
+        volume_id: VolumeId,
+        name: &str,
     ) -> Result<Option<u64>, BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot manage existing snapshots".to_owned(),
-        ))
+        match self.file_storage() {
+            Some(files) => files.existing_snapshot_size(volume_id, name).await,
+            None => Err(cannot("manage existing snapshots")),
+        }
     }
 
     /// Takes snapshot object `name` of volume `volume_id` as snapshot `snapshot_id`,
     /// renamed to the snapshot's name (Cinder's `manage_existing_snapshot`).
     async fn manage_snapshot(
         &self,
-        _volume_id: VolumeId,
-        _snapshot_id: SnapshotId,
-        _name: &str,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+        name: &str,
     ) -> Result<(), BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot manage existing snapshots".to_owned(),
-        ))
+        match self.file_storage() {
+            Some(files) => files.manage_snapshot(volume_id, snapshot_id, name).await,
+            None => Err(cannot("manage existing snapshots")),
+        }
     }
 
     /// Lets go of a snapshot's data without removing it: renamed
     /// `unmanaged-snapshot-<id>`, under which it can be managed again.
     async fn unmanage_snapshot(
         &self,
-        _volume_id: VolumeId,
-        _snapshot_id: SnapshotId,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
     ) -> Result<(), BackendError> {
-        Err(BackendError::Failed(
-            "this backend cannot unmanage snapshots".to_owned(),
-        ))
+        match self.file_storage() {
+            Some(files) => files.unmanage_snapshot(volume_id, snapshot_id).await,
+            None => Err(cannot("unmanage snapshots")),
+        }
     }
 
     /// Whether the volume's storage exists (for consistency checks).
@@ -393,6 +411,11 @@ pub trait Backend: Send + Sync + 'static {
     async fn reconcile(&self, _repair: bool) -> Result<Vec<String>, BackendError> {
         Ok(Vec::new())
     }
+}
+
+/// What a backend answers for an adoption it does not do.
+fn cannot(what: &str) -> BackendError {
+    BackendError::Failed(format!("this backend cannot {what}"))
 }
 
 /// The file name a volume's data has in a backend directory; derived from the uuid only,

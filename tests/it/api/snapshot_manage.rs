@@ -186,7 +186,46 @@ async fn refusals_use_cinders_words(app: TestApp) {
     app.assert_consistent(&volume).await;
 }
 
+/// A backend over file storage (`iscsi-sim`, as `tgt`) adopts through that storage.
+async fn backends_over_files_adopt_through_them(app: TestApp) {
+    let dir = app.volumes_dir.join("iscsi");
+    let spec = format!("iscsi=iscsi-sim,dir={}", dir.display());
+    let app = app.with_backends(&[spec.as_str()]).await;
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let snapshot = snapshot_of(&app, &volume).await;
+    let action = format!("/v3/p1/snapshots/{snapshot}/action");
+    let unmanaged = admin(
+        &app,
+        Method::POST,
+        &action,
+        Some(json!({"os-unmanage": {}})),
+    )
+    .await;
+    assert_eq!(unmanaged.status, 202, "{}", unmanaged.text);
+    assert!(dir.join(format!("unmanaged-snapshot-{snapshot}")).exists());
+    let body = manage_body(&volume, &format!("unmanaged-snapshot-{snapshot}"));
+    let managed = admin(&app, Method::POST, "/v3/p1/os-snapshot-manage", Some(body)).await;
+    assert_eq!(managed.status, 202, "{}", managed.text);
+    let id = str_of(&managed.json["snapshot"], "id");
+    assert!(dir.join(format!("snapshot-{id}")).exists());
+    let action = format!("/v3/p1/volumes/{volume}/action");
+    let refused = admin(
+        &app,
+        Method::POST,
+        &action,
+        Some(json!({"os-unmanage": {}})),
+    )
+    .await;
+    assert_eq!(
+        refused.status, 400,
+        "a volume with snapshots stays: {}",
+        refused.text
+    );
+    app.assert_consistent(&volume).await;
+}
+
 backend_tests!(
     snapshots_are_unmanaged_and_managed_again,
-    refusals_use_cinders_words
+    refusals_use_cinders_words,
+    backends_over_files_adopt_through_them
 );
