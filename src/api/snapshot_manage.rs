@@ -19,7 +19,6 @@ use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::query::CinderQuery;
 use super::volume_manage::{bad, listed_host, manageable_item, sorted};
-use super::volume_metadata::metadata_schema;
 use crate::api::AppState;
 use crate::service::snapshot_manage::ManageSnapshot;
 
@@ -32,9 +31,7 @@ pub fn router() -> Router<AppState> {
 
 /// Cinder's `snapshot_manage.create` schema.
 static MANAGE: LazyLock<Value> = LazyLock::new(|| {
-    let text = json!({"type": ["string", "null"], "minLength": 0, "maxLength": 255});
-    let mut metadata = metadata_schema();
-    metadata["type"] = json!(["object", "null"]);
+    let (text, metadata) = super::snapshots::text_and_metadata_schemas();
     json!({
         "type": "object",
         "properties": {

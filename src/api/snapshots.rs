@@ -55,10 +55,17 @@ struct KeyPath {
     key: String,
 }
 
-static CREATE: LazyLock<Value> = LazyLock::new(|| {
+/// The schemas of a new snapshot's name or description and of its metadata, as a create
+/// and a manage take them (either may be null).
+pub(super) fn text_and_metadata_schemas() -> (Value, Value) {
     let text = json!({"type": ["string", "null"], "maxLength": 255});
     let mut metadata = metadata_schema();
     metadata["type"] = json!(["object", "null"]);
+    (text, metadata)
+}
+
+static CREATE: LazyLock<Value> = LazyLock::new(|| {
+    let (text, metadata) = text_and_metadata_schemas();
     json!({
         "type": "object",
         "properties": {

@@ -11,7 +11,7 @@ use super::Service;
 use crate::backend::manage::whole_gib;
 use crate::domain::error::ManageError;
 use crate::domain::ids::SnapshotId;
-use crate::domain::snapshot::{NewSnapshot, Snapshot, SnapshotStatus};
+use crate::domain::snapshot::{Snapshot, SnapshotStatus};
 use crate::domain::{DomainError, RequestContext};
 use crate::policy::{rules, Target};
 
@@ -92,18 +92,9 @@ impl Service {
             Ok(None) => return Err(invalid_reference(name, "the backend has no such object.")),
             Err(err) => return Err(invalid_reference(name, &err.to_string())),
         }
-        super::volume_metadata::metadata_fits(&request.metadata)?;
-        let new = NewSnapshot {
-            id: SnapshotId::generate(),
-            volume_id: volume.id,
-            user_id: caller.user_id.clone(),
-            project_id: volume.project_id.clone(),
-            name: request.name,
-            description: request.description,
-            metadata: request.metadata,
-            in_use_allowed: true,
-            created_at: self.clock.now(),
-        };
+        // Cinder forces a managed snapshot: an in-use volume is fine.
+        let text = (request.name, request.description);
+        let new = self.new_snapshot(caller, &volume, text, request.metadata, true)?;
         self.record_snapshot(&new, &volume).await?;
         let taken = backend
             .driver

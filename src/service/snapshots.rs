@@ -83,18 +83,13 @@ impl Service {
         let volume = self
             .volume_to_snapshot(caller, &request.volume_id, rules::SNAPSHOT_CREATE)
             .await?;
-        super::volume_metadata::metadata_fits(&request.metadata)?;
-        let new = NewSnapshot {
-            id: SnapshotId::generate(),
-            volume_id: volume.id,
-            user_id: caller.user_id.clone(),
-            project_id: volume.project_id.clone(),
-            name: request.name,
-            description: request.description,
-            metadata: request.metadata,
-            in_use_allowed: request.in_use_allowed,
-            created_at: self.clock.now(),
-        };
+        let new = self.new_snapshot(
+            caller,
+            &volume,
+            (request.name, request.description),
+            request.metadata,
+            request.in_use_allowed,
+        )?;
         self.record_snapshot(&new, &volume).await?;
         // The backend work runs to its end even if the client goes away.
         let service = self.clone();
@@ -124,6 +119,31 @@ impl Service {
         let volume = self.volume_under_rule(caller, id, rule).await?;
         self.ensure_not_frozen(&volume).await?;
         Ok(volume)
+    }
+
+    /// A new snapshot of `volume` by `caller` (a create or a manage), its metadata
+    /// checked; `text` is its name and description.
+    pub(super) fn new_snapshot(
+        &self,
+        caller: &RequestContext,
+        volume: &Volume,
+        text: (Option<String>, Option<String>),
+        metadata: BTreeMap<String, String>,
+        in_use_allowed: bool,
+    ) -> Result<NewSnapshot, DomainError> {
+        super::volume_metadata::metadata_fits(&metadata)?;
+        let (name, description) = text;
+        Ok(NewSnapshot {
+            id: SnapshotId::generate(),
+            volume_id: volume.id,
+            user_id: caller.user_id.clone(),
+            project_id: volume.project_id.clone(),
+            name,
+            description,
+            metadata,
+            in_use_allowed,
+            created_at: self.clock.now(),
+        })
     }
 
     /// Records a new snapshot `creating` (quota checked), or says why not.
