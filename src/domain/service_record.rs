@@ -1,6 +1,6 @@
 //! The services a deployment runs, as `os-services` and `os-hosts` show them: one
-//! `cinder-scheduler` per host name (this process places volumes) and one
-//! `cinder-volume` per configured backend (`host@backend`).
+//! `cinder-scheduler` and one `cinder-backup` per host name (this process places volumes
+//! and keeps backups) and one `cinder-volume` per configured backend (`host@backend`).
 
 use chrono::{DateTime, Utc};
 
@@ -8,6 +8,7 @@ use super::ids::ServiceId;
 
 pub const SCHEDULER_BINARY: &str = "cinder-scheduler";
 pub const VOLUME_BINARY: &str = "cinder-volume";
+pub const BACKUP_BINARY: &str = "cinder-backup";
 
 /// Seconds without a heartbeat after which a service is `down` (Cinder's
 /// `service_down_time`).

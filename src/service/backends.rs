@@ -6,7 +6,7 @@ use super::exports::StoreRecords;
 use crate::backend::{BackendSpec, Backends, ConfiguredBackend};
 use crate::clock::Clock;
 use crate::domain::ids::ServiceId;
-use crate::domain::service_record::{SCHEDULER_BINARY, VOLUME_BINARY};
+use crate::domain::service_record::{BACKUP_BINARY, SCHEDULER_BINARY, VOLUME_BINARY};
 use crate::store::{ServiceRegistration, Store, StoreError};
 
 /// How often the services of this process report that they are alive (Cinder's
@@ -55,7 +55,8 @@ pub fn build_backends(
 }
 
 /// Builds every configured backend and records it as a `cinder-volume` service (stable
-/// uuid per host); the process itself is the host's `cinder-scheduler`.
+/// uuid per host); the process itself is the host's `cinder-scheduler` and its
+/// `cinder-backup` (it keeps the backups).
 pub async fn register_backends(
     store: &Arc<dyn Store>,
     specs: &[BackendSpec],
@@ -81,18 +82,20 @@ pub async fn register_backends(
     let zone = configured
         .first()
         .map_or_else(|| "nova".to_owned(), |b| b.availability_zone.clone());
-    store
-        .register_service(&ServiceRegistration {
-            new_uuid: ServiceId::generate(),
-            host: host_name.to_owned(),
-            binary: SCHEDULER_BINARY,
-            backend_name: String::new(),
-            driver: String::new(),
-            availability_zone: zone,
-            capabilities: serde_json::Value::Null,
-            now: clock.now(),
-        })
-        .await?;
+    for binary in [SCHEDULER_BINARY, BACKUP_BINARY] {
+        store
+            .register_service(&ServiceRegistration {
+                new_uuid: ServiceId::generate(),
+                host: host_name.to_owned(),
+                binary,
+                backend_name: String::new(),
+                driver: String::new(),
+                availability_zone: zone.clone(),
+                capabilities: serde_json::Value::Null,
+                now: clock.now(),
+            })
+            .await?;
+    }
     Ok(Backends::new(configured).with_scheduler_host(host_name.to_owned()))
 }
 

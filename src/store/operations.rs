@@ -47,7 +47,8 @@ pub struct StatusCounts {
 pub struct ServiceRegistration {
     pub new_uuid: ServiceId,
     pub host: String,
-    /// `cinder-volume` for a backend, `cinder-scheduler` for the process itself.
+    /// `cinder-volume` for a backend, `cinder-scheduler` and `cinder-backup` for the
+    /// process itself.
     pub binary: &'static str,
     pub backend_name: String,
     pub driver: String,
@@ -88,11 +89,11 @@ const REGISTER_SERVICE: &str = "\
     insert into services (uuid, host, binary_name, backend_name, driver, availability_zone, \
                           capabilities, created_at, deleted) \
     values ($1, $2, $8, $3, $4, $5, $6, $7, false) \
-    on conflict (host) where deleted = false do nothing";
+    on conflict (host, binary_name) where deleted = false do nothing";
 
 const REFRESH_SERVICE: &str = "\
     update services set driver = $2, availability_zone = $3, capabilities = $4, updated_at = $5 \
-     where host = $1 and deleted = false returning uuid";
+     where host = $1 and binary_name = $6 and deleted = false returning uuid";
 
 #[async_trait]
 impl<D: Database> Operations for SqlStore<D> {
@@ -200,7 +201,8 @@ impl<D: Database> Operations for SqlStore<D> {
             .bind(&service.driver)
             .bind(&service.availability_zone)
             .bind(&capabilities)
-            .bind(service.now);
+            .bind(service.now)
+            .bind(service.binary);
         let (uuid,): (ServiceId,) = tx
             .fetch_optional(refresh)
             .await?

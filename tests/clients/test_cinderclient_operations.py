@@ -19,7 +19,7 @@ def rows(output):
 def test_service_views(cinder):
     services = rows(cinder("service-list").stdout)
     binaries = sorted(r[0] for r in services)
-    assert binaries == ["cinder-scheduler", "cinder-volume"], services
+    assert binaries == ["cinder-backup", "cinder-scheduler", "cinder-volume"], services
     volume = next(r for r in services if r[0] == "cinder-volume")
     host = volume[1]
     assert host.endswith("@file") and volume[3] == "enabled" and volume[4] == "up", volume

@@ -35,12 +35,31 @@ async fn services_list_and_filter(app: TestApp) {
         .expect("the scheduler");
     assert_eq!(scheduler["host"], json!(node));
     assert!(scheduler.get("frozen").is_none());
+    // The process keeps the backups too, under the same host name as Cinder's
+    // cinder-backup.
+    let backup = services
+        .iter()
+        .find(|s| s["binary"] == "cinder-backup")
+        .expect("the backup service");
+    assert_eq!(backup["host"], json!(node));
+    assert_eq!(backup["state"], "up");
+    assert_eq!(backup["status"], "enabled");
+    assert!(backup.get("frozen").is_none());
     // `host` matches the host and its backends, `binary` the binary.
     let on_node = app
         .get(&format!("/v3/p1/os-services?host={node}"))
         .send()
         .await;
-    assert_eq!(on_node.json["services"].as_array().unwrap().len(), 2);
+    let binaries: Vec<&str> = on_node.json["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["binary"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        binaries,
+        ["cinder-volume", "cinder-scheduler", "cinder-backup"]
+    );
     let volumes_only = app
         .get(&format!(
             "/v3/p1/os-services?host={node}&binary=cinder-volume"
@@ -248,7 +267,15 @@ async fn hosts_list_and_usage(app: TestApp) {
     let listed = app.get("/v3/p1/os-hosts").send().await;
     assert_eq!(listed.status, 200, "{}", listed.text);
     let hosts = listed.json["hosts"].as_array().unwrap();
-    assert_eq!(hosts.len(), 2, "the backend and the scheduler");
+    let services: Vec<&str> = hosts
+        .iter()
+        .map(|h| h["service"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        services,
+        ["cinder-volume", "cinder-scheduler", "cinder-backup"],
+        "the backend, the scheduler and the backup service"
+    );
     let backend = hosts
         .iter()
         .find(|h| h["host_name"] == json!(host))
