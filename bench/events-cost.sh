@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Where the events' PostgreSQL CPU goes (issue 41, goal 2), with no application at all:
+# pgbench replays one attach cycle (bench/cycle.sql) and variants of it made here, on a
+# fresh database each, alternating ROUNDS times. Per run: cycles/s and the CPU the
+# database (the machine's busy time less pgbench's own) spends per cycle, and that over
+# the mean of `no-events`. The variants are measurements, not designs: `folded` and
+# `cheap-payload` would record wrong payloads.
+#
+#   events         the cycle as the store runs it (six events in four statements)
+#   no-events      every events statement and CTE removed: the work of `--events off`
+#   cheap-payload  the events recorded with an empty payload (no JSON built)
+#   folded         each events statement that follows a write moved into that write's
+#                  statement as a CTE (three statements fewer; the payload then reads the
+#                  rows as they were before the write)
+#   folded-cheap   both of the above
+#   no-indexes     the events table without its primary key and three indexes
+#   unlogged       the events table unlogged (no WAL)
+#
+# Usage: bench/events-cost.sh [ROUNDS] [SECONDS] [CLIENTS]   (VARIANTS="events no-events ...")
+# Needs pgbench, PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432) and a
+# cinder-attach binary for the schema (BIN, default target/release/cinder-attach).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds="${1:-3}" seconds="${2:-10}" clients="${3:-16}"
+server="${PGURL:-postgres://postgres@127.0.0.1:5432}"
+bin="${BIN:-target/release/cinder-attach}"
+read -ra variants <<< "${VARIANTS:-events no-events cheap-payload folded folded-cheap no-indexes unlogged}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+python3 - bench/cycle.sql "$work" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+out = sys.argv[2]
+
+def is_events(line):
+    return line.startswith("with p as materialized") and "insert into events" in line
+
+def without_events(line):
+    # A write whose first CTE records the events as the rows were before it.
+    if line.startswith("with w0 as (with p") and "insert into events" in line:
+        return "with w1 as (" + line[line.index("), w1 as (") + len("), w1 as ("):]
+    return line
+
+def cheap(line):
+    while "json_build_object('tenant_id'" in line:
+        start = line.index("json_build_object('tenant_id'")
+        line = line[:start] + "''" + line[line.index("::text as payload", start):]
+    return line
+
+def folded(lines):
+    result = []
+    for line in lines:
+        if is_events(line) and result and result[-1].startswith("with "):
+            write = result.pop()
+            line = "with e as (" + line.rstrip(";") + "), " + write[len("with "):]
+        result.append(line)
+    return result
+
+def write(name, lines):
+    open(f"{out}/{name}.sql", "w").write("\n".join(lines))
+
+write("events", lines)
+write("no-events", [without_events(l) for l in lines if not is_events(l)])
+write("cheap-payload", [cheap(l) for l in lines])
+write("folded", folded(lines))
+write("folded-cheap", [cheap(l) for l in folded(lines)])
+write("no-indexes", lines)
+write("unlogged", lines)
+PY
+
+schema_change() {
+  case "$1" in
+    no-indexes) echo "alter table events drop constraint events_pkey; drop index events_pending, events_volume, events_created" ;;
+    unlogged) echo "alter table events set unlogged" ;;
+    *) echo "select 1" ;;
+  esac
+}
+
+busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat; }
+
+run() { # variant
+  local db="events_cost_$$" before after report
+  psql "$server/postgres" -qc "drop database if exists $db with (force)" -c "create database $db" 2>/dev/null
+  "$bin" migrate --database-url "$server/$db" >/dev/null
+  psql "$server/$db" -q -o /dev/null -c "$(schema_change "$1")" -c "
+    insert into volumes (id, project_id, host, size, status, attach_status, volume_type_id, created_at, deleted)
+    select md5('bench' || n)::uuid, 'p', 'h@file#file', 1, 'available', 'detached',
+           (select id from volume_types where name = '__DEFAULT__'), now(), false
+      from generate_series(0, $clients - 1) as n" -c checkpoint
+  before="$(busy_ticks)"
+  report="$({ /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -M prepared -f "$work/$1.sql" \
+              -c "$clients" -j 2 -T "$seconds" "$server/$db"; } 2>&1)"
+  after="$(busy_ticks)"
+  psql "$server/postgres" -qc "drop database if exists $db with (force)"
+  REPORT="$report" python3 - "$1" "$before" "$after" "$(getconf CLK_TCK)" <<'PY' | tee -a "$work/results"
+import os, re, sys
+name, before, after, hz = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+report = os.environ["REPORT"]
+tps = float(re.search(r"^tps = ([0-9.]+)", report, re.M).group(1))
+cycles = int(re.search(r"actually processed: (\d+)", report).group(1))
+user, system = map(float, re.search(r"pgbench-cpu ([0-9.]+) ([0-9.]+)", report).groups())
+database_ms = ((after - before) / hz - user - system) * 1000 / cycles
+print(f"{name} {tps:.1f} {database_ms:.3f}")
+PY
+}
+
+for _ in $(seq 1 "$rounds"); do
+  for variant in "${variants[@]}"; do run "$variant" >/dev/null; done
+done
+python3 - "$work/results" <<'PY'
+import statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, tps, ms = line.split()
+    runs.setdefault(name, []).append((float(tps), float(ms)))
+base = statistics.mean(ms for _, ms in runs.get("no-events", [(0, float("nan"))]))
+print(f"{'variant':14s} {'cycles/s':>22s} {'database CPU ms/cycle':>24s}  / no-events")
+for name, rs in runs.items():
+    tps = ", ".join(f"{t:.0f}" for t, _ in rs)
+    ms = ", ".join(f"{m:.2f}" for _, m in rs)
+    print(f"{name:14s} {tps:>22s} {ms:>24s}  {statistics.mean(m for _, m in rs) / base:.2f}")
+PY
