@@ -105,7 +105,7 @@ impl Service {
                 found.status
             )));
         }
-        self.backup_settings()?;
+        self.backup_service().await?;
         Ok((backup::POSIX_SERVICE.to_owned(), encode(&found)))
     }
 
@@ -119,7 +119,7 @@ impl Service {
     ) -> Result<Backup, DomainError> {
         self.policy
             .enforce(rules::BACKUP_IMPORT, caller, &Target::caller(caller))?;
-        let settings = self.backup_settings()?;
+        let settings = self.backup_service().await?;
         if service != backup::POSIX_SERVICE {
             return Err(invalid(format!(
                 "Import record failed, cannot find backup service to perform the import. \

@@ -13,6 +13,7 @@ use crate::domain::error::BackupError;
 use crate::domain::ids::{BackupId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::quota::QuotaOwner;
+use crate::domain::service_record::BACKUP_BINARY;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
 use crate::store::{BackupRefusal, RestoreBlock};
@@ -68,6 +69,20 @@ impl Service {
             .backups
             .as_ref()
             .ok_or_else(|| BackupError::NoService.into())
+    }
+
+    /// The backup service, for a request: as Cinder, none (503) while an admin keeps
+    /// this host's `cinder-backup` disabled (`os-services/disable`).
+    pub(super) async fn backup_service(&self) -> Result<&BackupSettings, DomainError> {
+        let settings = self.backup_settings()?;
+        let rows = self
+            .store
+            .list_services(Some(&settings.host), Some(BACKUP_BINARY))
+            .await?;
+        if rows.iter().any(|s| s.host == settings.host && s.disabled) {
+            return Err(BackupError::NoService.into());
+        }
+        Ok(settings)
     }
 
     /// A backup the caller may see: another project's is "not found" to non-admins.
@@ -158,7 +173,7 @@ impl Service {
             }
             None => backup::default_container(volume.id),
         };
-        let settings = self.backup_settings()?;
+        let settings = self.backup_service().await?;
         let new = NewBackup {
             id: BackupId::generate(),
             volume_id: volume.id,
@@ -230,7 +245,7 @@ impl Service {
         let target = Target::project(&found.project_id);
         self.policy
             .enforce(rules::BACKUP_RESET_STATUS, caller, &target)?;
-        self.backup_settings()?;
+        self.backup_service().await?;
         let now = self.clock.now();
         match self
             .store
@@ -257,7 +272,7 @@ impl Service {
         };
         let target = Target::project(&found.project_id);
         self.policy.enforce(rule, caller, &target)?;
-        self.backup_settings()?;
+        self.backup_service().await?;
         let now = self.clock.now();
         let (found, before) = match self.store.begin_backup_delete(found.id, force, now).await? {
             Outcome::Done(done) => done,
@@ -291,7 +306,7 @@ impl Service {
         if found.status != BackupStatus::Available {
             return Err(restore_refused(RestoreRefusal::BackupStatus));
         }
-        self.backup_settings()?;
+        self.backup_service().await?;
         let (volume, is_new) = match volume_id {
             Some(volume_id) => {
                 let uuid = VolumeId::parse(&volume_id)
@@ -360,7 +375,7 @@ impl Service {
             ))
             .into());
         }
-        self.backup_settings()?;
+        self.backup_service().await?;
         request.size = Some(size);
         request.backup_id = None;
         // Boxed: `create_volume` is what called this (an async fn cannot hold itself).

@@ -258,6 +258,34 @@ async fn refusals_use_cinders_words(app: TestApp) {
     );
     let bad = backup_of(&app, json!({"volume_id": volume, "container": "../etc"})).await;
     assert_eq!(bad.status, 400, "{}", bad.text);
+
+    // An admin who disables the host's cinder-backup stops backups, as in Cinder.
+    let service = json!({"host": "test-host", "binary": "cinder-backup"});
+    for (action, status) in [("disable", 503), ("enable", 202)] {
+        let path = format!("/v3/p1/os-services/{action}");
+        let set = admin(&app, Method::PUT, &path, Some(service.clone())).await;
+        assert_eq!(set.status, 200, "{}", set.text);
+        let fields = json!({"volume_id": volume, "force": true});
+        let tried = backup_of(&app, fields).await;
+        assert_eq!(tried.status, status, "{action}: {}", tried.text);
+        if status == 503 {
+            tried.assert_fault(
+                503,
+                "serviceUnavailable",
+                "Service cinder-backup could not be found.",
+            );
+        } else {
+            let id = str_of(&tried.json["backup"], "id");
+            wait_backup(&app, &id, "available").await;
+            let path = format!("/v3/p1/backups/{id}");
+            assert_eq!(member(&app, Method::DELETE, &path, None).await.status, 202);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while admin(&app, Method::GET, &path, None).await.status != 404 {
+                assert!(Instant::now() < deadline, "the backup was never deleted");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
     let forced = backed_up(&app, json!({"volume_id": volume, "force": true})).await;
     assert_eq!(app.volume_status(&volume).await, "in-use");
     let id = str_of(&forced, "id");
