@@ -11,8 +11,12 @@
 # volume (1024 MiB) per run and the ratios of the medians.
 #
 # DATA=text fills with base64 of random bytes instead (compresses to about 3/4).
+# TARGET=ceph keeps the backups on the Ceph cluster CEPH_CONF describes (as client.admin,
+# in the pool CEPH_BACKUP_POOL, default `backups`; scripts/start-ceph makes one) instead
+# of a directory; the incremental backup's stored bytes are then what its image holds of
+# its own (`rbd du`).
 #
-# Usage: [DATA=random|text] bench/backup.sh [ROUNDS] [FILL_MIB]
+# Usage: [DATA=random|text] [TARGET=posix|ceph] bench/backup.sh [ROUNDS] [FILL_MIB]
 # Needs target/release/cinder-attach (cargo build --release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +32,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-SERVER_ARGS=(--backup-posix-path "$scratch/backups")
+target="${TARGET:-posix}" backup_pool="${CEPH_BACKUP_POOL:-backups}"
+if [ "$target" = ceph ]; then
+  : "${CEPH_CONF:?TARGET=ceph needs CEPH_CONF (eval \"\$(scripts/start-ceph)\")}"
+  SERVER_ARGS=(--backup-driver ceph --backup-ceph-conf "$CEPH_CONF" --backup-ceph-user admin
+    --backup-ceph-pool "$backup_pool")
+else
+  SERVER_ARGS=(--backup-posix-path "$scratch/backups")
+fi
 start_server "$bin" sqlite "$port"
 api="http://127.0.0.1:$port/v3/bench"
 auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json' -H 'OpenStack-API-Version: volume 3.64')
@@ -86,7 +97,12 @@ for _ in $(seq 1 "$rounds"); do
   incremental="$(curl -sf "${auth[@]}" -d "{\"backup\": {\"volume_id\": \"$volume\", \"incremental\": true}}" "$api/backups" | field backup id)"
   wait_status backup "$incremental" available
   end="$(now)"
-  stored="$(find "$scratch/backups" -name "backup-$incremental.data" -printf '%s')"
+  if [ "$target" = ceph ]; then
+    stored="$(rbd -c "$CEPH_CONF" du --format json 2>/dev/null "$backup_pool/volume-$volume.backup-$incremental" |
+      python3 -c 'import json, sys; print(sum(i["used_size"] for i in json.load(sys.stdin)["images"]))')"
+  else
+    stored="$(find "$scratch/backups" -name "backup-$incremental.data" -printf '%s')"
+  fi
   python3 -c "print(f'incremental 1 MiB changed: {$end - $start:.2f} s, {$stored / 1048576:.2f} MiB stored')"
   curl -sf -X DELETE "${auth[@]}" "$api/backups/$incremental" >/dev/null
   curl -sf -X DELETE "${auth[@]}" "$api/backups/$backup" >/dev/null

@@ -70,8 +70,13 @@ impl Blocks {
     }
 }
 
+/// Whether `block` holds only zeros: compared a piece at a time with zeros (`memcmp`),
+/// many times faster than a loop over the bytes, unoptimised builds (the tests) above all.
 pub fn is_zero(block: &[u8]) -> bool {
-    block.iter().all(|b| *b == 0)
+    static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
+    block
+        .chunks(ZEROS.len())
+        .all(|piece| piece == &ZEROS[..piece.len()])
 }
 
 fn failed(what: &str, err: impl std::fmt::Display) -> BackendError {

@@ -44,6 +44,26 @@ pub struct ChunkRef {
 }
 
 impl Manifest {
+    /// The manifest of the backup at `location`, of a volume of `size_bytes`.
+    pub fn new(
+        location: &super::Location,
+        size_bytes: u64,
+        objects: Vec<String>,
+        chunks: Vec<ChunkRef>,
+        volume: VolumeRecord,
+    ) -> Manifest {
+        Manifest {
+            format: FORMAT.to_owned(),
+            backup_id: location.backup_id.clone(),
+            volume_id: location.volume_id.clone(),
+            size_bytes,
+            chunk_size: CHUNK as u64,
+            objects,
+            chunks,
+            volume,
+        }
+    }
+
     /// How many chunks the volume is cut into.
     pub fn chunk_count(&self) -> u64 {
         self.size_bytes.div_ceil(self.chunk_size.max(1))

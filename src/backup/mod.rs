@@ -1,10 +1,13 @@
 //! The backup repository: where backups keep a volume's data, apart from its backend.
 //! A POSIX directory, as Cinder's `posix` driver uses one (a local disk, or an NFS or
-//! CephFS mount shared by every host of the service). A volume is cut into chunks of
-//! `manifest::CHUNK` bytes; each chunk is checksummed (SHA-256) and stored compressed
-//! (zlib) unless it is all zeros, or, for an incremental backup, unless the parent holds
-//! the same bytes at the same place. A restore checks every chunk it reads.
+//! CephFS mount shared by every host of the service), or a Ceph pool, as Cinder's `ceph`
+//! driver. A volume is cut into chunks of `manifest::CHUNK` bytes; each chunk is
+//! checksummed (SHA-256) and stored (compressed, in a directory) unless it is all zeros,
+//! or, for an incremental backup, unless the parent holds the same bytes at the same
+//! place. A restore checks every chunk it reads.
 
+mod ceph;
+mod chunks;
 pub mod manifest;
 mod posix;
 
@@ -16,6 +19,10 @@ use axum::body::Bytes;
 use tokio::sync::mpsc;
 
 pub use manifest::{Manifest, VolumeRecord};
+
+use crate::backend::rbd::ceph::ClientConfig;
+use crate::domain::backup as rules;
+use crate::domain::ids::VolumeId;
 
 /// Where one backup's objects are: a directory under the repository, and the name its
 /// objects start with there (`container` and `service_metadata` of its record).
@@ -59,10 +66,24 @@ pub struct Progress {
     pub cancelled: AtomicBool,
 }
 
-/// A repository on a directory.
+/// What a backup being written is told from outside.
+struct Watch<'a> {
+    /// Bytes of the volume read so far.
+    done: &'a AtomicU64,
+    /// Set to stop early (the backup was deleted meanwhile).
+    cancelled: &'a AtomicBool,
+}
+
+/// Where backups are kept: a directory, or a Ceph pool.
 #[derive(Debug, Clone)]
 pub struct Repository {
-    root: PathBuf,
+    store: Store,
+}
+
+#[derive(Debug, Clone)]
+enum Store {
+    Posix(PathBuf),
+    Ceph(Arc<ceph::CephStore>),
 }
 
 fn interrupted(err: tokio::task::JoinError) -> String {
@@ -70,12 +91,55 @@ fn interrupted(err: tokio::task::JoinError) -> String {
 }
 
 impl Repository {
+    /// A repository on the directory `root` (Cinder's `posix` driver).
     pub fn new(root: PathBuf) -> Self {
-        Repository { root }
+        Repository {
+            store: Store::Posix(root),
+        }
     }
 
-    pub fn root(&self) -> &std::path::Path {
-        &self.root
+    /// A repository on the cluster `client` reaches, in `pool` unless a backup's
+    /// container names another (Cinder's `ceph` driver).
+    pub fn ceph(client: ClientConfig, pool: String) -> Self {
+        Repository {
+            store: Store::Ceph(Arc::new(ceph::CephStore::new(client, pool))),
+        }
+    }
+
+    /// The driver `export_record` names, and the only one `import_record` takes.
+    pub fn driver(&self) -> &'static str {
+        match &self.store {
+            Store::Posix(_) => rules::POSIX_SERVICE,
+            Store::Ceph(_) => rules::CEPH_SERVICE,
+        }
+    }
+
+    /// The container of a backup whose request names none: a directory made from the
+    /// volume's id, or the pool.
+    pub fn default_container(&self, volume: VolumeId) -> String {
+        match &self.store {
+            Store::Posix(_) => rules::default_container(volume),
+            Store::Ceph(store) => store.pool().to_owned(),
+        }
+    }
+
+    /// Checks a container a request names: a relative path, or a pool's name.
+    pub fn check_container(&self, container: &str) -> Result<(), String> {
+        match &self.store {
+            Store::Posix(_) => rules::check_container(container),
+            Store::Ceph(_) => rules::check_pool_container(container),
+        }
+    }
+
+    /// Runs `work` on the repository off the async threads.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Store) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || work(&store))
+            .await
+            .map_err(interrupted)?
     }
 
     /// Stores the volume's data arriving on `data` (in order, until the sender closes
@@ -89,28 +153,34 @@ impl Repository {
         record: VolumeRecord,
         progress: Arc<Progress>,
     ) -> Result<Written, String> {
-        let root = self.root.clone();
-        tokio::task::spawn_blocking(move || {
-            let parent = match &parent {
-                Some(parent) => Some(posix::read_manifest(&root, parent)?),
-                None => None,
-            };
-            let watch = posix::Watch {
+        self.blocking(move |store| {
+            let watch = Watch {
                 done: &progress.done,
                 cancelled: &progress.cancelled,
             };
-            posix::write_backup(&root, &location, parent.as_ref(), data, record, watch)
+            match store {
+                Store::Posix(root) => {
+                    let parent = match &parent {
+                        Some(parent) => Some(posix::read_manifest(root, parent)?),
+                        None => None,
+                    };
+                    posix::write_backup(root, &location, parent.as_ref(), data, record, watch)
+                }
+                Store::Ceph(ceph) => {
+                    ceph.write_backup(&location, parent.as_ref(), data, record, watch)
+                }
+            }
         })
         .await
-        .map_err(interrupted)?
     }
 
     /// The manifest of the backup at `location`.
     pub async fn manifest(&self, location: Location) -> Result<Manifest, String> {
-        let root = self.root.clone();
-        tokio::task::spawn_blocking(move || posix::read_manifest(&root, &location))
-            .await
-            .map_err(interrupted)?
+        self.blocking(move |store| match store {
+            Store::Posix(root) => posix::read_manifest(root, &location),
+            Store::Ceph(ceph) => ceph.read_manifest(&location),
+        })
+        .await
     }
 
     /// Sends the data of the backup described by `manifest` into `sink`, in order.
@@ -120,20 +190,20 @@ impl Repository {
         sink: mpsc::Sender<Bytes>,
         progress: Arc<Progress>,
     ) -> Result<(), String> {
-        let root = self.root.clone();
-        tokio::task::spawn_blocking(move || {
-            posix::read_backup(&root, &manifest, sink, &progress.done)
+        self.blocking(move |store| match store {
+            Store::Posix(root) => posix::read_backup(root, &manifest, sink, &progress.done),
+            Store::Ceph(ceph) => ceph.read_backup(&manifest, sink, &progress.done),
         })
         .await
-        .map_err(interrupted)?
     }
 
     /// Removes the backup's own objects.
     pub async fn remove(&self, location: Location) -> Result<(), String> {
-        let root = self.root.clone();
-        tokio::task::spawn_blocking(move || posix::remove_backup_files(&root, &location))
-            .await
-            .map_err(interrupted)?
+        self.blocking(move |store| match store {
+            Store::Posix(root) => posix::remove_backup_files(root, &location),
+            Store::Ceph(ceph) => ceph.remove_backup(&location),
+        })
+        .await
     }
 }
 

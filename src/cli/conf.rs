@@ -272,13 +272,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     policy_file(&mut t)?;
     notifications(&mut t)?;
     images::image_options(&mut t)?;
-    // Cinder's posix backup driver's directory; other backup drivers are not built.
-    t.map(
-        "DEFAULT",
-        "backup_posix_path",
-        "backup_posix_path",
-        not_empty,
-    )?;
+    backups::backup_options(&mut t)?;
     let ignored = options
         .keys()
         .filter(|k| !t.used.contains(k))
@@ -630,6 +624,7 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
     Ok(())
 }
 
+mod backups;
 mod images;
 mod keys;
 

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
+mod backup_args;
 pub mod conf;
 mod image_args;
 mod key_args;
 
+pub use backup_args::{BackupArgs, BackupDriver};
 pub use conf::{ConfError, FileSettings};
 pub use image_args::ImageArgs;
 pub use key_args::{KeyArgs, KeyBackend};
@@ -568,19 +570,8 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub images: ImageArgs,
 
-    /// The directory backups are kept in (`backup_posix_path`): a disk apart from the
-    /// volumes' storage, or a mount every host of the service shares.
-    #[arg(
-        long,
-        env = "CINDER_ATTACH_BACKUP_POSIX_PATH",
-        default_value = "data/backups"
-    )]
-    pub backup_posix_path: std::path::PathBuf,
-
-    /// Seconds a backup or restore may go untouched before it counts as stopped (its
-    /// service died) and is ended; running work touches it several times as often.
-    #[arg(long, env = "CINDER_ATTACH_BACKUP_STALE_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
-    pub backup_stale_after: u64,
+    #[command(flatten)]
+    pub backups: BackupArgs,
 
     /// Address to listen on.
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]

@@ -90,9 +90,9 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             ),
             enable_force_upload: args.images.enable_force_upload,
             backups: Some(BackupSettings {
-                repository: crate::backup::Repository::new(args.backup_posix_path.clone()),
+                repository: args.backups.repository(),
                 host: args.backends.host_name(),
-                stale_after: std::time::Duration::from_secs(args.backup_stale_after),
+                stale_after: std::time::Duration::from_secs(args.backups.backup_stale_after),
             }),
         }),
         gates: Arc::new(VolumeGates::new(match store.kind() {

@@ -29,6 +29,9 @@ string_enum! {
 /// takes records of this service only. Cinder's tempest checks the prefix.
 pub const POSIX_SERVICE: &str = "cinder.backup.drivers.posix.PosixBackupDriver";
 
+/// The same for a repository on a Ceph pool (Cinder's `ceph` driver).
+pub const CEPH_SERVICE: &str = "cinder.backup.drivers.ceph.CephBackupDriver";
+
 /// The volume id of a backup record being imported, until its record is read (Cinder's
 /// `IMPORT_VOLUME_ID`).
 pub const IMPORT_VOLUME_ID: &str = "00000000-0000-0000-0000-000000000000";
@@ -109,6 +112,8 @@ pub struct NewBackup {
     pub name: Option<String>,
     pub description: Option<String>,
     pub container: String,
+    /// The repository's driver (`backup.service`).
+    pub service: &'static str,
     pub incremental: bool,
     pub force: bool,
     pub metadata: BTreeMap<String, String>,
@@ -345,6 +350,21 @@ pub fn check_container(container: &str) -> Result<(), String> {
         Err(format!(
             "Invalid container '{container}': use names of letters, digits, '-', '_' and '.', \
              separated by '/'."
+        ))
+    }
+}
+
+/// A container named in a request to a Ceph repository: the name of a pool.
+pub fn check_pool_container(container: &str) -> Result<(), String> {
+    let plain = !container.is_empty()
+        && container
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "Invalid container '{container}': name a pool of letters, digits, '-', '_' and '.'."
         ))
     }
 }

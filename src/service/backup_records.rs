@@ -105,8 +105,8 @@ impl Service {
                 found.status
             )));
         }
-        self.backup_service().await?;
-        Ok((backup::POSIX_SERVICE.to_owned(), encode(&found)))
+        let settings = self.backup_service().await?;
+        Ok((settings.repository.driver().to_owned(), encode(&found)))
     }
 
     /// `import_record` (admins): a backup record of this service, whose objects the
@@ -120,7 +120,7 @@ impl Service {
         self.policy
             .enforce(rules::BACKUP_IMPORT, caller, &Target::caller(caller))?;
         let settings = self.backup_service().await?;
-        if service != backup::POSIX_SERVICE {
+        if service != settings.repository.driver() {
             return Err(invalid(format!(
                 "Import record failed, cannot find backup service to perform the import. \
                  Request service {service}."
@@ -168,7 +168,7 @@ impl Service {
         }
         let now = self.clock.now();
         let container = text(&record, "container").unwrap_or_default();
-        backup::check_container(&container).map_err(BackupError::InvalidInput)?;
+        (settings.repository.check_container(&container)).map_err(BackupError::InvalidInput)?;
         let imported = Backup {
             id,
             volume_id: text(&record, "volume_id")
@@ -185,7 +185,7 @@ impl Service {
             status: BackupStatus::Available,
             fail_reason: None,
             service_metadata: text(&record, "service_metadata"),
-            service: Some(backup::POSIX_SERVICE.to_owned()),
+            service: Some(settings.repository.driver().to_owned()),
             size,
             object_count: record
                 .get("object_count")

@@ -166,14 +166,15 @@ impl Service {
             )
             .into());
         }
+        let settings = self.backup_service().await?;
+        let repository = &settings.repository;
         let container = match request.container.filter(|c| !c.is_empty()) {
             Some(container) => {
-                backup::check_container(&container).map_err(BackupError::InvalidInput)?;
+                (repository.check_container(&container)).map_err(BackupError::InvalidInput)?;
                 container
             }
-            None => backup::default_container(volume.id),
+            None => repository.default_container(volume.id),
         };
-        let settings = self.backup_service().await?;
         let new = NewBackup {
             id: BackupId::generate(),
             volume_id: volume.id,
@@ -187,6 +188,7 @@ impl Service {
             name: request.name,
             description: request.description,
             container,
+            service: repository.driver(),
             incremental: request.incremental,
             force: request.force,
             metadata: request.metadata,

@@ -416,7 +416,7 @@ impl<D: Database> BackupStore for SqlStore<D> {
             status: BackupStatus::Creating,
             fail_reason: None,
             service_metadata: Some(format!("backup-{}", new.id)),
-            service: Some(backup::POSIX_SERVICE.to_owned()),
+            service: Some(new.service.to_owned()),
             size: volume.size,
             object_count: 0,
             parent_id,

@@ -321,3 +321,31 @@ fn glance_and_image_options_become_flags() {
     let err = load(&[bad.to_path_buf()]).expect_err("refused");
     assert!(err.to_string().contains("no server is named"), "{err}");
 }
+
+#[test]
+fn backup_drivers_posix_and_ceph_become_flags() {
+    let path = write(
+        "[DEFAULT]\nbackup_driver = cinder.backup.drivers.ceph.CephBackupDriver\n\
+         backup_ceph_conf = /etc/ceph/backup.conf\nbackup_ceph_user = cinder-backup\n\
+         backup_ceph_pool = nightly\nbackup_posix_path = /srv/backups\n",
+    );
+    let settings = load(&[path.to_path_buf()]).expect("loads");
+    assert_eq!(values(&settings, "backup_driver"), ["ceph"]);
+    assert_eq!(
+        values(&settings, "backup_ceph_conf"),
+        ["/etc/ceph/backup.conf"]
+    );
+    assert_eq!(values(&settings, "backup_ceph_user"), ["cinder-backup"]);
+    assert_eq!(values(&settings, "backup_ceph_pool"), ["nightly"]);
+    assert_eq!(values(&settings, "backup_posix_path"), ["/srv/backups"]);
+    assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
+    let posix = write("[DEFAULT]\nbackup_driver = cinder.backup.drivers.posix.PosixBackupDriver\n");
+    let settings = load(&[posix.to_path_buf()]).expect("loads");
+    assert_eq!(values(&settings, "backup_driver"), ["posix"]);
+    let swift = write("[DEFAULT]\nbackup_driver = cinder.backup.drivers.swift.SwiftBackupDriver\n");
+    let err = load(&[swift.to_path_buf()]).expect_err("refused");
+    assert!(
+        err.to_string().contains("[DEFAULT] backup_driver: 'cinder.backup.drivers.swift.SwiftBackupDriver' is not built here"),
+        "{err}"
+    );
+}

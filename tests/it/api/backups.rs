@@ -15,34 +15,49 @@ use crate::support::helpers::*;
 use crate::support::http::ADMIN_TOKEN;
 use crate::support::{TestApp, TestResponse};
 
-const V: &str = "3.64";
-const MIB: usize = 1 << 20;
+pub(crate) const V: &str = "3.64";
+pub(crate) const MIB: usize = 1 << 20;
 
 /// The app with a backup repository in a fresh directory.
 fn with_backups(app: TestApp) -> (TestApp, PathBuf) {
     let dir = std::env::temp_dir().join(format!("cinder-attach-backups-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
+    (with_repository(app, Repository::new(dir.clone())), dir)
+}
+
+/// The app keeping backups in `repository`.
+pub(crate) fn with_repository(app: TestApp, repository: Repository) -> TestApp {
     let settings = Settings {
         backups: Some(BackupSettings {
-            repository: Repository::new(dir.clone()),
+            repository,
             host: "test-host".into(),
             stale_after: Duration::from_secs(30),
         }),
         ..Settings::default()
     };
-    (app.with_settings(settings), dir)
+    app.with_settings(settings)
 }
 
-async fn member(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+pub(crate) async fn member(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> TestResponse {
     call_as(app, MEMBER_P1, V, method, path, body).await
 }
 
-async fn admin(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+pub(crate) async fn admin(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> TestResponse {
     call_as(app, ADMIN_TOKEN, V, method, path, body).await
 }
 
 /// Pseudo-random bytes that do not compress.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
+pub(crate) fn noise(len: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     (0..len)
         .map(|_| {
@@ -54,7 +69,7 @@ fn noise(len: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn write_at(path: &Path, offset: u64, bytes: &[u8]) {
+pub(crate) fn write_at(path: &Path, offset: u64, bytes: &[u8]) {
     let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
     file.seek(SeekFrom::Start(offset)).unwrap();
     file.write_all(bytes).unwrap();
@@ -62,7 +77,7 @@ fn write_at(path: &Path, offset: u64, bytes: &[u8]) {
 }
 
 /// Whether two volume files hold the same bytes (compared a MiB at a time).
-fn same_bytes(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_bytes(a: &Path, b: &Path) -> bool {
     let (mut a, mut b) = (
         std::fs::File::open(a).unwrap(),
         std::fs::File::open(b).unwrap(),
@@ -80,7 +95,7 @@ fn same_bytes(a: &Path, b: &Path) -> bool {
     }
 }
 
-async fn backup_of(app: &TestApp, fields: Value) -> TestResponse {
+pub(crate) async fn backup_of(app: &TestApp, fields: Value) -> TestResponse {
     member(
         app,
         Method::POST,
@@ -91,7 +106,7 @@ async fn backup_of(app: &TestApp, fields: Value) -> TestResponse {
 }
 
 /// Waits until the backup has `status`; its detail.
-async fn wait_backup(app: &TestApp, id: &str, status: &str) -> Value {
+pub(crate) async fn wait_backup(app: &TestApp, id: &str, status: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let shown = admin(app, Method::GET, &format!("/v3/p1/backups/{id}"), None).await;
@@ -108,7 +123,7 @@ async fn wait_backup(app: &TestApp, id: &str, status: &str) -> Value {
     }
 }
 
-async fn wait_volume(app: &TestApp, id: &str, status: &str) -> Value {
+pub(crate) async fn wait_volume(app: &TestApp, id: &str, status: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let shown = app.show_volume(id, V).await;
@@ -124,7 +139,7 @@ async fn wait_volume(app: &TestApp, id: &str, status: &str) -> Value {
     }
 }
 
-async fn backed_up(app: &TestApp, fields: Value) -> Value {
+pub(crate) async fn backed_up(app: &TestApp, fields: Value) -> Value {
     let made = backup_of(app, fields).await;
     assert_eq!(made.status, 202, "{}", made.text);
     let id = str_of(&made.json["backup"], "id");

@@ -7,7 +7,7 @@ mod attachment_races;
 mod attachment_update;
 mod attachments;
 mod auth;
-mod backups;
+pub(crate) mod backups;
 mod console;
 mod encryption;
 mod events;

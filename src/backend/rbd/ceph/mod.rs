@@ -8,6 +8,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
+mod objects;
 mod symbols;
 
 use symbols::{api, Api, Handle, SnapInfo};
@@ -302,9 +303,20 @@ impl<'c> Io<'c> {
     }
 
     pub fn create_image(&self, name: &str, size: u64, features: u64) -> Result<(), CephError> {
+        self.create_image_of_order(name, size, features, 0)
+    }
+
+    /// `create_image` with objects of 2^`order` bytes (0: the cluster's default, 4 MiB).
+    pub fn create_image_of_order(
+        &self,
+        name: &str,
+        size: u64,
+        features: u64,
+        order: c_int,
+    ) -> Result<(), CephError> {
         let name_c = c_text(name)?;
-        let mut order: c_int = 0;
-        // SAFETY: a live ioctx, a string and an out-pointer to a local (0: default order).
+        let mut order: c_int = order;
+        // SAFETY: a live ioctx, a string and an in/out-pointer to a local.
         let r = unsafe {
             (self.api.rbd_create2)(self.handle, name_c.as_ptr(), size, features, &mut order)
         };
@@ -425,8 +437,22 @@ impl<'c> Io<'c> {
         child: &str,
         features: u64,
     ) -> Result<(), CephError> {
+        self.clone_image_of_order(parent, snapshot, child_io, child, features, 0)
+    }
+
+    /// `clone_image` with objects of 2^`order` bytes (0: the cluster's default, not the
+    /// parent's).
+    pub fn clone_image_of_order(
+        &self,
+        parent: &str,
+        snapshot: &str,
+        child_io: &Io<'_>,
+        child: &str,
+        features: u64,
+        order: c_int,
+    ) -> Result<(), CephError> {
         let (p, s, c) = (c_text(parent)?, c_text(snapshot)?, c_text(child)?);
-        let mut order: c_int = 0;
+        let mut order: c_int = order;
         // SAFETY: two live ioctxs, strings and an out-pointer to a local (0/0: the
         // parent's striping).
         let r = unsafe {

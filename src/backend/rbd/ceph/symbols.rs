@@ -57,6 +57,12 @@ pub(super) struct Api {
         *mut usize,
     ) -> c_int,
     pub(super) rados_buffer_free: unsafe extern "C" fn(*mut c_char),
+    pub(super) rados_write_full:
+        unsafe extern "C" fn(Handle, *const c_char, *const c_char, usize) -> c_int,
+    pub(super) rados_read:
+        unsafe extern "C" fn(Handle, *const c_char, *mut c_char, usize, u64) -> c_int,
+    pub(super) rados_stat: unsafe extern "C" fn(Handle, *const c_char, *mut u64, *mut i64) -> c_int,
+    pub(super) rados_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
     pub(super) rbd_create2:
         unsafe extern "C" fn(Handle, *const c_char, u64, u64, *mut c_int) -> c_int,
     pub(super) rbd_remove: unsafe extern "C" fn(Handle, *const c_char) -> c_int,
@@ -117,6 +123,17 @@ pub(super) struct Api {
     pub(super) rbd_read: unsafe extern "C" fn(Handle, u64, usize, *mut c_char) -> isize,
     pub(super) rbd_write: unsafe extern "C" fn(Handle, u64, usize, *const c_char) -> isize,
     pub(super) rbd_flush: unsafe extern "C" fn(Handle) -> c_int,
+    #[allow(clippy::type_complexity)]
+    pub(super) rbd_diff_iterate2: unsafe extern "C" fn(
+        Handle,
+        *const c_char,
+        u64,
+        u64,
+        u8,
+        u8,
+        extern "C" fn(u64, usize, c_int, *mut c_void) -> c_int,
+        *mut c_void,
+    ) -> c_int,
     // Kept loaded for as long as the process runs: the pointers above point into them.
     _libraries: (Library, Library),
 }
@@ -153,6 +170,10 @@ impl Api {
             rados_mon_command_target: resolve!(rados, rados_mon_command_target),
             rados_mon_command: resolve!(rados, rados_mon_command),
             rados_buffer_free: resolve!(rados, rados_buffer_free),
+            rados_write_full: resolve!(rados, rados_write_full),
+            rados_read: resolve!(rados, rados_read),
+            rados_stat: resolve!(rados, rados_stat),
+            rados_remove: resolve!(rados, rados_remove),
             rbd_create2: resolve!(rbd, rbd_create2),
             rbd_remove: resolve!(rbd, rbd_remove),
             rbd_rename: resolve!(rbd, rbd_rename),
@@ -184,6 +205,7 @@ impl Api {
             rbd_read: resolve!(rbd, rbd_read),
             rbd_write: resolve!(rbd, rbd_write),
             rbd_flush: resolve!(rbd, rbd_flush),
+            rbd_diff_iterate2: resolve!(rbd, rbd_diff_iterate2),
             _libraries: (rados, rbd),
         })
     }
