@@ -15,7 +15,7 @@ use super::manifest::{ChunkRef, Manifest, CHUNK};
 use super::Watch;
 use crate::backend::data::is_zero;
 
-pub(super) fn sha256_hex(bytes: &[u8]) -> String {
+fn sha256_hex(bytes: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
     digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -83,7 +83,7 @@ fn prepare(
 }
 
 /// Chunks read before they are checksummed and compressed together, a share per core.
-pub(super) const BATCH: usize = 8;
+const BATCH: usize = 8;
 
 /// `prepare` of each `(index, chunk)`, in order, spread over the machine's cores;
 /// new chunks are compressed when `compress`.

@@ -160,10 +160,6 @@ impl Repository {
             };
             match store {
                 Store::Posix(root) => {
-                    let parent = match &parent {
-                        Some(parent) => Some(posix::read_manifest(root, parent)?),
-                        None => None,
-                    };
                     posix::write_backup(root, &location, parent.as_ref(), data, record, watch)
                 }
                 Store::Ceph(ceph) => {

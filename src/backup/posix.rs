@@ -57,14 +57,18 @@ pub(super) fn read_manifest(root: &Path, location: &Location) -> Result<Manifest
 pub(super) fn write_backup(
     root: &Path,
     location: &Location,
-    parent: Option<&Manifest>,
+    parent: Option<&Location>,
     data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
     record: VolumeRecord,
     watch: Watch<'_>,
 ) -> Result<Written, String> {
+    let parent = match parent {
+        Some(at) => Some(read_manifest(root, at)?),
+        None => None,
+    };
     let dir = root.join(&location.container);
     fs::create_dir_all(&dir).map_err(|e| io_failed("create", &dir, e))?;
-    let written = write_objects(root, location, parent, data, record, watch);
+    let written = write_objects(root, location, parent.as_ref(), data, record, watch);
     if written.is_err() {
         if let Err(err) = remove_backup_files(root, location) {
             tracing::warn!(error = %err, "could not remove a failed backup's objects");
