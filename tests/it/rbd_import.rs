@@ -29,7 +29,7 @@ async fn images_stay_where_cinder_put_them(app: TestApp) {
     let io = cluster.io(&pool(), None).unwrap();
     let volumes = cinder
         .rows(
-            "select id, display_name, size::text from volumes \
+            "select id, display_name, size from volumes \
               where not deleted and display_name not in ('no-storage', 'broken')",
         )
         .await;

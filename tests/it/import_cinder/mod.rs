@@ -11,81 +11,18 @@ use axum::http::Method;
 use cinder_attach::commands::check::{self, CheckedBackend};
 use cinder_attach::commands::import_cinder::{self, ImportReport, Source};
 use serde_json::{json, Value};
-use sqlx::{Column, Connection, PgConnection, Row};
+use sqlx::Connection;
 use uuid::Uuid;
 
 use crate::support::TestApp;
 
-const DUMP: &str = include_str!("../cinder_import/cinder29.sql");
+mod cinder_db;
+
+pub(crate) use cinder_db::CinderDb;
+use cinder_db::Dialect;
+
 pub(crate) const P1: &str = "3a5c1e6f8b2d4c0e9f7a1b2c3d4e5f60";
 const P2: &str = "0b1c2d3e4f5061728394a5b6c7d8e9f0";
-
-/// A throw-away database on the test server holding the dump; dropped by `drop`.
-pub(crate) struct CinderDb {
-    admin_url: String,
-    name: String,
-    pub(crate) url: String,
-}
-
-impl CinderDb {
-    pub(crate) async fn load() -> Option<CinderDb> {
-        let admin_url = match std::env::var("TEST_DATABASE_URL") {
-            Ok(url) if !url.is_empty() => url,
-            _ if std::env::var_os("CI").is_some() => panic!("CI needs TEST_DATABASE_URL"),
-            _ => {
-                eprintln!("note: TEST_DATABASE_URL is not set; skipping the import test");
-                return None;
-            }
-        };
-        let name = format!("cinder_{}", Uuid::new_v4().simple());
-        let mut admin = PgConnection::connect(&admin_url).await.expect("connect");
-        sqlx::raw_sql(&format!("create database \"{name}\""))
-            .execute(&mut admin)
-            .await
-            .expect("create database");
-        let _ = admin.close().await;
-        let (server, _) = admin_url.rsplit_once('/').expect("a database URL");
-        let url = format!("{server}/{name}");
-        let mut conn = PgConnection::connect(&url).await.expect("connect");
-        sqlx::raw_sql(DUMP)
-            .execute(&mut conn)
-            .await
-            .expect("the dump loads");
-        let _ = conn.close().await;
-        Some(CinderDb {
-            admin_url,
-            name,
-            url,
-        })
-    }
-
-    /// Every row of a query, each as column → text (null as JSON null).
-    pub(crate) async fn rows(&self, sql: &str) -> Vec<BTreeMap<String, Value>> {
-        let mut conn = PgConnection::connect(&self.url).await.expect("connect");
-        let rows = sqlx::query(sql).fetch_all(&mut conn).await.expect("query");
-        let _ = conn.close().await;
-        rows.iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|i| {
-                        let name = row.columns()[i].name().to_owned();
-                        let text: Option<String> = row.try_get(i).expect("text columns");
-                        (name, text.map_or(Value::Null, Value::String))
-                    })
-                    .collect()
-            })
-            .collect()
-    }
-
-    pub(crate) async fn drop(self) {
-        let mut admin = PgConnection::connect(&self.admin_url)
-            .await
-            .expect("connect");
-        let sql = format!("drop database if exists \"{}\" with (force)", self.name);
-        let _ = sqlx::raw_sql(&sql).execute(&mut admin).await;
-        let _ = admin.close().await;
-    }
-}
 
 async fn import(app: &TestApp, cinder: &CinderDb, dry_run: bool) -> ImportReport {
     import_onto(app, cinder, "file", dry_run).await
@@ -124,22 +61,26 @@ pub(crate) fn text(row: &BTreeMap<String, Value>, column: &str) -> String {
     row[column].as_str().unwrap_or_default().to_owned()
 }
 
-/// A timestamp column as Cinder's API shows it (`2026-11-27T16:51:04.206010`).
-fn at(column: &str) -> String {
-    format!("to_char({column}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') as {column}")
+async fn imports_a_database_made_by_cinder_29(app: TestApp) {
+    imports_cinders_database(app, Dialect::Postgres).await;
 }
 
-async fn imports_a_database_made_by_cinder_29(app: TestApp) {
-    let Some(cinder) = CinderDb::load().await else {
+/// The same Cinder (the same script through Cinder's API), deployed on MariaDB.
+async fn imports_a_mysql_database_made_by_cinder_29(app: TestApp) {
+    imports_cinders_database(app, Dialect::MySql).await;
+}
+
+async fn imports_cinders_database(app: TestApp, dialect: Dialect) {
+    let Some(cinder) = CinderDb::load_into(dialect).await else {
         return;
     };
-    let sql = format!(
-        "select id, display_name, display_description, size::text, status, bootable::text, \
-                multiattach::text, user_id, project_id, volume_type_id, snapshot_id, {} \
-           from volumes where not deleted",
-        at("created_at")
-    );
-    let volumes = cinder.rows(&sql).await;
+    let volumes = cinder
+        .rows(
+            "select id, display_name, display_description, size, status, bootable, \
+                    multiattach, user_id, project_id, volume_type_id, snapshot_id, created_at \
+               from volumes where not deleted",
+        )
+        .await;
     // The storage is where this backend looks for it, except for one volume.
     for v in &volumes {
         if text(v, "display_name") != "no-storage" {
@@ -150,12 +91,12 @@ async fn imports_a_database_made_by_cinder_29(app: TestApp) {
                 .unwrap();
         }
     }
-    let sql = format!(
-        "select id, volume_id, display_name, display_description, volume_size::text, status, \
-                {} from snapshots where not deleted",
-        at("created_at")
-    );
-    let snapshots = cinder.rows(&sql).await;
+    let snapshots = cinder
+        .rows(
+            "select id, volume_id, display_name, display_description, volume_size, status, \
+                    created_at from snapshots where not deleted",
+        )
+        .await;
     for s in &snapshots {
         let path = app.volumes_dir.join(format!("snapshot-{}", text(s, "id")));
         std::fs::File::create(path).unwrap();
@@ -232,7 +173,7 @@ async fn compare_volumes(app: &TestApp, cinder: &CinderDb, volumes: &[BTreeMap<S
         .map(|t| (text(t, "id"), text(t, "name")))
         .collect();
     let metadata = cinder
-        .rows("select volume_id, key, value from volume_metadata where not deleted")
+        .rows("select m.volume_id, m.key, m.value from volume_metadata m where not deleted")
         .await;
     for v in volumes {
         let name = text(v, "display_name");
@@ -269,12 +210,15 @@ async fn compare_volumes(app: &TestApp, cinder: &CinderDb, volumes: &[BTreeMap<S
 async fn compare_types_and_qos(app: &TestApp, cinder: &CinderDb) {
     let types = cinder
         .rows(
-            "select id, name, description, is_public::text, qos_specs_id from volume_types \
+            "select id, name, description, is_public, qos_specs_id from volume_types \
               where not deleted and name <> '__DEFAULT__'",
         )
         .await;
     let specs = cinder
-        .rows("select volume_type_id, key, value from volume_type_extra_specs where not deleted")
+        .rows(
+            "select s.volume_type_id, s.key, s.value from volume_type_extra_specs s \
+              where not deleted",
+        )
         .await;
     for t in &types {
         let id = text(t, "id");
@@ -305,8 +249,8 @@ async fn compare_types_and_qos(app: &TestApp, cinder: &CinderDb) {
     );
     let qos = cinder
         .rows(
-            "select coalesce(specs_id, id) as id, key, value from quality_of_service_specs \
-              where not deleted",
+            "select coalesce(q.specs_id, q.id) as id, q.key, q.value \
+               from quality_of_service_specs q where not deleted",
         )
         .await;
     let head = qos.iter().find(|q| q["key"] == "QoS_Specs_Name").unwrap();
@@ -323,7 +267,7 @@ async fn compare_types_and_qos(app: &TestApp, cinder: &CinderDb) {
 
 async fn compare_quotas(app: &TestApp, cinder: &CinderDb) {
     let quotas = cinder
-        .rows("select project_id, resource, hard_limit::text from quotas where not deleted")
+        .rows("select project_id, resource, hard_limit from quotas where not deleted")
         .await;
     let shown = &get(app, P1, &format!("/os-quota-sets/{P1}")).await["quota_set"];
     for q in &quotas {
@@ -333,7 +277,7 @@ async fn compare_quotas(app: &TestApp, cinder: &CinderDb) {
         );
     }
     let classes = cinder
-        .rows("select resource, hard_limit::text from quota_classes where not deleted")
+        .rows("select resource, hard_limit from quota_classes where not deleted")
         .await;
     let path = "/os-quota-class-sets/default";
     let shown = &get(app, P1, path).await["quota_class_set"];
@@ -346,12 +290,9 @@ async fn compare_quotas(app: &TestApp, cinder: &CinderDb) {
 }
 
 async fn compare_and_end_attachments(app: &TestApp, cinder: &CinderDb, broken: &str) {
-    let sql = format!(
-        "select id, volume_id, instance_uuid, attach_status, attach_mode, connection_info, {} \
-           from volume_attachment where not deleted",
-        at("attach_time")
-    );
-    let attachments = cinder.rows(&sql).await;
+    let sql = "select id, volume_id, instance_uuid, attach_status, attach_mode, \
+                      connection_info, attach_time from volume_attachment where not deleted";
+    let attachments = cinder.rows(sql).await;
     let mut volumes = BTreeSet::new();
     for a in &attachments {
         let id = text(a, "id");
@@ -407,15 +348,16 @@ fn checked(app: &TestApp) -> Vec<CheckedBackend> {
     check::backends_from_specs(&[spec.parse().unwrap()], "test-host", &app.store).unwrap()
 }
 
-backend_tests!(imports_a_database_made_by_cinder_29);
+backend_tests!(
+    imports_a_database_made_by_cinder_29,
+    imports_a_mysql_database_made_by_cinder_29
+);
 
-/// The subcommand as an operator runs it: a dry run over an empty backend refuses every
-/// volume (exit 1) and reports as JSON; a MySQL URL cannot run (exit 2).
+/// The subcommand as an operator runs it, from either database: a dry run over an empty
+/// backend refuses every volume (exit 1) and reports as JSON; a SQLite URL cannot run
+/// (exit 2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_subcommand_reports_and_exits_by_what_it_took() {
-    let Some(cinder) = CinderDb::load().await else {
-        return;
-    };
     let dir = std::env::temp_dir().join(format!("cinder-attach-import-{}", Uuid::new_v4()));
     std::fs::create_dir_all(dir.join("volumes")).unwrap();
     let database = format!("sqlite://{}", dir.join("here.db").display());
@@ -428,29 +370,43 @@ async fn the_subcommand_reports_and_exits_by_what_it_took() {
             .output()
             .unwrap()
     };
-    let dry = run(&cinder.url);
-    assert_eq!(dry.status.code(), Some(1), "{dry:?}");
-    let report: Value = serde_json::from_slice(&dry.stdout).unwrap();
-    assert_eq!(report["dry_run"], true);
-    assert_eq!(report["inserted"]["volume_types"], 3);
-    let refused = report["refused"].as_array().unwrap();
-    let kinds = |kind: &str| refused.iter().filter(|r| r["kind"] == kind).count();
-    assert_eq!(
-        (kinds("volume"), kinds("attachment"), kinds("snapshot")),
-        (8, 3, 1)
-    );
-    // Not a row written, not even the services a real run registers.
-    let mut here = sqlx::SqliteConnection::connect(&database).await.unwrap();
-    for table in ["services", "volumes", "volume_types", "quotas"] {
-        let sql = format!("select count(*) from {table}");
-        let (count,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut here).await.unwrap();
-        let seeded = i64::from(table == "volume_types"); // the migration's __DEFAULT__
-        assert_eq!(count, seeded, "{table}");
+    let mut ran = false;
+    for dialect in [Dialect::Postgres, Dialect::MySql] {
+        let Some(cinder) = CinderDb::load_into(dialect).await else {
+            continue;
+        };
+        ran = true;
+        let dry = run(&cinder.url);
+        assert_eq!(dry.status.code(), Some(1), "{dialect:?}: {dry:?}");
+        let report: Value = serde_json::from_slice(&dry.stdout).unwrap();
+        assert_eq!(report["dry_run"], true);
+        assert_eq!(report["inserted"]["volume_types"], 3);
+        let refused = report["refused"].as_array().unwrap();
+        let kinds = |kind: &str| refused.iter().filter(|r| r["kind"] == kind).count();
+        assert_eq!(
+            (kinds("volume"), kinds("attachment"), kinds("snapshot")),
+            (8, 3, 1),
+            "{dialect:?}"
+        );
+        cinder.drop().await;
     }
-    let _ = here.close().await;
-    let mysql = run("mysql+pymysql://cinder:pw@127.0.0.1/cinder");
-    assert_eq!(mysql.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&mysql.stderr).contains("MySQL databases are not read"));
+    // Not a row written, not even the services a real run registers.
+    if ran {
+        let mut here = sqlx::SqliteConnection::connect(&database).await.unwrap();
+        for table in ["services", "volumes", "volume_types", "quotas"] {
+            let sql = format!("select count(*) from {table}");
+            let (count,): (i64,) = sqlx::query_as(&sql).fetch_one(&mut here).await.unwrap();
+            let seeded = i64::from(table == "volume_types"); // the migration's __DEFAULT__
+            assert_eq!(count, seeded, "{table}");
+        }
+        let _ = here.close().await;
+    }
+    let sqlite = run("sqlite:///var/lib/cinder/cinder.sqlite");
+    assert_eq!(sqlite.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&sqlite.stderr);
+    assert!(
+        said.contains("give a postgresql:// or mysql:// URL"),
+        "{said}"
+    );
     let _ = std::fs::remove_dir_all(dir);
-    cinder.drop().await;
 }
