@@ -20,6 +20,11 @@ fn ticks(pid: &str) -> Option<u64> {
     Some(user + system)
 }
 
+/// This process's CPU time so far, in seconds.
+pub fn own_seconds() -> f64 {
+    ticks("self").unwrap_or(0) as f64 / TICKS_PER_SECOND
+}
+
 /// Ticks of every process named `name`, by pid.
 fn ticks_of_named(name: &str) -> BTreeMap<String, u64> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

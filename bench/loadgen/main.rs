@@ -6,6 +6,7 @@
 //! cinder-attach's do not; refusals are counted apart from errors), a read mix (`reads`),
 //! or volume and snapshot create/delete cycles (`volumes`, `snapshots`). It reports
 //! cycles/s, requests/s, latency percentiles per operation and the server's peak RSS.
+//! `--replay-sqlite` measures the SQLite store's ceiling instead (`sqlite_replay`).
 //! It is its own binary: nothing of it is compiled into the service.
 
 mod client;
@@ -14,6 +15,7 @@ mod journal;
 mod lifecycle;
 mod report;
 mod run;
+mod sqlite_replay;
 mod stats;
 
 use std::path::PathBuf;
@@ -86,11 +88,55 @@ pub struct BenchArgs {
     /// none on a multiattach volume; Cinder refuses overlapping ones).
     #[arg(long)]
     pub max_refusals: Option<u64>,
+    /// Instead of calling an endpoint: replay this file of the SQLite store's statements
+    /// for one cycle (bench/cycle-sqlite.sql) from --clients threads on --database, for
+    /// --duration seconds, and report cycles/s.
+    #[arg(long, requires = "database")]
+    pub replay_sqlite: Option<PathBuf>,
+    /// The SQLite file of --replay-sqlite, made by `cinder-attach migrate`.
+    #[arg(long)]
+    pub database: Option<PathBuf>,
+}
+
+fn replay(args: &BenchArgs, file: &std::path::Path, database: &std::path::Path) -> ExitCode {
+    let duration = std::time::Duration::from_secs_f64(args.duration);
+    match sqlite_replay::run(file, database, args.clients, duration) {
+        Ok(report) => {
+            println!(
+                "replay {:.1} cycles/s ({} cycles, {} clients, {:.1} s, {} statements per cycle), \
+                 CPU {:.3} ms/cycle",
+                report.cycles_per_s,
+                report.cycles,
+                report.clients,
+                report.seconds,
+                report.statements_per_cycle,
+                report.cpu_ms_per_cycle
+            );
+            if let Some(path) = &args.json {
+                let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+                if let Err(err) = std::fs::write(path, text) {
+                    eprintln!(
+                        "cinder-attach-bench: cannot write {}: {err}",
+                        path.display()
+                    );
+                    return ExitCode::FAILURE;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("cinder-attach-bench: the replay failed: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = BenchArgs::parse();
+    if let (Some(file), Some(database)) = (&args.replay_sqlite, &args.database) {
+        return replay(&args, file, database);
+    }
     let json_path = args.json.clone();
     let max_refusals = args.max_refusals;
     let report = match run::run(args).await {
