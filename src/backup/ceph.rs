@@ -97,6 +97,14 @@ impl CephStore {
         Ok(cluster)
     }
 
+    /// The cluster answers and the pool backups go to by default exists.
+    pub(super) fn check_setup(&self) -> Result<(), String> {
+        let cluster = self.cluster()?;
+        let io = cluster.io(&self.pool, None);
+        io.map(drop)
+            .map_err(|e| format!("the pool {:?}: {e}", self.pool))
+    }
+
     pub(super) fn read_manifest(&self, location: &Location) -> Result<Manifest, String> {
         let cluster = self.cluster()?;
         let io = cluster.io(&location.container, None).map_err(failed)?;

@@ -131,6 +131,17 @@ impl Repository {
         }
     }
 
+    /// Cinder's `check_for_setup_error`: on Ceph, the cluster answers and the default
+    /// pool exists; a directory is made when the first backup needs it (as Cinder's
+    /// posix driver checks nothing).
+    pub async fn check_setup(&self) -> Result<(), String> {
+        self.blocking(|store| match store {
+            Store::Posix(_) => Ok(()),
+            Store::Ceph(ceph) => ceph.check_setup(),
+        })
+        .await
+    }
+
     /// Runs `work` on the repository off the async threads.
     async fn blocking<T: Send + 'static>(
         &self,

@@ -2,6 +2,7 @@
 //! listener, and a graceful shutdown.
 
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,7 +71,13 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     let backends = Arc::new(backends);
     exports::reconcile_once(&backends).await;
     exports::keep_reconciled(backends.clone());
-    keep_reporting(store.clone(), backends.clone(), clock.clone());
+    let backups_ready = Arc::new(AtomicBool::new(false));
+    keep_reporting(
+        store.clone(),
+        backends.clone(),
+        clock.clone(),
+        backups_ready.clone(),
+    );
     let auth = authenticator(&args, &policy, args.request_timeout())?;
     let glance = find_glance(&args, &auth).await?;
     let service = Service {
@@ -93,6 +100,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 repository: args.backups.repository(),
                 host: args.backends.host_name(),
                 stale_after: std::time::Duration::from_secs(args.backups.backup_stale_after),
+                ready: backups_ready,
             }),
         }),
         gates: Arc::new(VolumeGates::new(match store.kind() {
@@ -117,6 +125,8 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             Err(err) => tracing::error!(error = %err, "could not finish interrupted volume work"),
         }
     });
+    let init_interval = Duration::from_secs(args.backups.backup_driver_init_check_interval);
+    service.keep_setting_backups_up(init_interval).await;
     service.keep_recovering_backups();
     let state = AppState::new(service, config, auth);
     let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {

@@ -1,5 +1,6 @@
 //! Start-up: the configured backends, built and recorded as services.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::exports::StoreRecords;
@@ -99,14 +100,22 @@ pub async fn register_backends(
     Ok(Backends::new(configured).with_scheduler_host(host_name.to_owned()))
 }
 
-/// Reports the services of this process alive every `HEARTBEAT`, for good.
-pub fn keep_reporting(store: Arc<dyn Store>, backends: Arc<Backends>, clock: Arc<dyn Clock>) {
+/// Reports the services of this process alive every `HEARTBEAT`, for good; its
+/// `cinder-backup` only once `backups_ready` (as Cinder's backup service reports nothing
+/// while its driver is not set up, so it shows `down`).
+pub fn keep_reporting(
+    store: Arc<dyn Store>,
+    backends: Arc<Backends>,
+    clock: Arc<dyn Clock>,
+    backups_ready: Arc<AtomicBool>,
+) {
     let hosts = backends.service_hosts();
     tokio::spawn(async move {
         let mut every = tokio::time::interval(HEARTBEAT);
         loop {
             every.tick().await;
-            if let Err(err) = store.heartbeat(&hosts, clock.now()).await {
+            let silent = (!backups_ready.load(Ordering::Acquire)).then_some(BACKUP_BINARY);
+            if let Err(err) = store.heartbeat(&hosts, silent, clock.now()).await {
                 tracing::warn!(error = %err, "could not report the services alive");
             }
         }

@@ -11,6 +11,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use super::Service;
+
+/// How long start-up waits for the backup repository's first set-up check.
+const FIRST_SETUP_WAIT: Duration = Duration::from_secs(10);
 use crate::backend::Backend;
 use crate::backup::{Location, Progress, VolumeRecord};
 use crate::domain::backup::{Backup, BackupStatus};
@@ -298,6 +301,46 @@ impl Service {
     }
 
     /// Runs `recover_stopped_backups` now and then for as long as the process runs.
+    /// Checks the repository's set-up until it passes, every `interval` (Cinder's
+    /// `backup_driver_init_check_interval`), then lets requests in (`ready`). The first
+    /// try is waited for, up to `FIRST_SETUP_WAIT`, so a service that can work does
+    /// from its first request; the rest run in the background.
+    pub async fn keep_setting_backups_up(&self, interval: Duration) {
+        let Some(settings) = self.settings.backups.as_ref() else {
+            return;
+        };
+        let (repository, ready) = (settings.repository.clone(), settings.ready.clone());
+        let set_up = move |result: Result<(), String>| match result {
+            Ok(()) => {
+                ready.store(true, Ordering::Release);
+                tracing::info!(driver = repository.driver(), "backup driver ready");
+                true
+            }
+            Err(err) => {
+                tracing::error!(
+                    error = %err,
+                    retry_in_s = interval.as_secs_f64(),
+                    "the backup driver cannot be set up; backup requests are refused until it can"
+                );
+                false
+            }
+        };
+        let first = tokio::time::timeout(FIRST_SETUP_WAIT, settings.repository.check_setup());
+        let first = first.await.unwrap_or_else(|_| Err("no answer yet".into()));
+        if set_up(first) {
+            return;
+        }
+        let repository = settings.repository.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                if set_up(repository.check_setup().await) {
+                    return;
+                }
+            }
+        });
+    }
+
     pub fn keep_recovering_backups(&self) {
         let Some(settings) = self.settings.backups.as_ref() else {
             return;

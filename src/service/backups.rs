@@ -71,10 +71,14 @@ impl Service {
             .ok_or_else(|| BackupError::NoService.into())
     }
 
-    /// The backup service, for a request: as Cinder, none (503) while an admin keeps
-    /// this host's `cinder-backup` disabled (`os-services/disable`).
+    /// The backup service, for a request: as Cinder, none (503) while its repository
+    /// has not been set up (Cinder's uninitialised backup driver) or an admin keeps this
+    /// host's `cinder-backup` disabled (`os-services/disable`).
     pub(super) async fn backup_service(&self) -> Result<&BackupSettings, DomainError> {
         let settings = self.backup_settings()?;
+        if !settings.ready.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(BackupError::NoService.into());
+        }
         let rows = self
             .store
             .list_services(Some(&settings.host), Some(BACKUP_BINARY))

@@ -87,6 +87,9 @@ pub struct BackupSettings {
     /// How long a backup or restore may go untouched before it counts as stopped
     /// (a running one is touched several times as often).
     pub stale_after: std::time::Duration,
+    /// Whether the repository passed its set-up check (`keep_setting_backups_up`);
+    /// until then this host's `cinder-backup` takes no requests.
+    pub ready: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// `--image-conversion-timeout` when not given.

@@ -37,7 +37,14 @@ pub trait ServiceStore: Send + Sync {
     /// Whether the backend `service` is frozen.
     async fn is_frozen(&self, service: ServiceId) -> Result<bool, StoreError>;
     /// Records that the services on `hosts` are alive.
-    async fn heartbeat(&self, hosts: &[String], now: DateTime<Utc>) -> Result<(), StoreError>;
+    /// Reports the live services of `hosts` alive, except those of `silent` (a binary
+    /// that cannot work yet).
+    async fn heartbeat(
+        &self,
+        hosts: &[String],
+        silent: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
     /// The gigabytes of live volumes each backend holds, by `service_uuid`.
     async fn allocated_gb(&self) -> Result<Vec<(ServiceId, i64)>, StoreError>;
     /// Live volumes and snapshots on one backend, by project.
@@ -150,7 +157,12 @@ impl<D: Database> ServiceStore for SqlStore<D> {
     }
 
     #[tracing::instrument(skip_all, err)]
-    async fn heartbeat(&self, hosts: &[String], now: DateTime<Utc>) -> Result<(), StoreError> {
+    async fn heartbeat(
+        &self,
+        hosts: &[String],
+        silent: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
         if hosts.is_empty() {
             return Ok(());
         }
@@ -159,6 +171,10 @@ impl<D: Database> ServiceStore for SqlStore<D> {
             .push(" where deleted = false and host in (")
             .push_list(hosts.iter().cloned())
             .push(")");
+        if let Some(binary) = silent {
+            sql.push(" and binary_name <> ")
+                .push_bind(binary.to_owned());
+        }
         self.db.execute(sql).await?;
         Ok(())
     }

@@ -4,6 +4,8 @@
 //! only the changed MiB; both restore byte for byte; the cluster keeps a parent while a
 //! clone builds on it; deleting removes the images and manifests.
 
+use std::time::{Duration, Instant};
+
 use axum::http::Method;
 use cinder_attach::backend::rbd::ceph::{ClientConfig, Parent};
 use cinder_attach::backup::Repository;
@@ -11,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::api::backups::{
     admin, backed_up, member, noise, same_bytes, wait_backup, wait_volume, with_repository,
-    write_at, MIB,
+    with_repository_checked, write_at, MIB,
 };
 use crate::rbd::{admin as ceph_admin, ceph_conf};
 use crate::support::helpers::str_of;
@@ -38,6 +40,16 @@ fn manifest_exists(conf: &str, volume: &str, backup: &Value) -> bool {
     let io = cluster.io(&backup_pool(), None).unwrap();
     let name = format!("{}.manifest", image_of(volume, backup));
     io.read_object(&name).is_ok()
+}
+
+/// Waits until the backup `id` is deleted (404).
+async fn wait_gone(app: &TestApp, id: &str) {
+    let path = format!("/v3/p1/backups/{id}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while admin(app, Method::GET, &path, None).await.status != 404 {
+        assert!(Instant::now() < deadline, "never deleted");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn backups_live_on_the_pool(app: TestApp) {
@@ -120,14 +132,80 @@ async fn backups_live_on_the_pool(app: TestApp) {
         wait_backup(&app, &str_of(backup, "id"), "available").await;
         let deleted = member(&app, Method::DELETE, &path, None).await;
         assert_eq!(deleted.status, 202, "{}", deleted.text);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while admin(&app, Method::GET, &path, None).await.status != 404 {
-            assert!(std::time::Instant::now() < deadline, "never deleted");
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        wait_gone(&app, &str_of(backup, "id")).await;
         assert_eq!(stored(&conf, &volume, backup), None);
         assert!(!manifest_exists(&conf, &volume, backup));
     }
 }
 
-backend_tests!(backups_live_on_the_pool);
+/// As Cinder's backup service with a driver that fails `check_for_setup_error`: while
+/// the pool is missing, backup requests find no service (503) and the host's
+/// `cinder-backup` sends no heartbeat; once the pool exists, the next check lets them in.
+async fn backups_wait_for_their_pool(app: TestApp) {
+    let Some(conf) = ceph_conf() else {
+        return;
+    };
+    let client = ClientConfig {
+        conf_file: Some(conf.clone()),
+        user: "admin".into(),
+        ..ClientConfig::default()
+    };
+    let pool = format!("late-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+    let repository = Repository::ceph(client, pool.clone());
+    let app = with_repository_checked(app, repository, false);
+    let service = &app.state.service;
+    service
+        .keep_setting_backups_up(Duration::from_millis(200))
+        .await;
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let body = json!({"backup": {"volume_id": volume}});
+    let refused = member(&app, Method::POST, "/v3/p1/backups", Some(body.clone())).await;
+    assert_eq!(refused.status, 503, "{}", refused.text);
+    assert_eq!(
+        refused.json["serviceUnavailable"]["message"],
+        "Service cinder-backup could not be found."
+    );
+    // The heartbeat leaves a backup service that cannot work alone.
+    let later = chrono::Utc::now() + chrono::Duration::minutes(5);
+    let hosts = ["test-host".to_owned()];
+    app.store
+        .heartbeat(&hosts, Some("cinder-backup"), later)
+        .await
+        .unwrap();
+    let services = app
+        .store
+        .list_services(Some("test-host"), None)
+        .await
+        .unwrap();
+    for service in services.iter().filter(|s| s.host == "test-host") {
+        // (PostgreSQL keeps microseconds.)
+        let reported = service.updated_at > Some(later - chrono::Duration::seconds(1));
+        assert_eq!(reported, service.binary != "cinder-backup", "{service:?}");
+    }
+
+    let cluster = ceph_admin(&conf);
+    let create = json!({"prefix": "osd pool create", "pool": pool, "pg_num": 8});
+    cluster.mon_command(&create, None).unwrap();
+    let enable = json!({"prefix": "osd pool application enable", "pool": pool, "app": "rbd"});
+    cluster.mon_command(&enable, None).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let made = loop {
+        let made = member(&app, Method::POST, "/v3/p1/backups", Some(body.clone())).await;
+        if made.status != 503 || Instant::now() > deadline {
+            break made;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(made.status, 202, "{}", made.text);
+    let id = str_of(&made.json["backup"], "id");
+    let done = wait_backup(&app, &id, "available").await;
+    assert_eq!(done["container"], pool.as_str());
+    let deleted = admin(&app, Method::DELETE, &format!("/v3/p1/backups/{id}"), None).await;
+    assert_eq!(deleted.status, 202, "{}", deleted.text);
+    wait_gone(&app, &id).await;
+    let remove = json!({"prefix": "osd pool delete", "pool": pool, "pool2": pool,
+                        "yes_i_really_really_mean_it": true});
+    cluster.mon_command(&remove, None).unwrap();
+}
+
+backend_tests!(backups_live_on_the_pool, backups_wait_for_their_pool);

@@ -3,7 +3,8 @@
 use super::{not_empty, ConfError, Translation};
 
 /// `backup_driver` (Cinder's class path, or the module path older releases took),
-/// `backup_posix_path` and the `backup_ceph_*` options; the other drivers are not built.
+/// `backup_posix_path`, the `backup_ceph_*` options and `backup_driver_init_check_interval`;
+/// the other drivers are not built.
 pub(super) fn backup_options(t: &mut Translation<'_>) -> Result<(), ConfError> {
     t.map("DEFAULT", "backup_driver", "backup_driver", |v| {
         match v.trim() {
@@ -27,5 +28,14 @@ pub(super) fn backup_options(t: &mut Translation<'_>) -> Result<(), ConfError> {
     ] {
         t.map("DEFAULT", option, option, not_empty)?;
     }
+    t.map(
+        "DEFAULT",
+        "backup_driver_init_check_interval",
+        "backup_driver_init_check_interval",
+        |v| match v.parse::<u64>() {
+            Ok(n) if n > 0 => Ok(n.to_string()),
+            _ => Err(format!("'{v}' is not a number of seconds above 0")),
+        },
+    )?;
     Ok(())
 }

@@ -327,7 +327,8 @@ fn backup_drivers_posix_and_ceph_become_flags() {
     let path = write(
         "[DEFAULT]\nbackup_driver = cinder.backup.drivers.ceph.CephBackupDriver\n\
          backup_ceph_conf = /etc/ceph/backup.conf\nbackup_ceph_user = cinder-backup\n\
-         backup_ceph_pool = nightly\nbackup_posix_path = /srv/backups\n",
+         backup_ceph_pool = nightly\nbackup_posix_path = /srv/backups\n\
+         backup_driver_init_check_interval = 5\n",
     );
     let settings = load(&[path.to_path_buf()]).expect("loads");
     assert_eq!(values(&settings, "backup_driver"), ["ceph"]);
@@ -338,6 +339,10 @@ fn backup_drivers_posix_and_ceph_become_flags() {
     assert_eq!(values(&settings, "backup_ceph_user"), ["cinder-backup"]);
     assert_eq!(values(&settings, "backup_ceph_pool"), ["nightly"]);
     assert_eq!(values(&settings, "backup_posix_path"), ["/srv/backups"]);
+    assert_eq!(
+        values(&settings, "backup_driver_init_check_interval"),
+        ["5"]
+    );
     assert!(settings.ignored.is_empty(), "{:?}", settings.ignored);
     let posix = write("[DEFAULT]\nbackup_driver = cinder.backup.drivers.posix.PosixBackupDriver\n");
     let settings = load(&[posix.to_path_buf()]).expect("loads");

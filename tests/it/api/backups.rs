@@ -4,6 +4,8 @@
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::Method;
@@ -27,11 +29,22 @@ fn with_backups(app: TestApp) -> (TestApp, PathBuf) {
 
 /// The app keeping backups in `repository`.
 pub(crate) fn with_repository(app: TestApp, repository: Repository) -> TestApp {
+    with_repository_checked(app, repository, true)
+}
+
+/// The app keeping backups in `repository`, set up (`ready`: as if its set-up check had
+/// passed) or not yet.
+pub(crate) fn with_repository_checked(
+    app: TestApp,
+    repository: Repository,
+    ready: bool,
+) -> TestApp {
     let settings = Settings {
         backups: Some(BackupSettings {
             repository,
             host: "test-host".into(),
             stale_after: Duration::from_secs(30),
+            ready: Arc::new(AtomicBool::new(ready)),
         }),
         ..Settings::default()
     };
