@@ -52,14 +52,20 @@ async fn wait_gone(app: &TestApp, id: &str) {
     }
 }
 
-async fn backups_live_on_the_pool(app: TestApp) {
-    let Some(conf) = ceph_conf() else {
-        return;
-    };
+/// The cluster's conf file and its admin, as a backup repository's client.
+fn admin_client() -> Option<(String, ClientConfig)> {
+    let conf = ceph_conf()?;
     let client = ClientConfig {
         conf_file: Some(conf.clone()),
         user: "admin".into(),
         ..ClientConfig::default()
+    };
+    Some((conf, client))
+}
+
+async fn backups_live_on_the_pool(app: TestApp) {
+    let Some((conf, client)) = admin_client() else {
+        return;
     };
     let app = with_repository(app, Repository::ceph(client, backup_pool()));
     let fields = json!({"size": 1, "name": "db"});
@@ -142,13 +148,8 @@ async fn backups_live_on_the_pool(app: TestApp) {
 /// the pool is missing, backup requests find no service (503) and the host's
 /// `cinder-backup` sends no heartbeat; once the pool exists, the next check lets them in.
 async fn backups_wait_for_their_pool(app: TestApp) {
-    let Some(conf) = ceph_conf() else {
+    let Some((conf, client)) = admin_client() else {
         return;
-    };
-    let client = ClientConfig {
-        conf_file: Some(conf.clone()),
-        user: "admin".into(),
-        ..ClientConfig::default()
     };
     let pool = format!("late-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
     let repository = Repository::ceph(client, pool.clone());
