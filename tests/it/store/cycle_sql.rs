@@ -120,6 +120,14 @@ fn split_variable_like_colons(literal: &str) -> String {
 }
 
 impl Values {
+    /// `text` with the run's own path and ids inside it (connection info) made fixed.
+    fn stand_ins(&self, text: &str) -> String {
+        text.replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
+            .replace(&self.volume, "00000000-0000-4000-8000-0000000000a1")
+            .replace(&self.attachment, "00000000-0000-4000-8000-0000000000b2")
+            .replace(&self.volume_type, "00000000-0000-4000-8000-0000000000c3")
+    }
+
     /// One argument, as pgbench SQL.
     fn render(&self, literal: &str) -> String {
         let quoted = |id: &str| format!("'{id}'");
@@ -156,12 +164,7 @@ impl Values {
             // JSON colon, because pgbench -M prepared takes `:false` for a variable;
             // any other colon before a name (a spec key such as `attach:single_writer`)
             // is concatenated in for the same reason.
-            let text = literal
-                .replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
-                .replace(&self.volume, "00000000-0000-4000-8000-0000000000a1")
-                .replace(&self.attachment, "00000000-0000-4000-8000-0000000000b2")
-                .replace(&self.volume_type, "00000000-0000-4000-8000-0000000000c3")
-                .replace("\":", "\": ");
+            let text = self.stand_ins(literal).replace("\":", "\": ");
             split_variable_like_colons(&text)
         }
     }
@@ -200,16 +203,27 @@ fn render(what: &str, statements: &[Logged], values: &Values) -> String {
          \\set n random(1, 4611686018427387904)\n",
         statements.len()
     );
+    push_statements(&mut out, statements, |sql, args| {
+        format!("{}\n", values.statement(sql, args))
+    });
+    out
+}
+
+/// Each statement as `line` writes it, under a `-- <request>` line where the request
+/// that ran it changes.
+fn push_statements(
+    out: &mut String,
+    statements: &[Logged],
+    line: impl Fn(&str, &[String]) -> String,
+) {
     let mut request = "";
     for (name, sql, args) in statements {
         if name != request {
             out.push_str(&format!("-- {name}\n"));
             request = name;
         }
-        out.push_str(&values.statement(sql, args));
-        out.push('\n');
+        out.push_str(&line(sql, args));
     }
-    out
 }
 
 /// One argument of the SQLite file, as JSON: a string starting with `$` stands for a
@@ -250,11 +264,7 @@ fn sqlite_arg(literal: &str, values: &Values) -> Value {
             .collect();
         Value::from(Value::from(list).to_string())
     } else {
-        let text = text
-            .replace(&values.volumes_dir, "/srv/cinder-attach/volumes")
-            .replace(&values.volume, "00000000-0000-4000-8000-0000000000a1")
-            .replace(&values.attachment, "00000000-0000-4000-8000-0000000000b2")
-            .replace(&values.volume_type, "00000000-0000-4000-8000-0000000000c3");
+        let text = values.stand_ins(&text);
         match text.strip_prefix('$') {
             Some(rest) => Value::from(format!("$${rest}")),
             None => Value::from(text),
@@ -273,16 +283,11 @@ fn render_sqlite(what: &str, statements: &[Logged], values: &Values) -> String {
          -- `UPDATE_CYCLE_SQL=1 cargo test --test it cycle_sql`.\n",
         statements.len()
     );
-    let mut request = "";
-    for (name, sql, args) in statements {
-        if name != request {
-            out.push_str(&format!("-- {name}\n"));
-            request = name;
-        }
+    push_statements(&mut out, statements, |sql, args| {
         let line = sql.split_whitespace().collect::<Vec<_>>().join(" ");
         let args: Vec<Value> = args.iter().map(|a| sqlite_arg(a, values)).collect();
-        out.push_str(&format!("{line};\n-- args {}\n", Value::from(args)));
-    }
+        format!("{line};\n-- args {}\n", Value::from(args))
+    });
     out
 }
 
