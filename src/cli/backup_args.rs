@@ -57,10 +57,10 @@ pub struct BackupArgs {
     /// service died) and is ended; running work touches it several times as often.
     #[arg(long, env = "CINDER_ATTACH_BACKUP_STALE_AFTER", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub backup_stale_after: u64,
-    /// Seconds between tries to set the repository up while it cannot be (Cinder's
-    /// `backup_driver_init_check_interval`): the directory made, or the cluster reached
-    /// and the pool found. Until a try succeeds this host's `cinder-backup` takes no
-    /// requests (503, as Cinder's uninitialised one) and reports no heartbeat.
+    /// Seconds between tries to set a Ceph repository up while it cannot be (Cinder's
+    /// `backup_driver_init_check_interval`): the cluster reached and the pool found (a
+    /// directory needs no check). Until a try succeeds this host's `cinder-backup` takes
+    /// no requests (503, as Cinder's uninitialised one) and reports no heartbeat.
     #[arg(long, env = "CINDER_ATTACH_BACKUP_DRIVER_INIT_CHECK_INTERVAL", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub backup_driver_init_check_interval: u64,
 }
