@@ -222,6 +222,10 @@ fn detail(
     if ctx.version.at_least(3, 56) && with_project {
         view["user_id"] = json!(backup.user_id);
     }
+    let key = crate::keys::shown_key_id(backup.encryption_key_id.as_deref());
+    if let (true, Some(key)) = (ctx.version.at_least(3, 64), key) {
+        view["encryption_key_id"] = json!(key);
+    }
     view
 }
 

@@ -204,7 +204,8 @@ pub fn volume_detail(ctx: &ViewContext<'_>, volume: &Volume, rights: VolumeViewR
         );
     }
     if v.at_least(3, 64) {
-        if let Some(key) = &volume.encryption_key_id {
+        let key = crate::keys::shown_key_id(volume.encryption_key_id.as_deref());
+        if let Some(key) = key {
             fields.insert("encryption_key_id".into(), json!(key));
         }
     }

@@ -66,6 +66,8 @@ pub struct Backup {
     pub created_at: DateTime<Utc>,
     pub updated_at: Option<DateTime<Utc>>,
     pub metadata: BTreeMap<String, String>,
+    /// A backup of an encrypted volume: its own copy of the volume's key.
+    pub encryption_key_id: Option<String>,
 }
 
 impl Backup {
@@ -90,6 +92,10 @@ pub struct VolumeRecord {
     pub image_metadata: BTreeMap<String, String>,
     #[serde(default)]
     pub bootable: bool,
+    /// The backed-up volume's type: a restore of an encrypted backup needs a volume of
+    /// the same type (Cinder keeps it in the backup's metadata as `volume_type_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_type_id: Option<String>,
 }
 
 /// Whether a restore gives the volume the backed-up volume's name and description, as
@@ -117,6 +123,8 @@ pub struct NewBackup {
     pub incremental: bool,
     pub force: bool,
     pub metadata: BTreeMap<String, String>,
+    /// The copy of an encrypted volume's key the backup keeps.
+    pub encryption_key_id: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 

@@ -12,6 +12,12 @@ pub use barbican::Barbican;
 /// The id Cinder's `ConfKeyManager` gives its fixed key.
 pub const FIXED_KEY_ID: &str = "00000000-0000-0000-0000-000000000000";
 
+/// The key id a volume's or backup's details show (3.64+): none for the fixed key, whose
+/// id says nothing, as Cinder's views leave it out.
+pub fn shown_key_id(key_id: Option<&str>) -> Option<&str> {
+    key_id.filter(|id| *id != FIXED_KEY_ID)
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
     #[error("the key {0} could not be found")]

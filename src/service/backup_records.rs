@@ -50,7 +50,7 @@ fn encode(found: &Backup) -> String {
         "data_timestamp": time(&found.data_timestamp),
         "restore_volume_id": found.restore_volume_id,
         "metadata": found.metadata,
-        "encryption_key_id": null,
+        "encryption_key_id": found.encryption_key_id,
         "created_at": format_timestamp(&found.created_at),
         "updated_at": time(&found.updated_at),
         "deleted_at": null,
@@ -198,6 +198,7 @@ impl Service {
             created_at: now,
             updated_at: Some(now),
             metadata: Default::default(),
+            encryption_key_id: text(&record, "encryption_key_id"),
         };
         // The objects must be there and readable before the record says so.
         let location = super::backup_work::location_of(&imported);

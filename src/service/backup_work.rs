@@ -36,6 +36,15 @@ pub(super) fn location_of(backup: &Backup) -> Location {
     }
 }
 
+/// The key a restore gives its volume, and the token its keys are made and deleted with
+/// (Cinder's restore runs in the caller's context).
+#[derive(Debug, Default)]
+pub(super) struct RestoreKey {
+    /// The volume's own copy of the backup's key; `None` for a backup of a plain volume.
+    pub copy: Option<String>,
+    pub token: Option<String>,
+}
+
 /// What a restore gives back besides the data.
 fn record_of(volume: &Volume) -> VolumeRecord {
     VolumeRecord {
@@ -44,6 +53,7 @@ fn record_of(volume: &Volume) -> VolumeRecord {
         metadata: volume.metadata.clone(),
         image_metadata: volume.image_metadata.clone(),
         bootable: volume.bootable,
+        volume_type_id: Some(volume.volume_type_id.to_string()),
     }
 }
 
@@ -110,7 +120,9 @@ impl Service {
                 .finish_backup(backup.id, object_count, now)
                 .await
             {
-                Ok(Some(BackupEnd::Deleting)) => service.remove_backup_data(backup).await,
+                Ok(Some(BackupEnd::Deleting)) => {
+                    service.remove_backup_data(backup).await;
+                }
                 Ok(_) => {}
                 Err(err) => log_failure("a backup's end", Err(err.into())),
             }
@@ -170,8 +182,15 @@ impl Service {
         checked
     }
 
-    /// Restores a backup held `restoring` onto `volume` in the background.
-    pub(super) fn start_restore(&self, backup: Backup, volume: Volume, is_new: bool) {
+    /// Restores a backup held `restoring` onto `volume` in the background; `key` is the
+    /// volume's own copy of an encrypted backup's key.
+    pub(super) fn start_restore(
+        &self,
+        backup: Backup,
+        volume: Volume,
+        is_new: bool,
+        key: RestoreKey,
+    ) {
         let service = self.clone();
         crate::origin::spawn(async move {
             let result = service.restore_data(&backup, &volume, is_new).await;
@@ -182,10 +201,15 @@ impl Service {
             let record = result.as_ref().map_err(Clone::clone);
             let ended = service
                 .store
-                .finish_restore(backup.id, volume.id, record, now)
+                .finish_restore(backup.id, volume.id, record, key.copy.as_deref(), now)
+                .await;
+            service
+                .settle_restore_key(&volume, key, result.is_ok() && ended.is_ok())
                 .await;
             match ended {
-                Ok(Some(RestoreEnd::Deleting)) => service.remove_backup_data(backup).await,
+                Ok(Some(RestoreEnd::Deleting)) => {
+                    service.remove_backup_data(backup).await;
+                }
                 Ok(_) => {}
                 Err(err) => log_failure("a restore's end", Err(err.into())),
             }
@@ -234,8 +258,8 @@ impl Service {
     }
 
     /// Removes a `deleting` backup's data, then its record; the work runs to its end even
-    /// if the client goes away.
-    pub(super) async fn remove_backup_now(&self, backup: Backup) -> Result<(), DomainError> {
+    /// if the client goes away. Whether the data went.
+    pub(super) async fn remove_backup_now(&self, backup: Backup) -> Result<bool, DomainError> {
         let service = self.clone();
         crate::origin::spawn(async move { service.remove_backup_data(backup).await })
             .await
@@ -245,12 +269,13 @@ impl Service {
             })
     }
 
-    async fn remove_backup_data(&self, backup: Backup) {
+    async fn remove_backup_data(&self, backup: Backup) -> bool {
         let removed = match self.backup_settings() {
             Ok(settings) => settings.repository.remove(location_of(&backup)).await,
             Err(err) => Err(err.to_string()),
         };
         let now = self.clock.now();
+        let gone = removed.is_ok();
         let recorded = match removed {
             Ok(()) => self.store.finish_backup_delete(backup.id, now).await,
             Err(reason) => {
@@ -259,6 +284,7 @@ impl Service {
             }
         };
         log_failure("a backup's delete", recorded.map_err(Into::into));
+        gone
     }
 
     /// Ends the backup work of this host that nothing has touched for `stale_after`
@@ -276,7 +302,11 @@ impl Service {
         for backup in stuck {
             if backup.status == BackupStatus::Deleting {
                 tracing::warn!(backup_id = %backup.id, "backup deletion was interrupted; finishing it");
-                self.remove_backup_data(backup).await;
+                let key = backup.encryption_key_id.clone();
+                // No caller's token now: its key goes with the service's own, if allowed.
+                if self.remove_backup_data(backup).await {
+                    self.forget_key(None, key.as_deref()).await;
+                }
                 ended += 1;
                 continue;
             }

@@ -164,12 +164,6 @@ impl Service {
             }
             None => None,
         };
-        if volume.encryption_key_id.is_some() {
-            return Err(BackupError::InvalidVolume(
-                "Backups of encrypted volumes are not supported by cinder-attach.".to_owned(),
-            )
-            .into());
-        }
         let settings = self.backup_service().await?;
         let repository = &settings.repository;
         let container = match request.container.filter(|c| !c.is_empty()) {
@@ -178,6 +172,13 @@ impl Service {
                 container
             }
             None => repository.default_container(volume.id),
+        };
+        // The backup keeps a copy of an encrypted volume's key (Cinder's backup manager
+        // clones it first), so it can be restored after the volume and its key are gone.
+        let token = caller.auth_token.as_deref();
+        let encryption_key_id = match &volume.encryption_key_id {
+            Some(key) => Some(self.copy_key(token, key).await?),
+            None => None,
         };
         let new = NewBackup {
             id: BackupId::generate(),
@@ -196,6 +197,7 @@ impl Service {
             incremental: request.incremental,
             force: request.force,
             metadata: request.metadata,
+            encryption_key_id,
             created_at: self.clock.now(),
         };
         let owner = QuotaOwner {
@@ -203,7 +205,12 @@ impl Service {
             type_name: String::new(),
             defaults: self.settings.quota_defaults.clone(),
         };
-        let made = match self.store.begin_backup(&new, &owner).await? {
+        let made = self.store.begin_backup(&new, &owner).await;
+        if !matches!(made, Ok(Outcome::Done(_))) {
+            self.forget_key(token, new.encryption_key_id.as_deref())
+                .await;
+        }
+        let made = match made? {
             Outcome::Done(made) => made,
             Outcome::Gone => return Err(super::volume_not_found(volume.id)),
             Outcome::Refused(BackupRefusal::Source(refusal)) => {
@@ -289,8 +296,17 @@ impl Service {
         };
         // A backup still being written or restored is removed by that work when it
         // stops; any other's objects go now (two files), before the answer.
-        if !matches!(before, BackupStatus::Creating | BackupStatus::Restoring) {
-            self.remove_backup_now(found).await?;
+        let key = found.encryption_key_id.clone();
+        let removed = match before {
+            BackupStatus::Creating | BackupStatus::Restoring => true,
+            _ => self.remove_backup_now(found).await?,
+        };
+        // Its copy of a volume's key goes with it, with the caller's token as Cinder's
+        // does (a delete taken up again after a restart has none); one whose data could
+        // not be removed (`error_deleting`) keeps its key.
+        if removed {
+            self.forget_key(caller.auth_token.as_deref(), key.as_deref())
+                .await;
         }
         Ok(())
     }
@@ -313,32 +329,27 @@ impl Service {
             return Err(restore_refused(RestoreRefusal::BackupStatus));
         }
         self.backup_service().await?;
+        let source_type = self.encrypted_backup_type(&found).await?;
         let (volume, is_new) = match volume_id {
             Some(volume_id) => {
                 let uuid = VolumeId::parse(&volume_id)
                     .ok_or_else(|| DomainError::VolumeNotFound(volume_id.clone()))?;
-                (self.get_volume(caller, uuid).await?, false)
+                let volume = self.get_volume(caller, uuid).await?;
+                Self::check_restore_target(source_type.as_deref(), &volume)?;
+                (volume, false)
             }
             None => {
                 let name = name.unwrap_or_else(|| backup::restore_volume_name(found.id));
+                let volume_type = self
+                    .restore_type_for_new(caller, source_type.as_deref(), None)
+                    .await?;
                 let made = self
-                    .volume_for_restore(caller, &found, name, request_id)
+                    .volume_for_restore(caller, &found, name, volume_type, request_id)
                     .await?;
                 (made, true)
             }
         };
-        let now = self.clock.now();
-        let held = match self.store.begin_restore(found.id, volume.id, now).await? {
-            Outcome::Done(held) => held,
-            Outcome::Gone => return Err(backup_not_found(id)),
-            Outcome::Refused(RestoreBlock::VolumeGone) => {
-                return Err(super::volume_not_found(volume.id))
-            }
-            Outcome::Refused(RestoreBlock::Refused(refusal)) => {
-                return Err(restore_refused(refusal))
-            }
-        };
-        self.start_restore(held, volume.clone(), is_new);
+        self.restore_onto(caller, &found, &volume, is_new).await?;
         Ok(RestoreStarted {
             backup_id: found.id,
             volume_id: volume.id,
@@ -382,24 +393,43 @@ impl Service {
             .into());
         }
         self.backup_service().await?;
+        let source_type = self.encrypted_backup_type(&found).await?;
+        request.volume_type = self
+            .restore_type_for_new(caller, source_type.as_deref(), request.volume_type)
+            .await?;
         request.size = Some(size);
         request.backup_id = None;
         // Boxed: `create_volume` is what called this (an async fn cannot hold itself).
         let made = Box::pin(self.create_volume(caller, request, request_id)).await?;
         let volume = self.settled(caller, &found, made).await?;
-        let now = self.clock.now();
-        let held = match self.store.begin_restore(found.id, volume.id, now).await? {
-            Outcome::Done(held) => held,
-            Outcome::Gone => return Err(backup_not_found(backup_id)),
-            Outcome::Refused(RestoreBlock::VolumeGone) => {
-                return Err(super::volume_not_found(volume.id))
-            }
-            Outcome::Refused(RestoreBlock::Refused(refusal)) => {
-                return Err(restore_refused(refusal))
-            }
-        };
-        self.start_restore(held, volume.clone(), true);
+        self.restore_onto(caller, &found, &volume, true).await?;
         self.get_volume(caller, volume.id).await
+    }
+
+    /// Holds `found` `restoring` and `volume` `restoring-backup`, then restores in the
+    /// background; an encrypted backup's key is copied for the volume first.
+    async fn restore_onto(
+        &self,
+        caller: &RequestContext,
+        found: &Backup,
+        volume: &crate::domain::volume::Volume,
+        is_new: bool,
+    ) -> Result<(), DomainError> {
+        let key = self.restore_key(caller, found).await?;
+        let now = self.clock.now();
+        let begun = self.store.begin_restore(found.id, volume.id, now).await;
+        let refused = match begun {
+            Ok(Outcome::Done(held)) => {
+                self.start_restore(held, volume.clone(), is_new, key);
+                return Ok(());
+            }
+            Ok(Outcome::Gone) => backup_not_found(&found.id.to_string()),
+            Ok(Outcome::Refused(RestoreBlock::VolumeGone)) => super::volume_not_found(volume.id),
+            Ok(Outcome::Refused(RestoreBlock::Refused(refusal))) => restore_refused(refusal),
+            Err(err) => err.into(),
+        };
+        self.settle_restore_key(volume, key, false).await;
+        Err(refused)
     }
 
     /// A new volume of the backup's size to restore it onto, once it is made.
@@ -408,11 +438,13 @@ impl Service {
         caller: &RequestContext,
         found: &Backup,
         name: String,
+        volume_type: Option<String>,
         request_id: Option<String>,
     ) -> Result<crate::domain::volume::Volume, DomainError> {
         let request = super::volumes::CreateVolume {
             size: Some(found.size),
             name: Some(name),
+            volume_type,
             description: Some(backup::RESTORE_VOLUME_DESCRIPTION.to_owned()),
             ..Default::default()
         };

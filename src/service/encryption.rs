@@ -174,18 +174,30 @@ impl Service {
     ) -> Result<String, DomainError> {
         let keys = &self.settings.key_manager;
         let token = caller.auth_token.as_deref();
-        let made = match source_key {
-            Some(source) => keys.clone_key(token, source).await,
-            None => {
-                let algorithm = specs
-                    .key_algorithm()
-                    .ok_or(DomainError::InvalidEncryptionSpec)?;
-                keys.create_key(token, algorithm, specs.key_size).await
-            }
-        };
+        if let Some(source) = source_key {
+            return self.copy_key(token, source).await;
+        }
+        let algorithm = specs
+            .key_algorithm()
+            .ok_or(DomainError::InvalidEncryptionSpec)?;
+        let made = keys.create_key(token, algorithm, specs.key_size).await;
         made.map_err(|err| {
             // As Cinder, the caller hears only that the key manager failed.
-            tracing::error!(error = %err, "the key manager could not give a new volume its key");
+            tracing::error!(error = %err, "the key manager could not make a new volume's key");
+            DomainError::KeyManagerFailed
+        })
+    }
+
+    /// A key of its own with `key`'s bytes (Cinder's `clone_encryption_key`), made with
+    /// `token` (else the service's own).
+    pub(super) async fn copy_key(
+        &self,
+        token: Option<&str>,
+        key: &str,
+    ) -> Result<String, DomainError> {
+        let made = self.settings.key_manager.clone_key(token, key).await;
+        made.map_err(|err| {
+            tracing::error!(error = %err, key_id = key, "the key manager could not copy a key");
             DomainError::KeyManagerFailed
         })
     }

@@ -173,14 +173,6 @@ impl Service {
         Ok(UploadStarted { volume, image })
     }
 
-    async fn copy_key(&self, token: Option<&str>, key: &str) -> Result<String, DomainError> {
-        let keys = &self.settings.key_manager;
-        keys.clone_key(token, key).await.map_err(|err| {
-            tracing::error!(error = %err, key_id = key, "could not copy a volume's key for its image");
-            DomainError::KeyManagerFailed
-        })
-    }
-
     async fn finish_upload(
         &self,
         id: VolumeId,

@@ -4,6 +4,7 @@
 
 pub mod attachments;
 mod backends;
+mod backup_keys;
 mod backup_records;
 mod backup_work;
 pub mod backups;

@@ -45,7 +45,7 @@ const REVIVE: &str = "update backups set volume_id = $2, snapshot_id = $3, user_
      display_description = $9, container = $10, status = $11, service_metadata = $12, \
      service = $13, size = $14, object_count = $15, parent_id = $16, \
      num_dependent_backups = 0, data_timestamp = $17, created_at = $18, updated_at = $18, \
-     deleted = false, deleted_at = null, fail_reason = null where id = $1";
+     encryption_key_id = $19, deleted = false, deleted_at = null, fail_reason = null where id = $1";
 
 #[async_trait]
 impl<D: Database> BackupImportStore for SqlStore<D> {

@@ -46,12 +46,14 @@ pub trait BackupRestoreStore: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Outcome<Backup, RestoreBlock>, StoreError>;
     /// Ends a restore: the volume `available` with the backed-up volume's details
-    /// (`Ok`), or `error_restoring`; the backup `available` again.
+    /// (`Ok`) and, restored from an encrypted backup, `key` (its own copy of the
+    /// backup's), or `error_restoring`; the backup `available` again.
     async fn finish_restore(
         &self,
         id: BackupId,
         volume: VolumeId,
         result: Result<&VolumeRecord, String>,
+        key: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Option<RestoreEnd>, StoreError>;
     /// Starts a delete (`force`: whatever the status); the status it had.
@@ -101,7 +103,7 @@ const RESTORING: &str = "update backups set status = $2, restore_volume_id = $3,
 const SET_VOLUME_STATUS: &str = "update volumes set status = $2, updated_at = $3 where id = $1";
 
 const RESTORED_VOLUME: &str = "update volumes set status = $2, bootable = (bootable or $3), \
-     updated_at = $4 where id = $1";
+     encryption_key_id = coalesce($5, encryption_key_id), updated_at = $4 where id = $1";
 
 const RENAME_VOLUME: &str =
     "update volumes set display_name = $2, display_description = $3 where id = $1";
@@ -235,6 +237,7 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
         id: BackupId,
         volume: VolumeId,
         result: Result<&VolumeRecord, String>,
+        key: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Option<RestoreEnd>, StoreError> {
         let mut tx = self.db.begin_write().await?;
@@ -250,7 +253,8 @@ impl<D: Database> BackupRestoreStore for SqlStore<D> {
                         .bind(volume)
                         .bind(VolumeStatus::Available)
                         .bind(record.bootable || !record.image_metadata.is_empty())
-                        .bind(now);
+                        .bind(now)
+                        .bind(key.map(str::to_owned));
                     tx.execute(sql).await?;
                     Self::restore_details(&mut tx, &found, volume, record, now).await?;
                 }

@@ -100,7 +100,7 @@ const COLUMNS: &str = "b.id, b.volume_id, b.snapshot_id, b.user_id, b.project_id
      b.availability_zone, b.display_name, b.display_description, b.container, b.status, \
      b.fail_reason, b.service_metadata, b.service, b.size, b.object_count, b.parent_id, \
      b.num_dependent_backups, b.data_timestamp, b.restore_volume_id, b.created_at, \
-     b.updated_at";
+     b.updated_at, b.encryption_key_id";
 
 pub(super) const LOCK: &str = "select status from backups where id = $1 and deleted = false";
 
@@ -116,8 +116,8 @@ const PARENT_CANDIDATES: &str = "select id, status, data_timestamp from backups 
 const INSERT: &str = "insert into backups (id, volume_id, snapshot_id, user_id, project_id, host, \
      availability_zone, display_name, display_description, container, status, service_metadata, \
      service, size, object_count, parent_id, num_dependent_backups, data_timestamp, created_at, \
-     updated_at, deleted) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-     $15, $16, 0, $17, $18, $18, false)";
+     updated_at, encryption_key_id, deleted) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+     $11, $12, $13, $14, $15, $16, 0, $17, $18, $18, $19, false)";
 
 const HOLD_VOLUME: &str = "update volumes set previous_status = status, status = $2, \
      updated_at = $3 where id = $1";
@@ -166,6 +166,7 @@ impl FromRow for Backup {
             created_at: c.get()?,
             updated_at: c.get()?,
             metadata: BTreeMap::new(),
+            encryption_key_id: c.get()?,
         })
     }
 }
@@ -210,7 +211,7 @@ fn push_filters(sql: &mut Sql, filters: &BackupFilters) {
 }
 
 /// `sql` with a backup's columns bound in the order `INSERT` (and an import's revive)
-/// names them: `$1` the id to `$18` the creation time.
+/// names them: `$1` the id to `$18` the creation time, `$19` its key.
 pub(super) fn bind_row(sql: Sql, b: &Backup) -> Sql {
     sql.bind(b.id)
         .bind(b.volume_id)
@@ -230,6 +231,7 @@ pub(super) fn bind_row(sql: Sql, b: &Backup) -> Sql {
         .bind(b.parent_id)
         .bind(b.data_timestamp)
         .bind(b.created_at)
+        .bind(b.encryption_key_id.clone())
 }
 
 impl<D: Database> SqlStore<D> {
@@ -426,6 +428,7 @@ impl<D: Database> BackupStore for SqlStore<D> {
             created_at: new.created_at,
             updated_at: Some(new.created_at),
             metadata: new.metadata.clone(),
+            encryption_key_id: new.encryption_key_id.clone(),
         };
         Self::insert_backup_row(&mut tx, &record).await?;
         let hold = match new.snapshot_id {

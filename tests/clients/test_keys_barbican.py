@@ -3,7 +3,8 @@ real Keystone, as Cinder's castellan keeps them: each volume gets a secret of it
 the caller's project; a clone, an uploaded image and a volume made from that image each
 get a copy of the key (same bytes, another secret); the data written from an image
 opens with the volume's key; a transferred volume's key moves to the taker's project;
-deleting a volume deletes its secret. Runs on SQLite and
+deleting a volume deletes its secret; a backup keeps a copy of its own, which a volume
+restored from it copies again and which goes with the backup. Runs on SQLite and
 on PostgreSQL with a real Glance that checks tokens with the same Keystone."""
 
 import os
@@ -123,6 +124,21 @@ class Caller:
             time.sleep(0.05)
         raise AssertionError(f"volume {volume_id} never became {wanted}")
 
+    def wait_backup(self, backup_id, wanted):
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            backup = self.api("GET", f"/backups/{backup_id}").json()["backup"]
+            if backup["status"] in (wanted, "error"):
+                assert backup["status"] == wanted, backup
+                return backup
+            time.sleep(0.05)
+        raise AssertionError(f"backup {backup_id} never became {wanted}")
+
+    def backup(self, volume_id):
+        made = self.api("POST", "/backups", json={"backup": {"volume_id": volume_id}})
+        assert made.status_code == 202, made.text
+        return self.wait_backup(made.json()["backup"]["id"], "available")
+
     def create(self, **body):
         made = self.api("POST", "/volumes", json={"volume": {"size": 1, "volume_type": "luks-barbican", **body}})
         assert made.status_code == 202, made.text
@@ -237,6 +253,12 @@ def test_every_encrypted_volume_has_a_barbican_secret_of_its_own(server, account
         time.sleep(0.05)
     assert taker.secret(taken_key) is None, "the volume's key outlived it"
 
+    # A backup keeps a copy of the volume's key (3.64 shows it), so it outlives the volume.
+    backup = alice.backup(from_image)
+    backup_key = backup["encryption_key_id"]
+    assert backup_key not in (image_key, clone_key)
+    assert alice.secret(backup_key) == alice.secret(image_key)
+
     # Deleting a volume deletes its secret, and only its own.
     for volume_id, volume_key in ((clone, clone_key), (reopened, reopened_key), (from_image, image_key)):
         assert alice.api("DELETE", f"/volumes/{volume_id}").status_code == 202
@@ -246,3 +268,28 @@ def test_every_encrypted_volume_has_a_barbican_secret_of_its_own(server, account
             time.sleep(0.05)
         assert alice.secret(volume_key) is None, "the volume's key outlived it"
     assert alice.secret(sealed_key) is not None, "the image's key is the image's"
+    assert alice.secret(backup_key) is not None, "the backup's key is the backup's"
+
+    # Restored, the backup makes a volume of the volume's type holding a copy of its own
+    # of the backup's key, which opens the restored data.
+    restored = alice.api("POST", f"/backups/{backup['id']}/restore", json={"restore": {}})
+    assert restored.status_code == 202, restored.text
+    restored_id = restored.json()["restore"]["volume_id"]
+    alice.wait(restored_id)
+    shown = alice.api("GET", f"/volumes/{restored_id}").json()["volume"]
+    assert shown["volume_type"] == "luks-barbican" and shown["encrypted"], shown
+    restored_key = alice.key_of(restored_id)
+    assert restored_key not in (backup_key, image_key)
+    assert alice.secret(restored_key) == alice.secret(backup_key)
+    restored_file = server.volumes_dir / f"volume-{restored_id}"
+    assert decrypted(restored_file, alice.secret(restored_key).hex(), tmp_path / "c.raw")[:len(data)] == data
+
+    # Deleting the backup deletes its copy of the key.
+    alice.wait_backup(backup["id"], "available")
+    assert alice.api("DELETE", f"/backups/{backup['id']}").status_code == 202
+    deadline = time.monotonic() + 60
+    while alice.api("GET", f"/backups/{backup['id']}").status_code != 404:
+        assert time.monotonic() < deadline, "the backup was not deleted"
+        time.sleep(0.05)
+    assert alice.secret(backup_key) is None, "the backup's key outlived it"
+    assert alice.secret(restored_key) is not None

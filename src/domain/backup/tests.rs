@@ -86,6 +86,7 @@ fn backup(status: BackupStatus, dependents: i64) -> Backup {
         created_at: at(1),
         updated_at: None,
         metadata: BTreeMap::new(),
+        encryption_key_id: None,
     }
 }
 

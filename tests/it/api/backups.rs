@@ -39,7 +39,12 @@ pub(crate) fn with_repository_checked(
     repository: Repository,
     ready: bool,
 ) -> TestApp {
-    let settings = Settings {
+    app.with_settings(settings_with_repository(repository, ready))
+}
+
+/// Settings keeping backups in `repository`, else the defaults.
+pub(crate) fn settings_with_repository(repository: Repository, ready: bool) -> Settings {
+    Settings {
         backups: Some(BackupSettings {
             repository,
             host: "test-host".into(),
@@ -47,8 +52,7 @@ pub(crate) fn with_repository_checked(
             ready: Arc::new(AtomicBool::new(ready)),
         }),
         ..Settings::default()
-    };
-    app.with_settings(settings)
+    }
 }
 
 pub(crate) async fn member(
@@ -159,7 +163,7 @@ pub(crate) async fn backed_up(app: &TestApp, fields: Value) -> Value {
     wait_backup(app, &id, "available").await
 }
 
-fn data_object(dir: &Path, backup: &Value) -> PathBuf {
+pub(crate) fn data_object(dir: &Path, backup: &Value) -> PathBuf {
     let container = backup["container"].as_str().unwrap();
     dir.join(container)
         .join(format!("backup-{}.data", str_of(backup, "id")))

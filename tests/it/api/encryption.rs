@@ -13,7 +13,7 @@ use cinder_attach::service::Settings;
 const LUKS: &str = r#"{"encryption": {"provider": "luks", "control_location": "front-end",
                         "cipher": "aes-xts-plain64", "key_size": "256"}}"#;
 
-fn luks() -> Value {
+pub(crate) fn luks() -> Value {
     serde_json::from_str(LUKS).unwrap()
 }
 
