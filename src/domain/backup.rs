@@ -32,6 +32,22 @@ pub const POSIX_SERVICE: &str = "cinder.backup.drivers.posix.PosixBackupDriver";
 /// The same for a repository on a Ceph pool (Cinder's `ceph` driver).
 pub const CEPH_SERVICE: &str = "cinder.backup.drivers.ceph.CephBackupDriver";
 
+/// Whether the configured repository `driver` can read a backup recorded as made by
+/// `service` (Cinder's `_is_our_backup`): a record naming none is anyone's, and an older
+/// name (the module path) names the same driver.
+pub fn is_our_backup(driver: &str, service: Option<&str>) -> bool {
+    service.is_none_or(|service| driver.starts_with(service))
+}
+
+/// Cinder's refusal of `action` ("Restore backup", ...) on a backup another driver made.
+pub fn not_our_backup(action: &str, driver: &str, service: Option<&str>) -> String {
+    format!(
+        "{action} aborted, the backup service currently configured [{driver}] is not the \
+         backup service that was used to create this backup [{}].",
+        service.unwrap_or_default()
+    )
+}
+
 /// The volume id of a backup record being imported, until its record is read (Cinder's
 /// `IMPORT_VOLUME_ID`).
 pub const IMPORT_VOLUME_ID: &str = "00000000-0000-0000-0000-000000000000";
@@ -226,18 +242,23 @@ pub struct ParentCandidate {
     pub id: BackupId,
     pub status: BackupStatus,
     pub data_timestamp: Option<DateTime<Utc>>,
+    /// The driver that made it: an incremental backup builds only on one it can read.
+    pub service: Option<String>,
 }
 
 /// Cinder's choice of parent: the `available` backup whose data is newest; for a backup
-/// of a snapshot, only backups whose data is older than the snapshot. `None` when there
-/// is none (Cinder then refuses the incremental backup).
+/// of a snapshot, only backups whose data is older than the snapshot. Only backups the
+/// configured `driver` made count (Cinder would pick another driver's and fail writing).
+/// `None` when there is none (Cinder then refuses the incremental backup).
 pub fn choose_parent(
     candidates: &[ParentCandidate],
     snapshot_taken: Option<DateTime<Utc>>,
+    driver: &str,
 ) -> Option<BackupId> {
     candidates
         .iter()
         .filter(|c| c.status == BackupStatus::Available)
+        .filter(|c| is_our_backup(driver, c.service.as_deref()))
         .filter_map(|c| c.data_timestamp.map(|at| (at, c.id)))
         .filter(|(at, _)| snapshot_taken.is_none_or(|taken| *at < taken))
         .max_by_key(|(at, _)| *at)

@@ -106,6 +106,7 @@ impl Service {
             )));
         }
         let settings = self.backup_service().await?;
+        super::backups::check_ours(settings, &found, "Export record")?;
         Ok((settings.repository.driver().to_owned(), encode(&found)))
     }
 

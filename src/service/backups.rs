@@ -33,6 +33,21 @@ fn source_refused(refusal: CreateRefusal) -> DomainError {
     }
 }
 
+/// Refuses `action` ("Restore backup", ...) on a backup the configured repository's
+/// driver did not make, as Cinder's backup manager does: it could not read it.
+pub(super) fn check_ours(
+    settings: &BackupSettings,
+    found: &Backup,
+    action: &str,
+) -> Result<(), DomainError> {
+    let driver = settings.repository.driver();
+    let service = found.service.as_deref();
+    match backup::is_our_backup(driver, service) {
+        true => Ok(()),
+        false => Err(BackupError::Invalid(backup::not_our_backup(action, driver, service)).into()),
+    }
+}
+
 fn restore_refused(refusal: RestoreRefusal) -> DomainError {
     let reason = refusal.reason();
     match refusal {
@@ -258,7 +273,8 @@ impl Service {
         let target = Target::project(&found.project_id);
         self.policy
             .enforce(rules::BACKUP_RESET_STATUS, caller, &target)?;
-        self.backup_service().await?;
+        let settings = self.backup_service().await?;
+        check_ours(settings, &found, "Reset backup status")?;
         let now = self.clock.now();
         match self
             .store
@@ -285,7 +301,8 @@ impl Service {
         };
         let target = Target::project(&found.project_id);
         self.policy.enforce(rule, caller, &target)?;
-        self.backup_service().await?;
+        let settings = self.backup_service().await?;
+        check_ours(settings, &found, "Delete backup")?;
         let now = self.clock.now();
         let (found, before) = match self.store.begin_backup_delete(found.id, force, now).await? {
             Outcome::Done(done) => done,
@@ -328,7 +345,8 @@ impl Service {
         if found.status != BackupStatus::Available {
             return Err(restore_refused(RestoreRefusal::BackupStatus));
         }
-        self.backup_service().await?;
+        let settings = self.backup_service().await?;
+        check_ours(settings, &found, "Restore backup")?;
         let source_type = self.encrypted_backup_type(&found).await?;
         let (volume, is_new) = match volume_id {
             Some(volume_id) => {
@@ -392,7 +410,8 @@ impl Service {
             ))
             .into());
         }
-        self.backup_service().await?;
+        let settings = self.backup_service().await?;
+        check_ours(settings, &found, "Restore backup")?;
         let source_type = self.encrypted_backup_type(&found).await?;
         request.volume_type = self
             .restore_type_for_new(caller, source_type.as_deref(), request.volume_type)

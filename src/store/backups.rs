@@ -110,7 +110,7 @@ const LOCK_SNAPSHOT: &str =
 const COUNT_LIVE: &str = "select count(*), cast(coalesce(sum(size), 0) as bigint) from backups \
      where project_id = $1 and deleted = false";
 
-const PARENT_CANDIDATES: &str = "select id, status, data_timestamp from backups \
+const PARENT_CANDIDATES: &str = "select id, status, data_timestamp, service from backups \
      where volume_id = $1 and project_id = $2 and deleted = false";
 
 const INSERT: &str = "insert into backups (id, volume_id, snapshot_id, user_id, project_id, host, \
@@ -177,6 +177,7 @@ impl FromRow for ParentCandidate {
             id: c.get()?,
             status: c.get()?,
             data_timestamp: c.get()?,
+            service: c.get()?,
         })
     }
 }
@@ -393,7 +394,7 @@ impl<D: Database> BackupStore for SqlStore<D> {
                 .bind(new.volume_id)
                 .bind(&new.project_id);
             let candidates: Vec<ParentCandidate> = tx.fetch_all(candidates).await?;
-            match backup::choose_parent(&candidates, snapshot_taken) {
+            match backup::choose_parent(&candidates, snapshot_taken, new.service) {
                 Some(parent) => Some(parent),
                 None => {
                     return Ok(Outcome::Refused(BackupRefusal::Source(

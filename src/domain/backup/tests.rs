@@ -11,6 +11,7 @@ fn candidate(hour: u32, status: BackupStatus) -> ParentCandidate {
         id: BackupId::generate(),
         status,
         data_timestamp: Some(at(hour)),
+        service: Some(POSIX_SERVICE.to_owned()),
     }
 }
 
@@ -53,12 +54,43 @@ fn the_parent_is_the_newest_available_backup_older_than_a_snapshot() {
     let nine_error = candidate(9, BackupStatus::Error);
     let ten = candidate(10, BackupStatus::Available);
     let all = [eight.clone(), nine_error, ten.clone()];
-    assert_eq!(choose_parent(&all, None), Some(ten.id));
+    assert_eq!(choose_parent(&all, None, POSIX_SERVICE), Some(ten.id));
     // A snapshot of 9:30 builds on the backup of 8:00, not the newer one.
     let snapshot = at(9) + chrono::Duration::minutes(30);
-    assert_eq!(choose_parent(&all, Some(snapshot)), Some(eight.id));
-    assert_eq!(choose_parent(&all, Some(at(7))), None);
-    assert_eq!(choose_parent(&[], None), None);
+    let chosen = choose_parent(&all, Some(snapshot), POSIX_SERVICE);
+    assert_eq!(chosen, Some(eight.id));
+    assert_eq!(choose_parent(&all, Some(at(7)), POSIX_SERVICE), None);
+    assert_eq!(choose_parent(&[], None, POSIX_SERVICE), None);
+    // Another driver's backups are not built on: the newest this driver made is.
+    assert_eq!(choose_parent(&all, None, CEPH_SERVICE), None);
+    let eleven = ParentCandidate {
+        service: Some(CEPH_SERVICE.to_owned()),
+        ..candidate(11, BackupStatus::Available)
+    };
+    let all = [eight.clone(), ten.clone(), eleven.clone()];
+    assert_eq!(choose_parent(&all, None, POSIX_SERVICE), Some(ten.id));
+    assert_eq!(choose_parent(&all, None, CEPH_SERVICE), Some(eleven.id));
+}
+
+#[test]
+fn a_backup_is_ours_when_our_driver_made_it_under_any_of_its_names() {
+    assert!(is_our_backup(POSIX_SERVICE, Some(POSIX_SERVICE)));
+    assert!(is_our_backup(
+        POSIX_SERVICE,
+        Some("cinder.backup.drivers.posix")
+    ));
+    assert!(is_our_backup(POSIX_SERVICE, None));
+    assert!(!is_our_backup(POSIX_SERVICE, Some(CEPH_SERVICE)));
+    assert!(!is_our_backup(
+        CEPH_SERVICE,
+        Some("cinder.backup.drivers.swift")
+    ));
+    assert_eq!(
+        not_our_backup("Restore backup", POSIX_SERVICE, Some(CEPH_SERVICE)),
+        "Restore backup aborted, the backup service currently configured \
+         [cinder.backup.drivers.posix.PosixBackupDriver] is not the backup service that was \
+         used to create this backup [cinder.backup.drivers.ceph.CephBackupDriver]."
+    );
 }
 
 fn backup(status: BackupStatus, dependents: i64) -> Backup {

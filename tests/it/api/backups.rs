@@ -606,7 +606,76 @@ async fn volumes_are_made_from_backups(app: TestApp) {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A backup another driver made (the repository was switched, as an operator moving from
+/// Cinder's Swift driver would): this one cannot read it, so it is neither restored,
+/// deleted, reset nor exported (Cinder's words), and no incremental builds on it.
+async fn another_drivers_backups_are_left_alone(app: TestApp) {
+    let (app, dir) = with_backups(app);
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let ours = backed_up(&app, json!({"volume_id": volume, "name": "ours"})).await;
+    let theirs = backed_up(&app, json!({"volume_id": volume, "name": "theirs"})).await;
+    let theirs = str_of(&theirs, "id");
+    let swift = "cinder.backup.drivers.swift.SwiftBackupDriver";
+    app.db
+        .execute(&format!(
+            "update backups set service = '{swift}' where id = '{theirs}'"
+        ))
+        .await
+        .unwrap();
+    let refusal = |action: &str| {
+        format!(
+            "Invalid backup: {action} aborted, the backup service currently configured \
+             [cinder.backup.drivers.posix.PosixBackupDriver] is not the backup service that \
+             was used to create this backup [{swift}]."
+        )
+    };
+    let path = format!("/v3/p1/backups/{theirs}");
+    let restore = json!({"restore": {}});
+    let restored = member(
+        &app,
+        Method::POST,
+        &format!("{path}/restore"),
+        Some(restore),
+    )
+    .await;
+    restored.assert_fault(400, "badRequest", &refusal("Restore backup"));
+    let create = json!({"volume": {"backup_id": theirs}});
+    let created = member(&app, Method::POST, "/v3/p1/volumes", Some(create)).await;
+    created.assert_fault(400, "badRequest", &refusal("Restore backup"));
+    let exported = admin(&app, Method::GET, &format!("{path}/export_record"), None).await;
+    exported.assert_fault(400, "badRequest", &refusal("Export record"));
+    let reset = json!({"os-reset_status": {"status": "error"}});
+    let action = format!("{path}/action");
+    let reset = admin(&app, Method::POST, &action, Some(reset)).await;
+    reset.assert_fault(400, "badRequest", &refusal("Reset backup status"));
+    let deleted = member(&app, Method::DELETE, &path, None).await;
+    deleted.assert_fault(400, "badRequest", &refusal("Delete backup"));
+    let forced = json!({"os-force_delete": {}});
+    let forced = admin(&app, Method::POST, &action, Some(forced)).await;
+    forced.assert_fault(400, "badRequest", &refusal("Delete backup"));
+    let shown = wait_backup(&app, &theirs, "available").await;
+    assert_eq!(shown["name"], "theirs", "nothing changed: {shown}");
+    // The refused create from it left no volume behind.
+    let listed = member(&app, Method::GET, "/v3/p1/volumes", None).await;
+    assert_eq!(listed.json["volumes"].as_array().unwrap().len(), 1);
+
+    // The newer backup is another driver's: an incremental one builds on ours.
+    let incremental = json!({"volume_id": volume, "incremental": true});
+    let incremental = backed_up(&app, incremental).await;
+    assert_eq!(incremental["is_incremental"], true);
+    let parent = app
+        .db
+        .column(&format!(
+            "select parent_id from backups where id = '{}'",
+            str_of(&incremental, "id")
+        ))
+        .await;
+    assert_eq!(parent, [str_of(&ours, "id")]);
+    std::fs::remove_dir_all(dir).ok();
+}
+
 backend_tests!(
+    another_drivers_backups_are_left_alone,
     volumes_are_made_from_backups,
     backups_restore_byte_for_byte_and_incrementals_store_only_changes,
     refusals_use_cinders_words,
