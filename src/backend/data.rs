@@ -18,6 +18,60 @@ pub type DataOut = mpsc::Sender<Result<Bytes, std::io::Error>>;
 /// The size of the blocks a volume is read in, and checked for zeros in.
 pub const BLOCK: usize = 1 << 20;
 
+/// Which chunks of a volume differ from an earlier copy of it (what an incremental backup
+/// reads, as `rbd export-diff` does): the volume is cut into chunks of `chunk` bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangedChunks {
+    pub chunk: u64,
+    pub size_bytes: u64,
+    /// The changed chunks' indices, sorted, each once.
+    indices: Vec<u64>,
+}
+
+impl ChangedChunks {
+    /// The chunks that byte extents `(offset, length)` touch, of a volume of `size_bytes`.
+    pub fn from_extents(chunk: u64, size_bytes: u64, extents: &[(u64, u64)]) -> ChangedChunks {
+        let mut indices = Vec::new();
+        for &(offset, length) in extents {
+            let end = (offset + length).min(size_bytes);
+            if end <= offset {
+                continue;
+            }
+            indices.extend(offset / chunk..end.div_ceil(chunk));
+        }
+        indices.sort_unstable();
+        indices.dedup();
+        ChangedChunks {
+            chunk,
+            size_bytes,
+            indices,
+        }
+    }
+
+    pub fn contains(&self, index: u64) -> bool {
+        self.indices.binary_search(&index).is_ok()
+    }
+
+    /// How many chunks the volume has.
+    pub fn chunk_count(&self) -> u64 {
+        self.size_bytes.div_ceil(self.chunk)
+    }
+
+    /// The changed bytes as ranges `(offset, length)`, consecutive chunks joined.
+    pub fn ranges(&self) -> Vec<(u64, u64)> {
+        let mut ranges: Vec<(u64, u64)> = Vec::new();
+        for &index in &self.indices {
+            let offset = index * self.chunk;
+            let length = self.chunk.min(self.size_bytes - offset);
+            match ranges.last_mut() {
+                Some((start, len)) if *start + *len == offset => *len += length,
+                _ => ranges.push((offset, length)),
+            }
+        }
+        ranges
+    }
+}
+
 /// Gathers chunks into blocks of `BLOCK` bytes (the last may be shorter), so zero checks
 /// and writes happen on whole blocks whatever sizes the network delivers.
 pub struct Blocks {
@@ -260,5 +314,25 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod changed_chunks_tests {
+    use super::ChangedChunks;
+
+    #[test]
+    fn extents_become_the_chunks_they_touch_and_runs_of_them() {
+        // A 10-byte volume in chunks of 4: extents in chunk 0, across 1 and 2, and past
+        // the end (clipped).
+        let changed = ChangedChunks::from_extents(4, 10, &[(1, 2), (5, 4), (6, 1), (12, 3)]);
+        assert_eq!(changed.chunk_count(), 3);
+        assert!(changed.contains(0) && changed.contains(1) && changed.contains(2));
+        assert_eq!(changed.ranges(), vec![(0, 10)]);
+        let apart = ChangedChunks::from_extents(4, 16, &[(0, 1), (8, 8)]);
+        assert!(!apart.contains(1));
+        assert_eq!(apart.ranges(), vec![(0, 4), (8, 8)]);
+        let none = ChangedChunks::from_extents(4, 16, &[]);
+        assert!(none.ranges().is_empty() && !none.contains(0));
     }
 }

@@ -39,13 +39,15 @@ pub fn unmanaged_name(volume_id: VolumeId) -> String {
 }
 
 /// Whether `name` is storage the service keeps for its own: volumes and snapshots, the
-/// work files of other operations, hidden files.
+/// work files of other operations, the snapshot a volume's last backup keeps
+/// (`backup.<id>.snap.<time>`), hidden files.
 pub fn is_own(name: &str) -> bool {
     name.starts_with('.')
         || name.starts_with("snapshot-")
         || name.ends_with(".part")
         || name.contains(".gsnap-")
         || name.contains(".clone_snap")
+        || (name.starts_with("backup.") && name.contains(".snap."))
 }
 
 /// A `source-name` the file backends take: one plain file name of the directory.

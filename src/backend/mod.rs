@@ -16,10 +16,10 @@ use std::time::Duration;
 
 pub use crate::domain::attachment::{Connector, DriverConnection};
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
-use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
+use crate::domain::ids::{BackupId, ServiceId, SnapshotId, VolumeId};
 use async_trait::async_trait;
 
-pub use data::{DataIn, DataOut};
+pub use data::{ChangedChunks, DataIn, DataOut};
 pub use file::FileBackend;
 pub use iscsi_sim::IscsiSimBackend;
 pub use manage::{Manageable, ManageableSnapshot};
@@ -236,6 +236,44 @@ pub trait Backend: Send + Sync + 'static {
         Err(BackendError::Failed(
             "this backend cannot read a volume's data out".to_owned(),
         ))
+    }
+
+    /// Starts reading volume `volume_id` for backup `backup`. A backend that can keep the
+    /// volume as it is now (rbd: a snapshot `backup.<id>.snap.<time>`, as Cinder's RBD
+    /// driver takes for its Ceph backups) does, and when it still keeps the copy it made
+    /// for backup `since` (the parent), says which chunks of `chunk` bytes changed since.
+    /// `None`: the whole volume is read, live.
+    async fn begin_backup_read(
+        &self,
+        _volume_id: VolumeId,
+        _backup: BackupId,
+        _since: Option<BackupId>,
+        _chunk: u64,
+    ) -> Result<Option<ChangedChunks>, BackendError> {
+        Ok(None)
+    }
+
+    /// Sends the volume's data as `begin_backup_read` kept it, in order, into `sink`:
+    /// only the chunks `changed` names, when it is given.
+    async fn read_backup_data(
+        &self,
+        volume_id: VolumeId,
+        _backup: BackupId,
+        _changed: Option<Arc<ChangedChunks>>,
+        sink: DataOut,
+    ) -> Result<(), BackendError> {
+        self.read_data(volume_id, sink).await
+    }
+
+    /// Ends backup `backup`'s read: what was kept for it stays when the backup was
+    /// `stored` (and what was kept for earlier ones goes), else it goes.
+    async fn end_backup_read(
+        &self,
+        _volume_id: VolumeId,
+        _backup: BackupId,
+        _stored: bool,
+    ) -> Result<(), BackendError> {
+        Ok(())
     }
 
     /// Sends the whole data of snapshot `snapshot_id` of `volume_id`, in order, into

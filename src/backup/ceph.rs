@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::chunks::{each_batch, known_chunks, send_volume, Prepared};
 use super::manifest::{ChunkRef, Manifest, VolumeRecord, CHUNK};
-use super::{Location, Watch, Written};
+use super::{Location, VolumeData, Watch, Written};
 use crate::backend::rbd::ceph::{self, features, CephError, ClientConfig, Cluster, Io};
 
 /// The snapshot of a backup's image that restores and clones read.
@@ -125,7 +125,7 @@ impl CephStore {
         &self,
         location: &Location,
         parent: Option<&Location>,
-        data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+        data: VolumeData,
         record: VolumeRecord,
         watch: Watch<'_>,
     ) -> Result<Written, String> {
@@ -215,7 +215,7 @@ fn write_image(
     io: &Io<'_>,
     location: &Location,
     parent: Option<(&Location, Manifest)>,
-    data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    data: VolumeData,
     record: VolumeRecord,
     watch: Watch<'_>,
 ) -> Result<Written, String> {

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use flate2::write::{ZlibDecoder, ZlibEncoder};
@@ -12,8 +13,9 @@ use flate2::Compression;
 use tokio::sync::mpsc;
 
 use super::manifest::{ChunkRef, Manifest, CHUNK};
-use super::Watch;
+use super::{VolumeData, Watch};
 use crate::backend::data::is_zero;
+use crate::backend::ChangedChunks;
 
 fn sha256_hex(bytes: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
@@ -85,10 +87,11 @@ fn prepare(
 /// Chunks read before they are checksummed and compressed together, a share per core.
 const BATCH: usize = 8;
 
-/// `prepare` of each `(index, chunk)`, in order, spread over the machine's cores;
-/// new chunks are compressed when `compress`.
+/// `prepare` of each chunk, in order, spread over the machine's cores; new chunks are
+/// compressed when `compress`. An unchanged chunk is the parent's (zeros where it held
+/// none).
 fn prepare_batch(
-    batch: &[(u64, Vec<u8>)],
+    batch: &[(u64, Slot)],
     known: &HashMap<u64, &ChunkRef>,
     compress: bool,
 ) -> Result<Vec<Prepared>, String> {
@@ -100,7 +103,13 @@ fn prepare_batch(
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|(index, chunk)| prepare(*index, chunk, known, compress))
+                        .map(|(index, slot)| match slot {
+                            Slot::Read(chunk) => prepare(*index, chunk, known, compress),
+                            Slot::Unchanged(_) => Ok(match known.get(index) {
+                                Some(same) => Prepared::Known((*same).clone()),
+                                None => Prepared::Zeros,
+                            }),
+                        })
                         .collect::<Result<Vec<_>, String>>()
                 })
             })
@@ -127,9 +136,18 @@ pub(super) fn unpack(stored: Vec<u8>, zlib: bool) -> Result<Vec<u8>, String> {
         .map_err(|e| format!("could not decompress a chunk: {e}"))
 }
 
+/// A chunk of the volume as it arrives: its bytes, or only its length where the backend
+/// said it has not changed since the parent (`ChangedChunks`), so it was not read.
+enum Slot {
+    Read(Vec<u8>),
+    Unchanged(usize),
+}
+
 /// The volume's data arriving in order, handed out a batch of whole chunks at a time.
 struct Chunks {
     data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    /// Only these chunks arrive; the others are the parent's.
+    changed: Option<Arc<ChangedChunks>>,
     pending: Vec<u8>,
     ended: bool,
     next_index: u64,
@@ -138,9 +156,13 @@ struct Chunks {
 }
 
 impl Chunks {
-    fn new(data: mpsc::Receiver<Result<Bytes, std::io::Error>>) -> Self {
+    fn new(
+        data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+        changed: Option<Arc<ChangedChunks>>,
+    ) -> Self {
         Chunks {
             data,
+            changed,
             pending: Vec::with_capacity(CHUNK),
             ended: false,
             next_index: 0,
@@ -148,9 +170,46 @@ impl Chunks {
         }
     }
 
-    /// Up to `BATCH` chunks `(index, bytes)` (blocking until they arrive); empty at the
-    /// end. Only the volume's last chunk may be short.
-    fn next_batch(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
+    /// Up to `BATCH` chunks (blocking until they arrive); empty at the end. Only the
+    /// volume's last chunk may be short.
+    fn next_batch(&mut self) -> Result<Vec<(u64, Slot)>, String> {
+        let Some(changed) = self.changed.clone() else {
+            let read = self.next_read_batch()?;
+            return Ok(read.into_iter().map(|(i, b)| (i, Slot::Read(b))).collect());
+        };
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH && self.next_index < changed.chunk_count() {
+            let index = self.next_index;
+            let length = (changed.size_bytes - index * CHUNK as u64).min(CHUNK as u64) as usize;
+            let slot = match changed.contains(index) {
+                true => Slot::Read(self.take(length)?),
+                false => Slot::Unchanged(length),
+            };
+            self.total += length as u64;
+            self.next_index += 1;
+            batch.push((index, slot));
+        }
+        if batch.is_empty() && self.take(1).is_ok() {
+            return Err("the volume sent more than the chunks that changed".to_owned());
+        }
+        Ok(batch)
+    }
+
+    /// The next `length` bytes of the stream (a changed chunk).
+    fn take(&mut self, length: usize) -> Result<Vec<u8>, String> {
+        while self.pending.len() < length {
+            match self.data.blocking_recv() {
+                Some(Ok(bytes)) => self.pending.extend_from_slice(&bytes),
+                Some(Err(e)) => return Err(format!("could not read the volume: {e}")),
+                None => return Err("the volume's changed chunks ended early".to_owned()),
+            }
+        }
+        let rest = self.pending.split_off(length);
+        Ok(std::mem::replace(&mut self.pending, rest))
+    }
+
+    /// Up to `BATCH` chunks `(index, bytes)` of a volume sent whole.
+    fn next_read_batch(&mut self) -> Result<Vec<(u64, Vec<u8>)>, String> {
         let mut batch = Vec::with_capacity(BATCH);
         while batch.len() < BATCH && (!self.ended || !self.pending.is_empty()) {
             while !self.ended && self.pending.len() < CHUNK {
@@ -224,13 +283,13 @@ pub(super) type Piece = (u64, usize, Prepared);
 /// compressed when `compress`), with the bytes read so far, until the end or until the
 /// backup is cancelled; the volume's size.
 pub(super) fn each_batch(
-    data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    data: VolumeData,
     known: &HashMap<u64, &ChunkRef>,
     compress: bool,
     watch: &Watch<'_>,
     mut store: impl FnMut(u64, Vec<Piece>) -> Result<(), String>,
 ) -> Result<u64, String> {
-    let mut volume = Chunks::new(data);
+    let mut volume = Chunks::new(data.data, data.changed);
     loop {
         if watch.cancelled.load(Ordering::Relaxed) {
             return Err("the backup was deleted while it was being written".to_owned());
@@ -243,7 +302,13 @@ pub(super) fn each_batch(
         let pieces = batch
             .iter()
             .zip(prepared)
-            .map(|((index, chunk), prepared)| (*index, chunk.len(), prepared))
+            .map(|((index, slot), prepared)| {
+                let length = match slot {
+                    Slot::Read(chunk) => chunk.len(),
+                    Slot::Unchanged(length) => *length,
+                };
+                (*index, length, prepared)
+            })
             .collect();
         store(volume.total, pieces)?;
         watch.done.store(volume.total, Ordering::Relaxed);

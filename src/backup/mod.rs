@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 pub use manifest::{Manifest, VolumeRecord};
 
 use crate::backend::rbd::ceph::ClientConfig;
+use crate::backend::ChangedChunks;
 use crate::domain::backup as rules;
 use crate::domain::ids::VolumeId;
 
@@ -42,6 +43,13 @@ impl Location {
     pub fn manifest_object(&self) -> String {
         format!("{}/{}.manifest", self.container, self.prefix)
     }
+}
+
+/// A volume's data on its way into a backup: in order, until the sender closes it; only
+/// the `changed` chunks when the backend could tell which changed since the parent.
+pub struct VolumeData {
+    pub data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    pub changed: Option<Arc<ChangedChunks>>,
 }
 
 /// What writing a backup stored.
@@ -153,14 +161,13 @@ impl Repository {
             .map_err(interrupted)?
     }
 
-    /// Stores the volume's data arriving on `data` (in order, until the sender closes
-    /// it) at `location`, with `record`; only chunks that differ from `parent`'s are
-    /// stored. Nothing of it is left on error.
+    /// Stores the volume's `data` at `location`, with `record`; only chunks that differ
+    /// from `parent`'s are stored. Nothing of it is left on error.
     pub async fn write(
         &self,
         location: Location,
         parent: Option<Location>,
-        data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+        data: VolumeData,
         record: VolumeRecord,
         progress: Arc<Progress>,
     ) -> Result<Written, String> {

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use super::chunks::{each_batch, known_chunks, send_volume, unpack, Prepared};
 use super::manifest::{ChunkRef, Manifest, VolumeRecord};
-use super::{Location, Watch, Written};
+use super::{Location, VolumeData, Watch, Written};
 
 fn io_failed(what: &str, path: &Path, err: std::io::Error) -> String {
     format!("could not {what} {}: {err}", path.display())
@@ -58,7 +58,7 @@ pub(super) fn write_backup(
     root: &Path,
     location: &Location,
     parent: Option<&Location>,
-    data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    data: VolumeData,
     record: VolumeRecord,
     watch: Watch<'_>,
 ) -> Result<Written, String> {
@@ -81,7 +81,7 @@ fn write_objects(
     root: &Path,
     location: &Location,
     parent: Option<&Manifest>,
-    data: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    data: VolumeData,
     record: VolumeRecord,
     watch: Watch<'_>,
 ) -> Result<Written, String> {

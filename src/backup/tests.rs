@@ -48,7 +48,16 @@ async fn back_up(
     };
     let progress = Arc::new(Progress::default());
     repository
-        .write(at.clone(), parent, rx, record, progress)
+        .write(
+            at.clone(),
+            parent,
+            VolumeData {
+                data: rx,
+                changed: None,
+            },
+            record,
+            progress,
+        )
         .await
         .unwrap()
 }
@@ -141,7 +150,16 @@ async fn a_failed_read_leaves_no_objects() {
     let progress = Arc::new(Progress::default());
     let record = VolumeRecord::default();
     let err = repository
-        .write(location("x"), None, rx, record, progress)
+        .write(
+            location("x"),
+            None,
+            VolumeData {
+                data: rx,
+                changed: None,
+            },
+            record,
+            progress,
+        )
         .await
         .unwrap_err();
     assert!(err.contains("disk gone"), "{err}");

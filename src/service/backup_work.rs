@@ -15,7 +15,8 @@ use super::Service;
 /// How long start-up waits for the backup repository's first set-up check.
 const FIRST_SETUP_WAIT: Duration = Duration::from_secs(10);
 use crate::backend::Backend;
-use crate::backup::{Location, Progress, VolumeRecord};
+use crate::backup::manifest::CHUNK;
+use crate::backup::{Location, Progress, VolumeData, VolumeRecord};
 use crate::domain::backup::{Backup, BackupStatus};
 use crate::domain::volume::Volume;
 use crate::domain::DomainError;
@@ -146,19 +147,36 @@ impl Service {
         let (tx, rx) = mpsc::channel(8);
         let driver: Arc<dyn Backend> = backend.driver.clone();
         let (volume_id, snapshot_id) = (backup.volume_id, backup.snapshot_id);
+        // A volume (not a snapshot) is read as its backend keeps it for the backup, and
+        // only its chunks changed since the parent's when the backend can tell.
+        let changed = match snapshot_id {
+            Some(_) => None,
+            None => driver
+                .begin_backup_read(volume_id, backup.id, backup.parent_id, CHUNK as u64)
+                .await
+                .map_err(|e| e.to_string())?
+                .map(Arc::new),
+        };
+        let reader = driver.clone();
+        let (backup_id, wanted) = (backup.id, changed.clone());
         let reading = tokio::spawn(async move {
             match snapshot_id {
-                Some(snapshot) => driver.read_snapshot_data(volume_id, snapshot, tx).await,
-                None => driver.read_data(volume_id, tx).await,
+                Some(snapshot) => reader.read_snapshot_data(volume_id, snapshot, tx).await,
+                None => {
+                    reader
+                        .read_backup_data(volume_id, backup_id, wanted, tx)
+                        .await
+                }
             }
         });
         let progress = Arc::new(Progress::default());
         let touching = self.keep_touching(backup, progress.clone(), true);
         let location = location_of(backup);
         let record = record_of(volume);
+        let data = VolumeData { data: rx, changed };
         let written = settings
             .repository
-            .write(location.clone(), parent, rx, record, progress)
+            .write(location.clone(), parent, data, record, progress)
             .await;
         touching.abort();
         let read = match reading.await {
@@ -177,6 +195,12 @@ impl Service {
         if checked.is_err() {
             if let Err(err) = settings.repository.remove(location).await {
                 tracing::warn!(backup_id = %backup.id, error = %err, "could not remove a failed backup's objects");
+            }
+        }
+        if snapshot_id.is_none() {
+            let stored = checked.is_ok();
+            if let Err(err) = driver.end_backup_read(volume_id, backup.id, stored).await {
+                tracing::warn!(backup_id = %backup.id, error = %err, "could not tidy what the volume's backend kept for the backup");
             }
         }
         checked

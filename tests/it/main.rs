@@ -16,6 +16,7 @@ mod keystone;
 mod multiprocess;
 mod outage;
 mod rbd;
+mod rbd_backup_reads;
 mod rbd_backups;
 mod rbd_groups;
 mod rbd_import;

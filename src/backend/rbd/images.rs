@@ -295,8 +295,9 @@ pub(super) fn remove_snapshot(io: &Io<'_>, image: &str, snapshot: &str) -> Resul
 }
 
 /// Deletes `image` (Cinder's order): refused while it has snapshots that clones need,
-/// its own `.clone_snap` snapshots removed when nothing hangs off them, and the snapshot
-/// it was cloned from (when it was a clone of a volume) removed after it.
+/// its own `.clone_snap` snapshots and the snapshot its last backup kept removed when
+/// nothing hangs off them, and the snapshot it was cloned from (when it was a clone of a
+/// volume) removed after it.
 pub(super) fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
     let opened = match io.open(image, None, false) {
         Err(e) if e.errno == ceph::ENOENT => return Ok(()),
@@ -304,7 +305,9 @@ pub(super) fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
     };
     let parent = opened.parent()?;
     for snapshot in opened.snapshots()? {
-        if !snapshot.ends_with(CLONE_SNAP_SUFFIX) {
+        let own = snapshot.ends_with(CLONE_SNAP_SUFFIX)
+            || super::backup_reads::is_backup_snapshot(&snapshot);
+        if !own {
             return Err(CephError {
                 errno: ceph::EBUSY,
                 what: format!("image {image} has snapshot {snapshot}"),

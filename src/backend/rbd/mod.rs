@@ -13,6 +13,7 @@
 //! in the database, and reconciled every few seconds.
 
 mod access;
+mod backup_reads;
 pub mod ceph;
 mod cluster_info;
 mod group_snapshots;
@@ -30,10 +31,10 @@ use tokio::sync::OnceCell;
 
 use super::data::ZeroBlocks;
 use super::{
-    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, Connector, DataIn, DataOut,
-    DataSource, DriverConnection,
+    AccessRecords, AccessTurn, Backend, BackendError, Capabilities, ChangedChunks, Connector,
+    DataIn, DataOut, DataSource, DriverConnection,
 };
-use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::ids::{BackupId, SnapshotId, VolumeId};
 use access::ChainCache;
 use ceph::{CephError, Cluster, Io};
 use cluster_info::{pool_capacity_gb, secret_uuid_of, Monitors};
@@ -303,6 +304,44 @@ impl Backend for RbdBackend {
         let name = image_name(volume_id);
         self.on_pool("read the volume's data", move |io| {
             images::read_into(io, &name, None, sink)
+        })
+        .await
+    }
+
+    async fn begin_backup_read(
+        &self,
+        volume_id: VolumeId,
+        backup: BackupId,
+        since: Option<BackupId>,
+        chunk: u64,
+    ) -> Result<Option<ChangedChunks>, BackendError> {
+        self.on_pool("snapshot the volume for its backup", move |io| {
+            backup_reads::begin(io, volume_id, backup, since, chunk)
+        })
+        .await
+    }
+
+    async fn read_backup_data(
+        &self,
+        volume_id: VolumeId,
+        backup: BackupId,
+        changed: Option<Arc<ChangedChunks>>,
+        sink: DataOut,
+    ) -> Result<(), BackendError> {
+        self.on_pool("read the volume's data", move |io| {
+            backup_reads::read(io, volume_id, backup, changed, sink)
+        })
+        .await
+    }
+
+    async fn end_backup_read(
+        &self,
+        volume_id: VolumeId,
+        backup: BackupId,
+        stored: bool,
+    ) -> Result<(), BackendError> {
+        self.on_pool("remove the volume's older backup snapshots", move |io| {
+            backup_reads::end(io, volume_id, backup, stored)
         })
         .await
     }

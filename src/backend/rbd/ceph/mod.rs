@@ -25,6 +25,7 @@ pub struct CephError {
 
 pub const ENOENT: i32 = 2;
 pub const EPERM: i32 = 1;
+pub const EIO: i32 = 5;
 pub const EBUSY: i32 = 16;
 pub const ENOTEMPTY: i32 = 39;
 pub const ESHUTDOWN: i32 = 108;

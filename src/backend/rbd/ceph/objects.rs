@@ -1,10 +1,17 @@
 //! Plain RADOS objects of a pool (where a backup's manifest is kept beside its image),
-//! and how much of an image is its own (what an incremental backup stored).
+//! how much of an image is its own (what an incremental backup stored), and what changed
+//! in an image since one of its snapshots (what an incremental backup reads).
 #![allow(unsafe_code)]
 
 use std::ffi::{c_int, c_void};
 
 use super::{c_text, check, CephError, Image, Io};
+
+extern "C" fn push_extent(offset: u64, len: usize, _exists: c_int, list: *mut c_void) -> c_int {
+    // SAFETY: `list` is the `&mut Vec` `changed_since` passes, alive for the call.
+    unsafe { (*list.cast::<Vec<(u64, u64)>>()).push((offset, len as u64)) };
+    0
+}
 
 impl Io<'_> {
     /// Writes `data` as the whole of object `name` (made, or replaced).
@@ -94,5 +101,30 @@ impl Image {
         };
         self.call(r, "measure")?;
         Ok(total)
+    }
+
+    /// The extents `(offset, length)` of the image (as opened: now, or at a snapshot)
+    /// that differ from its snapshot `since`: written, or discarded (they read zeros),
+    /// parents' data included (`rbd diff --from-snap`).
+    pub fn changed_since(&self, since: &str) -> Result<Vec<(u64, u64)>, CephError> {
+        let size = self.size()?;
+        let since_c = c_text(since)?;
+        let mut extents: Vec<(u64, u64)> = Vec::new();
+        // SAFETY: an open image and a string that live across the call; the callback
+        // pushes onto `extents`, which outlives it (librbd calls it only during the call).
+        let r = unsafe {
+            (self.api.rbd_diff_iterate2)(
+                self.handle,
+                since_c.as_ptr(),
+                0,
+                size,
+                1,
+                0,
+                push_extent,
+                (&mut extents as *mut Vec<(u64, u64)>).cast(),
+            )
+        };
+        self.call(r, "compare with a snapshot")?;
+        Ok(extents)
     }
 }
