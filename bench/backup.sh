@@ -16,12 +16,18 @@
 # of a directory; the incremental backup's stored bytes are then what its image holds of
 # its own (`rbd du`).
 #
-# Usage: [DATA=random|text] [TARGET=posix|ceph] bench/backup.sh [ROUNDS] [FILL_MIB]
-# Needs target/release/cinder-attach (cargo build --release).
+# SOURCE=rbd keeps the volume on an rbd backend on the same cluster (pool CEPH_POOL,
+# default `volumes`) instead of a file: a backup then reads a snapshot of the image, and
+# the incremental one only the chunks changed since its parent's snapshot. The volume is
+# filled with `rbd import`, the MiB changed through python3-rbd, and restored volumes are
+# compared with `rbd export`.
+#
+# Usage: [DATA=random|text] [TARGET=posix|ceph] [SOURCE=file|rbd] bench/backup.sh [ROUNDS] [FILL_MIB]
+# Needs target/release/cinder-attach (cargo build --release), or the binary BIN names.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-3}" fill_mib="${2:-1024}"
-bin="$PWD/target/release/cinder-attach"
+bin="${BIN:-$PWD/target/release/cinder-attach}"
 port=18783
 . bench/lib.sh
 scratch="$(mktemp -d)"
@@ -40,7 +46,14 @@ if [ "$target" = ceph ]; then
 else
   SERVER_ARGS=(--backup-posix-path "$scratch/backups")
 fi
-start_server "$bin" sqlite "$port"
+source="${SOURCE:-file}" volume_pool="${CEPH_POOL:-volumes}"
+backend_spec="file=file,dir=DIR"
+if [ "$source" = rbd ]; then
+  : "${CEPH_CONF:?SOURCE=rbd needs CEPH_CONF (eval \"\$(scripts/start-ceph)\")}"
+  backend_spec="ceph=rbd,conf=$CEPH_CONF,pool=$volume_pool"
+fi
+rbd_() { rbd -c "$CEPH_CONF" "$@"; }
+start_server "$bin" sqlite "$port" "$backend_spec"
 api="http://127.0.0.1:$port/v3/bench"
 auth=(-H 'X-Auth-Token: admin:bench' -H 'Content-Type: application/json' -H 'OpenStack-API-Version: volume 3.64')
 field() { python3 -c 'import json, sys; d = json.load(sys.stdin); print(d[sys.argv[1]][sys.argv[2]])' "$1" "$2"; }
@@ -58,12 +71,29 @@ wait_status() { # KIND ID STATUS
 
 volume="$(curl -sf "${auth[@]}" -d '{"volume": {"size": 1}}' "$api/volumes" | field volume id)"
 file="$server_work/volumes/volume-$volume"
+[ "$source" = rbd ] && file="$scratch/volume" && truncate -s 1G "$file"
 if [ "${DATA:-random}" = text ]; then
   { base64 -w 0 /dev/urandom || true; } | head -c "$((fill_mib << 20))" | dd of="$file" conv=notrunc status=none
 else
   head -c "$((fill_mib << 20))" /dev/urandom | dd of="$file" conv=notrunc status=none
 fi
 sync -f "$file"
+if [ "$source" = rbd ]; then
+  # The image the service made, replaced by one holding the data, with its features.
+  rbd_ rm --no-progress "$volume_pool/volume-$volume"
+  rbd_ import --no-progress --image-feature layering --image-feature deep-flatten "$file" \
+    "$volume_pool/volume-$volume"
+fi
+# Checks a restored volume holds what the volume held when it was backed up.
+same_as_volume() { # RESTORED
+  if [ "$source" = rbd ]; then
+    rbd_ export --no-progress "$volume_pool/volume-$1" "$scratch/restored"
+    cmp "$scratch/at-backup" "$scratch/restored"
+    rm -f "$scratch/restored"
+  else
+    cmp "$file" "$server_work/volumes/volume-$1"
+  fi
+}
 mkdir -p "$scratch/cp"
 
 for _ in $(seq 1 "$rounds"); do
@@ -77,7 +107,11 @@ for _ in $(seq 1 "$rounds"); do
   wait_status volume "$restored" available
   end="$(now)"
   echo "service restore $(rate "$start" "$end")" | tee -a "$results"
-  cmp "$file" "$server_work/volumes/volume-$restored"
+  if [ "$source" = rbd ]; then
+    rm -f "$scratch/at-backup"
+    rbd_ export --no-progress "$volume_pool/volume-$volume" "$scratch/at-backup"
+  fi
+  same_as_volume "$restored"
   curl -sf -X DELETE "${auth[@]}" "$api/volumes/$restored" >/dev/null
 
   start="$(now)"
@@ -92,7 +126,16 @@ for _ in $(seq 1 "$rounds"); do
   echo "cp restore $(rate "$start" "$end")" | tee -a "$results"
   rm -f "$scratch/cp/copy" "$scratch/cp/back"
 
-  head -c $((1 << 20)) /dev/urandom | dd of="$file" bs=1M seek=300 conv=notrunc status=none
+  if [ "$source" = rbd ]; then
+    /usr/bin/python3 - "$CEPH_CONF" "$volume_pool" "volume-$volume" <<'PY'
+import os, sys, rados, rbd  # python3-rbd, which ceph-common brings
+with rados.Rados(conffile=sys.argv[1]) as cluster, cluster.open_ioctx(sys.argv[2]) as io:
+    with rbd.Image(io, sys.argv[3]) as image:
+        image.write(os.urandom(1 << 20), 300 << 20)
+PY
+  else
+    head -c $((1 << 20)) /dev/urandom | dd of="$file" bs=1M seek=300 conv=notrunc status=none
+  fi
   start="$(now)"
   incremental="$(curl -sf "${auth[@]}" -d "{\"backup\": {\"volume_id\": \"$volume\", \"incremental\": true}}" "$api/backups" | field backup id)"
   wait_status backup "$incremental" available
