@@ -666,7 +666,7 @@ async fn another_drivers_backups_are_left_alone(app: TestApp) {
     let parent = app
         .db
         .column(&format!(
-            "select parent_id from backups where id = '{}'",
+            "select cast(parent_id as text) from backups where id = '{}'",
             str_of(&incremental, "id")
         ))
         .await;
