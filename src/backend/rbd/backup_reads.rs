@@ -9,8 +9,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::ceph::{self, CephError, Io};
-use super::images::image_name;
-use crate::backend::data::BLOCK;
+use super::images::{image_name, send_ranges};
 use crate::backend::{ChangedChunks, DataOut};
 use crate::domain::ids::{BackupId, VolumeId};
 
@@ -87,29 +86,7 @@ pub(super) fn read(
         Some(changed) => changed.ranges(),
         None => vec![(0, image.size()?)],
     };
-    for (start, length) in ranges {
-        let mut offset = start;
-        while offset < start + length {
-            let len = (start + length - offset).min(BLOCK as u64) as usize;
-            let block = image.read(offset, len)?;
-            if block.len() != len {
-                return Err(CephError {
-                    errno: ceph::EIO,
-                    what: format!("{name} gave {} bytes at {offset}, not {len}", block.len()),
-                    status: String::new(),
-                });
-            }
-            offset += len as u64;
-            if sink.blocking_send(Ok(block.into())).is_err() {
-                return Err(CephError {
-                    errno: ceph::EPIPE,
-                    what: "the reader of the volume's data went away".to_owned(),
-                    status: String::new(),
-                });
-            }
-        }
-    }
-    Ok(())
+    send_ranges(&image, &ranges, &sink)
 }
 
 /// Keeps only the snapshot of the newest stored backup: `backup`'s when it was `stored`

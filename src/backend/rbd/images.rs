@@ -374,21 +374,36 @@ pub(super) fn read_into(
     sink: crate::backend::DataOut,
 ) -> Result<(), CephError> {
     let image = io.open(name, snapshot, true)?;
-    let size = image.size()?;
-    let mut offset = 0u64;
-    while offset < size {
-        let len = (size - offset).min(crate::backend::data::BLOCK as u64) as usize;
-        let block = image.read(offset, len)?;
-        if block.is_empty() {
-            break;
-        }
-        offset += block.len() as u64;
-        if sink.blocking_send(Ok(block.into())).is_err() {
-            return Err(CephError {
-                errno: ceph::EPIPE,
-                what: "the reader of the volume's data went away".to_owned(),
-                status: String::new(),
-            });
+    send_ranges(&image, &[(0, image.size()?)], &sink)
+}
+
+/// Sends the bytes of `image` in `ranges` (`(offset, length)`, in order) into `sink`, a
+/// block at a time; a read that comes back short is an error.
+pub(super) fn send_ranges(
+    image: &ceph::Image,
+    ranges: &[(u64, u64)],
+    sink: &crate::backend::DataOut,
+) -> Result<(), CephError> {
+    for &(start, length) in ranges {
+        let mut offset = start;
+        while offset < start + length {
+            let len = (start + length - offset).min(crate::backend::data::BLOCK as u64) as usize;
+            let block = image.read(offset, len)?;
+            if block.len() != len {
+                return Err(CephError {
+                    errno: ceph::EIO,
+                    what: format!("an image gave {} bytes at {offset}, not {len}", block.len()),
+                    status: String::new(),
+                });
+            }
+            offset += len as u64;
+            if sink.blocking_send(Ok(block.into())).is_err() {
+                return Err(CephError {
+                    errno: ceph::EPIPE,
+                    what: "the reader of the volume's data went away".to_owned(),
+                    status: String::new(),
+                });
+            }
         }
     }
     Ok(())
