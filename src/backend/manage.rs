@@ -2,7 +2,9 @@
 //! `manage`/`unmanage`): what may be taken, and the file backends' way of taking it and
 //! letting it go. A managed object is renamed to the volume's own name; an unmanaged
 //! volume's storage is renamed `unmanaged-volume-<id>`, so that nothing the service
-//! reads as a volume is left behind, and it can be managed again under that name.
+//! reads as a volume is left behind, and it can be managed again under that name. Only
+//! regular files of the directory itself are taken: a symbolic link is never followed,
+//! so nothing outside the directory is read, grown, renamed or removed.
 
 use std::io::ErrorKind;
 use std::path::Path;
@@ -82,7 +84,13 @@ pub async fn files_of(dir: &Path) -> Result<Vec<Manageable>, BackendError> {
         let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
             continue;
         };
-        let meta = entry.metadata().await.ok().filter(|m| m.is_file());
+        // `file_type` and `metadata` of an entry do not follow a link: a link is no file.
+        let regular = entry.file_type().await.is_ok_and(|t| t.is_file());
+        let meta = entry
+            .metadata()
+            .await
+            .ok()
+            .filter(|m| regular && m.is_file());
         if let Some(meta) = meta {
             if !is_own(&name) {
                 found.push(Manageable {
@@ -96,13 +104,29 @@ pub async fn files_of(dir: &Path) -> Result<Vec<Manageable>, BackendError> {
     Ok(found)
 }
 
-/// The size of file `name` of `dir`; `None` when there is no such file.
+/// The size of file `name` of `dir`; `None` when there is no such file. A link or
+/// anything else that is not a regular file is refused.
 pub async fn file_size(dir: &Path, name: &str) -> Result<Option<u64>, BackendError> {
     check_source_name(name)?;
-    match tokio::fs::metadata(dir.join(name)).await {
+    match tokio::fs::symlink_metadata(dir.join(name)).await {
         Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
-        Ok(_) => Ok(None),
+        Ok(_) => Err(not_a_regular_file(name)),
         Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(failed("inspect the file", err)),
+    }
+}
+
+fn not_a_regular_file(name: &str) -> BackendError {
+    BackendError::Failed(format!(
+        "{name:?} is not a regular file of this backend (links are not followed)"
+    ))
+}
+
+/// Checks that `path` is a regular file itself, not a link to one.
+async fn regular_file(path: &Path, name: &str) -> Result<(), BackendError> {
+    match tokio::fs::symlink_metadata(path).await {
+        Ok(meta) if meta.is_file() => Ok(()),
+        Ok(_) => Err(not_a_regular_file(name)),
         Err(err) => Err(failed("inspect the file", err)),
     }
 }
@@ -116,25 +140,38 @@ pub async fn manage_file(
 ) -> Result<(), BackendError> {
     check_source_name(name)?;
     let (from, to) = (dir.join(name), dir.join(volume_file_name(volume_id)));
-    if tokio::fs::metadata(&to).await.is_ok() {
+    if tokio::fs::symlink_metadata(&to).await.is_ok() {
         return Err(BackendError::Failed(format!(
             "the volume's file {} exists already",
             to.display()
         )));
     }
+    regular_file(&from, name).await?;
     tokio::fs::rename(&from, &to)
         .await
         .map_err(|e| failed("rename the file", e))?;
-    let file = tokio::fs::OpenOptions::new()
+    // Opened without following a link, in case one took the file's place meanwhile.
+    let opened = tokio::fs::OpenOptions::new()
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&to)
-        .await
-        .map_err(|e| failed("open the file", e))?;
-    let size = file
+        .await;
+    let file = match opened {
+        Ok(file) => file,
+        Err(err) => {
+            let _ = tokio::fs::rename(&to, &from).await;
+            return Err(failed("open the file", err));
+        }
+    };
+    let meta = file
         .metadata()
         .await
-        .map_err(|e| failed("open the file", e))?
-        .len();
+        .map_err(|e| failed("open the file", e))?;
+    if !meta.is_file() {
+        let _ = tokio::fs::rename(&to, &from).await;
+        return Err(not_a_regular_file(name));
+    }
+    let size = meta.len();
     if size < size_gib * GIB {
         file.set_len(size_gib * GIB)
             .await
@@ -161,13 +198,15 @@ pub async fn manage_snapshot_file(
 ) -> Result<(), BackendError> {
     check_source_name(name)?;
     let to = dir.join(snapshot_file_name(snapshot_id));
-    if tokio::fs::metadata(&to).await.is_ok() {
+    if tokio::fs::symlink_metadata(&to).await.is_ok() {
         return Err(BackendError::Failed(format!(
             "the snapshot's file {} exists already",
             to.display()
         )));
     }
-    tokio::fs::rename(dir.join(name), &to)
+    let from = dir.join(name);
+    regular_file(&from, name).await?;
+    tokio::fs::rename(&from, &to)
         .await
         .map_err(|e| failed("rename the file", e))
 }
@@ -188,4 +227,53 @@ pub async fn unmanage_snapshot_file(
 /// GiB that hold `bytes` (a managed object's size, rounded up as Cinder's drivers do).
 pub fn whole_gib(bytes: u64) -> u64 {
     bytes.div_ceil(GIB).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("manage-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[tokio::test]
+    async fn links_are_neither_listed_nor_taken() {
+        let (dir, outside) = (dir(), dir());
+        let target = outside.join("host-file");
+        std::fs::write(&target, b"not the backend's").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("link")).unwrap();
+        std::os::unix::fs::symlink(&outside, dir.join("dirlink")).unwrap();
+        std::fs::write(dir.join("plain"), b"x").unwrap();
+        let names: Vec<String> = files_of(&dir)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.name)
+            .collect();
+        assert_eq!(names, ["plain"]);
+        assert!(file_size(&dir, "link").await.is_err());
+        let volume = VolumeId::generate();
+        assert!(manage_file(&dir, "link", volume, 1).await.is_err());
+        assert!(manage_snapshot_file(&dir, "link", SnapshotId::generate())
+            .await
+            .is_err());
+        // The link stays where it was, and its target is as it was.
+        assert!(std::fs::symlink_metadata(dir.join("link"))
+            .unwrap()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"not the backend's");
+        assert!(!dir.join(volume_file_name(volume)).exists());
+        manage_file(&dir, "plain", volume, 1).await.unwrap();
+        assert_eq!(
+            std::fs::metadata(dir.join(volume_file_name(volume)))
+                .unwrap()
+                .len(),
+            GIB
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
+    }
 }

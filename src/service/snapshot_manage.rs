@@ -87,6 +87,14 @@ impl Service {
             .await?;
         let backend = self.backend_of(&volume)?;
         let name = request.source_name.as_str();
+        // A live volume's storage is never anyone's snapshot (the named volume's own
+        // included): taking it would move that volume's data away from it.
+        if self.volume_named(name).await?.is_some() {
+            return Err(invalid_reference(
+                name,
+                "it is the storage of a live volume, not a snapshot.",
+            ));
+        }
         match backend.driver.existing_snapshot_size(volume.id, name).await {
             Ok(Some(_)) => {}
             Ok(None) => return Err(invalid_reference(name, "the backend has no such object.")),

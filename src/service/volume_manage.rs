@@ -67,7 +67,7 @@ impl Service {
     }
 
     /// The live volume `name` names (`volume-<id>`), if any.
-    async fn volume_named(&self, name: &str) -> Result<Option<VolumeId>, DomainError> {
+    pub(super) async fn volume_named(&self, name: &str) -> Result<Option<VolumeId>, DomainError> {
         let Some(id) = volume_id_in(name) else {
             return Ok(None);
         };

@@ -224,8 +224,132 @@ async fn backends_over_files_adopt_through_them(app: TestApp) {
     app.assert_consistent(&volume).await;
 }
 
+/// No live volume's storage is taken as a snapshot: not another project's, not the named
+/// volume's own. The victim keeps its data and its status.
+async fn a_live_volume_is_never_managed_as_a_snapshot(app: TestApp) {
+    let own = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let victim = call_as(
+        &app,
+        "victim:p2:member,reader",
+        V,
+        Method::POST,
+        "/v3/p2/volumes",
+        Some(json!({"volume": {"size": 1}})),
+    )
+    .await;
+    assert_eq!(victim.status, 202, "{}", victim.text);
+    let victim = str_of(&victim.json["volume"], "id");
+    std::fs::write(app.volume_file(&victim), b"the victim's data").unwrap();
+    for name in [format!("volume-{victim}"), format!("volume-{own}")] {
+        let taken = admin(
+            &app,
+            Method::POST,
+            "/v3/p1/os-snapshot-manage",
+            Some(manage_body(&own, &name)),
+        )
+        .await;
+        taken.assert_fault(400, "badRequest", "storage of a live volume");
+    }
+    assert_eq!(
+        std::fs::read(app.volume_file(&victim)).unwrap(),
+        b"the victim's data"
+    );
+    let snapshots = app
+        .db
+        .column("select cast(count(*) as text) from snapshots")
+        .await;
+    assert_eq!(snapshots, ["0"], "nothing was recorded");
+    app.assert_consistent(&victim).await;
+}
+
+/// A link in the backend's directory is neither offered nor taken, as a volume or a
+/// snapshot; its target outside the directory is neither grown nor moved.
+async fn links_in_the_backend_directory_are_not_followed(app: TestApp) {
+    let own = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let outside = std::env::temp_dir().join(format!("outside-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let target = outside.join("host-file");
+    std::fs::write(&target, b"the host's").unwrap();
+    std::os::unix::fs::symlink(&target, app.volumes_dir.join("link")).unwrap();
+    let shown = admin(&app, Method::GET, &format!("/v3/p1/volumes/{own}"), None).await;
+    let host = str_of(&shown.json["volume"], "os-vol-host-attr:host");
+    let listed = admin(
+        &app,
+        Method::GET,
+        &format!("/v3/p1/manageable_volumes?host={host}"),
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    assert!(!listed.text.contains("\"link\""), "{}", listed.text);
+    let volume = json!({"volume": {"host": host, "ref": {"source-name": "link"}}});
+    let refused = admin(&app, Method::POST, "/v3/p1/os-volume-manage", Some(volume)).await;
+    refused.assert_fault(400, "badRequest", "not a regular file");
+    let snapshot = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/os-snapshot-manage",
+        Some(manage_body(&own, "link")),
+    )
+    .await;
+    snapshot.assert_fault(400, "badRequest", "not a regular file");
+    assert_eq!(std::fs::read(&target).unwrap(), b"the host's");
+    assert!(std::fs::symlink_metadata(app.volumes_dir.join("link"))
+        .unwrap()
+        .is_symlink());
+    std::fs::remove_dir_all(&outside).unwrap();
+}
+
+/// Every endpoint that turns a name into a path, given names that would leave the
+/// directory: a 400 (or the 404 of a thing not found), never a 5xx, nothing written.
+async fn names_that_would_leave_their_directory_are_refused(app: TestApp) {
+    let own = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let shown = admin(&app, Method::GET, &format!("/v3/p1/volumes/{own}"), None).await;
+    let host = str_of(&shown.json["volume"], "os-vol-host-attr:host");
+    let long = "a".repeat(4096);
+    let names = [
+        "../../../../etc/passwd",
+        "/etc/passwd",
+        "..",
+        ".",
+        "a/../../b",
+        "x\u{0}y",
+        "x\ny",
+        long.as_str(),
+        "",
+    ];
+    let before = app
+        .db
+        .column("select cast(count(*) as text) from volumes")
+        .await;
+    for name in names {
+        let volume = json!({"volume": {"host": host, "ref": {"source-name": name}}});
+        let snapshot = manage_body(&own, name);
+        for (path, body) in [
+            ("/v3/p1/os-volume-manage", volume),
+            ("/v3/p1/os-snapshot-manage", snapshot),
+        ] {
+            let answer = admin(&app, Method::POST, path, Some(body)).await;
+            assert_eq!(answer.status, 400, "{path} {name:?}: {}", answer.text);
+        }
+    }
+    let after = app
+        .db
+        .column("select cast(count(*) as text) from volumes")
+        .await;
+    assert_eq!(before, after);
+    let snapshots = app
+        .db
+        .column("select cast(count(*) as text) from snapshots")
+        .await;
+    assert_eq!(snapshots, ["0"]);
+}
+
 backend_tests!(
     snapshots_are_unmanaged_and_managed_again,
     refusals_use_cinders_words,
-    backends_over_files_adopt_through_them
+    backends_over_files_adopt_through_them,
+    a_live_volume_is_never_managed_as_a_snapshot,
+    links_in_the_backend_directory_are_not_followed,
+    names_that_would_leave_their_directory_are_refused,
 );
