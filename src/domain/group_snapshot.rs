@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
+use super::group::GroupStatus;
 use super::ids::{GroupId, GroupSnapshotId, GroupTypeId, SnapshotId, VolumeId};
 use super::string_enum::string_enum;
 use super::volume::VolumeStatus;
@@ -74,15 +75,30 @@ pub struct SnapshotCandidate {
     pub type_name: String,
 }
 
-/// Why a member cannot be snapshotted, in Cinder's words (`InvalidVolume`).
-pub fn check_member(volume: &SnapshotCandidate) -> Result<(), &'static str> {
+/// Why a group cannot be snapshotted (`InvalidGroup`): only an `available` group is,
+/// so that a snapshot never races the group's delete or a change of its members.
+pub fn check_group(group: GroupId, status: GroupStatus) -> Result<(), String> {
+    if status == GroupStatus::Available {
+        Ok(())
+    } else {
+        Err(format!(
+            "Group {group} status must be available, but current status is: {status}."
+        ))
+    }
+}
+
+/// Why a member cannot be snapshotted, in Cinder's words (`InvalidVolume`); beyond
+/// Cinder's checks, the member must be `available` or `in-use` (not being deleted,
+/// restored, uploaded...).
+pub fn check_member(volume: &SnapshotCandidate) -> Result<(), String> {
+    let refuse = |why: &str| Err(why.to_owned());
     if !volume.has_host {
-        return Err(
+        return refuse(
             "The snapshot cannot be created because volume has not been scheduled to any host.",
         );
     }
     if volume.status == VolumeStatus::Maintenance {
-        return Err("The snapshot cannot be created when the volume is in maintenance mode.");
+        return refuse("The snapshot cannot be created when the volume is in maintenance mode.");
     }
     // Cinder's `_is_volume_migrating`: any migration status but these.
     let migrating = volume
@@ -90,10 +106,16 @@ pub fn check_member(volume: &SnapshotCandidate) -> Result<(), &'static str> {
         .as_deref()
         .is_some_and(|s| !["", "deleting", "error", "success"].contains(&s));
     if migrating {
-        return Err("Snapshot cannot be created while volume is migrating.");
+        return refuse("Snapshot cannot be created while volume is migrating.");
     }
     if volume.status == VolumeStatus::Error {
-        return Err("The snapshot cannot be created when the volume is in error status.");
+        return refuse("The snapshot cannot be created when the volume is in error status.");
+    }
+    if !matches!(volume.status, VolumeStatus::Available | VolumeStatus::InUse) {
+        return Err(format!(
+            "Volume {} status must be available or in-use, but current status is: {}.",
+            volume.id, volume.status
+        ));
     }
     Ok(())
 }
@@ -154,5 +176,44 @@ mod tests {
         assert!(check_member(&nowhere).unwrap_err().contains("any host"));
         assert!(may_delete(GroupSnapshotStatus::Error));
         assert!(!may_delete(GroupSnapshotStatus::Creating));
+    }
+
+    #[test]
+    fn only_available_or_in_use_members_of_an_available_group() {
+        let cases = [
+            (VolumeStatus::Available, true),
+            (VolumeStatus::InUse, true),
+            (VolumeStatus::Deleting, false),
+            (VolumeStatus::Creating, false),
+            (VolumeStatus::Downloading, false),
+            (VolumeStatus::Uploading, false),
+            (VolumeStatus::BackingUp, false),
+            (VolumeStatus::ErrorDeleting, false),
+        ];
+        for (status, taken) in cases {
+            let member = SnapshotCandidate {
+                status,
+                ..candidate()
+            };
+            let checked = check_member(&member);
+            assert_eq!(checked.is_ok(), taken, "{status}: {checked:?}");
+            if !taken {
+                let why = checked.unwrap_err();
+                assert!(
+                    why.ends_with(&format!("current status is: {status}.")),
+                    "{why}"
+                );
+            }
+        }
+        let group = GroupId::generate();
+        assert_eq!(check_group(group, GroupStatus::Available), Ok(()));
+        for status in [
+            GroupStatus::Deleting,
+            GroupStatus::Creating,
+            GroupStatus::Error,
+        ] {
+            let why = check_group(group, status).unwrap_err();
+            assert!(why.contains("must be available"), "{why}");
+        }
     }
 }

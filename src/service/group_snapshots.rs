@@ -100,8 +100,11 @@ impl Service {
         let members = match self.store.insert_group_snapshot(&new, &owner).await? {
             Outcome::Done(members) => members,
             Outcome::Gone => return Err(group_not_found(group_id)),
+            Outcome::Refused(GroupSnapshotRefusal::Group(reason)) => {
+                return Err(GroupError::Invalid(reason).into())
+            }
             Outcome::Refused(GroupSnapshotRefusal::Member(reason)) => {
-                return Err(GroupError::InvalidMember(reason.to_owned()).into())
+                return Err(GroupError::InvalidMember(reason).into())
             }
             Outcome::Refused(GroupSnapshotRefusal::OverQuota(over)) => {
                 return Err(DomainError::OverQuota(over))

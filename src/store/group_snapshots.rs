@@ -28,8 +28,10 @@ use crate::domain::Outcome;
 /// Why a group snapshot is not taken.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GroupSnapshotRefusal {
+    /// The group is not `available`: the reason.
+    Group(String),
     /// A member cannot be snapshotted: Cinder's reason.
-    Member(&'static str),
+    Member(String),
     OverQuota(OverQuota),
 }
 
@@ -87,7 +89,8 @@ pub trait GroupSnapshotStore: Send + Sync {
 const COLUMNS: &str = "g.id, g.group_id, g.user_id, g.project_id, g.group_type_id, g.status, \
      g.name, g.description, g.created_at, g.updated_at";
 
-const LOCK_GROUP: &str = "select group_type_id from groups where id = $1 and deleted = false";
+const LOCK_GROUP: &str =
+    "select group_type_id, status from groups where id = $1 and deleted = false";
 
 const LOCK: &str = "select status from group_snapshots where id = $1 and deleted = false";
 
@@ -201,9 +204,14 @@ impl<D: Database> GroupSnapshotStore for SqlStore<D> {
     ) -> Result<Outcome<Vec<MemberSnapshot>, GroupSnapshotRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let lock = Sql::locking(LOCK_GROUP, D::FOR_UPDATE).bind(new.group_id);
-        let Some((group_type,)): Option<(GroupTypeId,)> = tx.fetch_optional(lock).await? else {
+        let Some((group_type, status)): Option<(GroupTypeId, GroupStatus)> =
+            tx.fetch_optional(lock).await?
+        else {
             return Ok(Outcome::Gone);
         };
+        if let Err(reason) = group_snapshot::check_group(new.group_id, status) {
+            return Ok(Outcome::Refused(GroupSnapshotRefusal::Group(reason)));
+        }
         let members = Sql::locking(MEMBERS, D::FOR_UPDATE_OF_VOLUME).bind(new.group_id.to_string());
         let members: Vec<SnapshotCandidate> = tx.fetch_all(members).await?;
         for member in &members {

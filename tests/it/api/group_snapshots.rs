@@ -386,7 +386,100 @@ async fn reset_status_is_for_admins_from_3_19(app: TestApp) {
     assert_eq!(deleted.status, 202, "{}", deleted.text);
 }
 
+/// A member's group snapshot and the group's delete (volumes and all), sent at once,
+/// round after round: exactly one wins each time, and no snapshot is ever left pointing
+/// at a deleted volume.
+async fn a_group_snapshot_racing_the_groups_delete_has_one_winner(app: TestApp) {
+    let unlimited = json!({"quota_set": {"volumes": -1, "gigabytes": -1, "snapshots": -1,
+                                          "groups": -1}});
+    let raised = call_as(
+        &app,
+        ADMIN_TOKEN,
+        V,
+        Method::PUT,
+        "/v3/p1/os-quota-sets/p1",
+        Some(unlimited),
+    );
+    assert_eq!(raised.await.status, 200);
+    let (first, _) = group_with_volumes(&app, 2).await;
+    let mut groups = vec![first];
+    for _ in 1..20 {
+        let body = json!({"group": {"group_type": "generic", "volume_types": ["gold"]}});
+        let made = member(&app, Method::POST, "/v3/p1/groups", Some(body)).await;
+        assert_eq!(made.status, 202, "{}", made.text);
+        let group = str_of(&made.json["group"], "id");
+        for _ in 0..2 {
+            let fields = json!({"size": 1, "volume_type": "gold", "group_id": group});
+            app.create_volume(fields).await;
+        }
+        groups.push(group);
+    }
+    let (mut snapshots_won, mut deletes_won) = (0, 0);
+    for group in &groups {
+        let snapshot = app
+            .request(Method::POST, "/v3/p1/group_snapshots")
+            .token(MEMBER_P1)
+            .version(V)
+            .json(&json!({"group_snapshot": {"group_id": group}}));
+        let delete = app
+            .request(Method::POST, &format!("/v3/p1/groups/{group}/action"))
+            .token(MEMBER_P1)
+            .version(V)
+            .json(&json!({"delete": {"delete-volumes": true}}));
+        let answers = all_at_once(vec![
+            Box::pin(snapshot.send()) as Pending,
+            Box::pin(delete.send()) as Pending,
+        ])
+        .await;
+        let won: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
+        match won.as_slice() {
+            [202, 400] => snapshots_won += 1,
+            [400, 202] => deletes_won += 1,
+            _ => panic!("{won:?}: {} / {}", answers[0].text, answers[1].text),
+        }
+    }
+    // Whatever won, it finishes: no snapshot of a deleted volume, none stuck.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let busy = count(
+            &app,
+            "from snapshots where deleted = false and status <> 'available'",
+        )
+        .await;
+        let groups_left = count(
+            &app,
+            "from groups where deleted = false and status <> 'available'",
+        )
+        .await;
+        if busy == "0" && groups_left == "0" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{busy} snapshots, {groups_left} groups unsettled"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let orphans = count(
+        &app,
+        "from snapshots s join volumes v on v.id = s.volume_id \
+         where s.deleted = false and v.deleted = true",
+    )
+    .await;
+    assert_eq!(orphans, "0");
+    assert_eq!(
+        count(&app, "from snapshots where deleted = false").await,
+        (2 * snapshots_won).to_string()
+    );
+    assert_eq!(
+        count(&app, "from groups where deleted = false").await,
+        snapshots_won.to_string(),
+        "{deletes_won} deletes won"
+    );
+}
+
 backend_tests!(
+    a_group_snapshot_racing_the_groups_delete_has_one_winner,
     a_group_snapshot_holds_a_snapshot_of_each_member_until_it_goes,
     a_refused_group_snapshot_records_nothing,
     reset_status_is_for_admins_from_3_19,
