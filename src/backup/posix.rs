@@ -17,6 +17,25 @@ use super::chunks::{each_batch, known_chunks, send_volume, unpack, Prepared};
 use super::manifest::{ChunkRef, Manifest, VolumeRecord};
 use super::{Location, VolumeData, Watch, Written};
 
+/// The path of repository object `object` (`container/name`), only if it stays under
+/// `root`: plain names, no `..`, no absolute path, no NUL.
+fn inside(root: &Path, object: &str) -> Result<PathBuf, String> {
+    use std::path::Component;
+    let relative = Path::new(object);
+    let plain = !object.is_empty()
+        && !object.contains('\0')
+        && relative
+            .components()
+            .all(|part| matches!(part, Component::Normal(_)));
+    if plain {
+        Ok(root.join(relative))
+    } else {
+        Err(format!(
+            "the backup object {object:?} is not a path inside the repository"
+        ))
+    }
+}
+
 fn io_failed(what: &str, path: &Path, err: std::io::Error) -> String {
     format!("could not {what} {}: {err}", path.display())
 }
@@ -44,7 +63,7 @@ fn sync_dir(dir: &Path) -> Result<(), String> {
 }
 
 pub(super) fn read_manifest(root: &Path, location: &Location) -> Result<Manifest, String> {
-    let path = root.join(location.manifest_object());
+    let path = inside(root, &location.manifest_object())?;
     let text = fs::read(&path).map_err(|e| io_failed("read", &path, e))?;
     let manifest: Manifest = serde_json::from_slice(&text)
         .map_err(|e| format!("the manifest {} is not readable: {e}", path.display()))?;
@@ -66,7 +85,7 @@ pub(super) fn write_backup(
         Some(at) => Some(read_manifest(root, at)?),
         None => None,
     };
-    let dir = root.join(&location.container);
+    let dir = inside(root, &location.container)?;
     fs::create_dir_all(&dir).map_err(|e| io_failed("create", &dir, e))?;
     let written = write_objects(root, location, parent.as_ref(), data, record, watch);
     if written.is_err() {
@@ -85,7 +104,7 @@ fn write_objects(
     record: VolumeRecord,
     watch: Watch<'_>,
 ) -> Result<Written, String> {
-    let data_path = root.join(location.data_object());
+    let data_path = inside(root, &location.data_object())?;
     let part = part_of(&data_path);
     let pack_file = File::create(&part).map_err(|e| io_failed("create", &part, e))?;
     let mut objects = parent.map(|p| p.objects.clone()).unwrap_or_default();
@@ -128,9 +147,9 @@ fn write_objects(
     let new_chunks = chunks.iter().filter(|c| c.object == own).count() as u64;
     let manifest = Manifest::new(location, total, objects, chunks, record);
     let text = serde_json::to_vec(&manifest).map_err(|e| e.to_string())?;
-    let manifest_path = root.join(location.manifest_object());
+    let manifest_path = inside(root, &location.manifest_object())?;
     write_durably(&manifest_path, &text)?;
-    sync_dir(&root.join(&location.container))?;
+    sync_dir(&inside(root, &location.container)?)?;
     Ok(Written {
         object_count: 2,
         stored_bytes: stored,
@@ -159,7 +178,7 @@ fn read_chunk(
     chunk: &ChunkRef,
     files: &mut HashMap<u32, File>,
 ) -> Result<Vec<u8>, String> {
-    let path = root.join(&manifest.objects[chunk.object as usize]);
+    let path = inside(root, &manifest.objects[chunk.object as usize])?;
     let file = match files.entry(chunk.object) {
         std::collections::hash_map::Entry::Occupied(open) => open.into_mut(),
         std::collections::hash_map::Entry::Vacant(slot) => {
@@ -175,7 +194,7 @@ fn read_chunk(
 /// Removes this backup's own objects (not its parent's); what is already gone is fine.
 pub(super) fn remove_backup_files(root: &Path, location: &Location) -> Result<(), String> {
     for object in [location.manifest_object(), location.data_object()] {
-        let path = root.join(object);
+        let path = inside(root, &object)?;
         for path in [part_of(&path), path] {
             match fs::remove_file(&path) {
                 Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
@@ -186,4 +205,28 @@ pub(super) fn remove_backup_files(root: &Path, location: &Location) -> Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_stay_inside_the_repository() {
+        let root = Path::new("/repo");
+        assert_eq!(
+            inside(root, "ab/cd/vol/backup-1.data").unwrap(),
+            Path::new("/repo/ab/cd/vol/backup-1.data")
+        );
+        for escape in [
+            "../../tmp/x.data",
+            "c/../../x",
+            "/tmp/x",
+            "",
+            "c/x\0.data",
+            "..",
+        ] {
+            assert!(inside(root, escape).is_err(), "{escape:?}");
+        }
+    }
 }

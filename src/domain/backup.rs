@@ -383,6 +383,26 @@ pub fn check_container(container: &str) -> Result<(), String> {
     }
 }
 
+/// The name prefix of a backup's objects as an imported record gives it
+/// (`service_metadata`): one plain name (our own are `backup-<uuid>`), so that every
+/// object it names stays inside its container.
+pub fn check_object_prefix(prefix: &str) -> Result<(), String> {
+    let plain = !prefix.is_empty()
+        && prefix.len() <= 255
+        && !prefix.starts_with('.')
+        && prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if plain {
+        Ok(())
+    } else {
+        Err(format!(
+            "Invalid backup object prefix '{prefix}': use one name of letters, digits, '-', \
+             '_' and '.', not starting with '.'."
+        ))
+    }
+}
+
 /// A container named in a request to a Ceph repository: the name of a pool.
 pub fn check_pool_container(container: &str) -> Result<(), String> {
     let plain = !container.is_empty()

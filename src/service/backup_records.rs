@@ -142,6 +142,11 @@ impl Service {
         let size = size.as_i64().ok_or_else(|| {
             invalid_input("Provided backup record has a size that is not a number")
         })?;
+        if size < 1 {
+            return Err(invalid_input(format!(
+                "Provided backup record has a size of {size} GB: a backup holds at least 1 GB"
+            )));
+        }
         let required = [
             "display_name",
             "display_description",
@@ -170,6 +175,10 @@ impl Service {
         let now = self.clock.now();
         let container = text(&record, "container").unwrap_or_default();
         (settings.repository.check_container(&container)).map_err(BackupError::InvalidInput)?;
+        let prefix = text(&record, "service_metadata");
+        if let Some(prefix) = &prefix {
+            backup::check_object_prefix(prefix).map_err(BackupError::InvalidInput)?;
+        }
         let imported = Backup {
             id,
             volume_id: text(&record, "volume_id")
@@ -185,7 +194,7 @@ impl Service {
             container: Some(container),
             status: BackupStatus::Available,
             fail_reason: None,
-            service_metadata: text(&record, "service_metadata"),
+            service_metadata: prefix,
             service: Some(settings.repository.driver().to_owned()),
             size,
             object_count: record
@@ -221,6 +230,17 @@ impl Service {
         match self.store.import_backup(&request, &owner).await? {
             Outcome::Done(()) => Ok(imported),
             Outcome::Refused(ImportRefusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
+            Outcome::Refused(ImportRefusal::LocationInUse) => Err(invalid(
+                "The record names the objects of a backup that is already in the database.",
+            )),
+            Outcome::Refused(ImportRefusal::NoSuchParent) => Err(invalid_input(format!(
+                "Provided backup record names a parent backup {} that is not a backup of \
+                 this project: import the parent first.",
+                imported
+                    .parent_id
+                    .map(|p| p.to_string())
+                    .unwrap_or_default()
+            ))),
             _ => Err(invalid("Backup already exists in database.")),
         }
     }

@@ -1,5 +1,7 @@
 //! Backup records brought in by `import_record`: a new row, or a deleted one revived
-//! under the same id, counted against the project's backup quotas.
+//! under the same id, counted against the project's backup quotas. Checked in the same
+//! transaction: no live backup has its id or its objects' location, and a parent it
+//! names is a live backup of the same project, which then counts it as a dependent.
 
 use async_trait::async_trait;
 
@@ -8,6 +10,7 @@ use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
 use crate::domain::backup::Backup;
+use crate::domain::ids::BackupId;
 use crate::domain::quota::{self, OverQuota, QuotaOwner};
 use crate::domain::Outcome;
 
@@ -24,6 +27,10 @@ pub struct ImportedBackup {
 pub enum ImportRefusal {
     /// A live backup has the id.
     Exists,
+    /// A live backup's objects are where the record says its are.
+    LocationInUse,
+    /// The parent named is no live backup of the project.
+    NoSuchParent,
     OverQuota(OverQuota),
 }
 
@@ -47,6 +54,13 @@ const REVIVE: &str = "update backups set volume_id = $2, snapshot_id = $3, user_
      num_dependent_backups = 0, data_timestamp = $17, created_at = $18, updated_at = $18, \
      encryption_key_id = $19, deleted = false, deleted_at = null, fail_reason = null where id = $1";
 
+/// A live backup whose objects are at the location (container and name prefix).
+const AT_LOCATION: &str = "select id from backups where deleted = false and container = $1 \
+     and coalesce(service_metadata, 'backup-' || cast(id as text)) = $2";
+
+/// The parent's project, if it is a live backup.
+const PARENT: &str = "select project_id from backups where id = $1 and deleted = false";
+
 #[async_trait]
 impl<D: Database> BackupImportStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
@@ -60,6 +74,25 @@ impl<D: Database> BackupImportStore for SqlStore<D> {
         let (limits, mut usage) = Self::locked_quota(&mut tx, owner).await?;
         if Self::backup_in(&mut tx, b.id, true).await?.is_some() {
             return Ok(Outcome::Refused(ImportRefusal::Exists));
+        }
+        let prefix = b
+            .service_metadata
+            .clone()
+            .unwrap_or_else(|| format!("backup-{}", b.id));
+        let at = Sql::new(AT_LOCATION).bind(b.container.clone()).bind(prefix);
+        let taken: Option<(BackupId,)> = tx.fetch_optional(at).await?;
+        if taken.is_some() {
+            return Ok(Outcome::Refused(ImportRefusal::LocationInUse));
+        }
+        if let Some(parent) = b.parent_id {
+            let found: Option<(String,)> = tx.fetch_optional(Sql::new(PARENT).bind(parent)).await?;
+            if found.is_none_or(|(project,)| project != b.project_id) {
+                return Ok(Outcome::Refused(ImportRefusal::NoSuchParent));
+            }
+            let dependent = Sql::new(super::backups::ADD_DEPENDENT)
+                .bind(parent)
+                .bind(1i64);
+            tx.execute(dependent).await?;
         }
         (usage.backups, usage.backup_gigabytes) =
             Self::count_project_backups(&mut tx, &owner.project_id).await?;

@@ -440,7 +440,8 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
         "Invalid backup: Backup already exists in database.",
     );
 
-    // The same record under another id points at the same data.
+    // The same record under another id names the same objects: refused while the
+    // backup is live (deleting either would take the other's data).
     use base64::Engine;
     let engine = base64::engine::general_purpose::STANDARD;
     let url = engine
@@ -452,6 +453,24 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
     let url = engine.encode(fields.to_string());
     let body =
         json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": url}});
+    let twin = admin(
+        &app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(body.clone()),
+    )
+    .await;
+    twin.assert_fault(400, "badRequest", "objects of a backup that is already");
+    // Once its record is gone (and its objects kept elsewhere, then put back), the
+    // record under the new id takes them.
+    let shown = admin(&app, Method::GET, &format!("/v3/p1/backups/{id}"), None).await;
+    let container = dir.join(str_of(&shown.json["backup"], "container"));
+    let saved = dir.join("saved");
+    save_objects(&container, &saved);
+    let path = format!("/v3/p1/backups/{id}");
+    assert_eq!(admin(&app, Method::DELETE, &path, None).await.status, 202);
+    wait_gone(&app, &path).await;
+    put_back_objects(&saved, &container);
     let imported = admin(
         &app,
         Method::POST,
@@ -488,22 +507,10 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
     // the record's columns. (Both records name the same objects, which the delete
     // removes; they are put back first.)
     let shown = admin(&app, Method::GET, &format!("/v3/p1/backups/{new_id}"), None).await;
-    let container = dir.join(str_of(&shown.json["backup"], "container"));
-    let saved = dir.join("saved");
-    std::fs::create_dir_all(&saved).unwrap();
-    let objects: Vec<_> = std::fs::read_dir(&container)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    for object in &objects {
-        std::fs::copy(object, saved.join(object.file_name().unwrap())).unwrap();
-    }
     let path = format!("/v3/p1/backups/{new_id}");
     assert_eq!(admin(&app, Method::DELETE, &path, None).await.status, 202);
-    assert_eq!(admin(&app, Method::GET, &path, None).await.status, 404);
-    for object in &objects {
-        std::fs::copy(saved.join(object.file_name().unwrap()), object).unwrap();
-    }
+    wait_gone(&app, &path).await;
+    put_back_objects(&saved, &container);
     let body =
         json!({"backup-record": {"backup_service": record["backup_service"], "backup_url": url}});
     let revived = admin(
@@ -544,10 +551,37 @@ async fn records_export_and_import_and_snapshots_are_backed_up(app: TestApp) {
         None,
     )
     .await;
-    assert_eq!(listed.json["count"], 2, "{}", listed.text);
+    assert_eq!(listed.json["count"], 1, "{}", listed.text);
     let named = member(&app, Method::GET, "/v3/p1/backups?volume_id=nonsense", None).await;
     assert_eq!(named.json["backups"], json!([]));
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// Copies the objects of a container aside.
+fn save_objects(container: &Path, saved: &Path) {
+    std::fs::create_dir_all(saved).unwrap();
+    for entry in std::fs::read_dir(container).unwrap() {
+        let object = entry.unwrap().path();
+        std::fs::copy(&object, saved.join(object.file_name().unwrap())).unwrap();
+    }
+}
+
+/// Puts objects copied aside back into their container.
+fn put_back_objects(saved: &Path, container: &Path) {
+    std::fs::create_dir_all(container).unwrap();
+    for entry in std::fs::read_dir(saved).unwrap() {
+        let object = entry.unwrap().path();
+        std::fs::copy(&object, container.join(object.file_name().unwrap())).unwrap();
+    }
+}
+
+/// Waits until `path` answers 404 (a delete done).
+async fn wait_gone(app: &TestApp, path: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while admin(app, Method::GET, path, None).await.status != 404 {
+        assert!(Instant::now() < deadline, "{path} is still there");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn volumes_are_made_from_backups(app: TestApp) {
@@ -674,7 +708,235 @@ async fn another_drivers_backups_are_left_alone(app: TestApp) {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// A record as `export_record` gave it, decoded.
+async fn exported_fields(app: &TestApp, backup: &str) -> (Value, Value) {
+    use base64::Engine;
+    let path = format!("/v3/p1/backups/{backup}/export_record");
+    let exported = admin(app, Method::GET, &path, None).await;
+    assert_eq!(exported.status, 200, "{}", exported.text);
+    let record = exported.json["backup-record"].clone();
+    let url = base64::engine::general_purpose::STANDARD
+        .decode(record["backup_url"].as_str().unwrap())
+        .unwrap();
+    (
+        record["backup_service"].clone(),
+        serde_json::from_slice(&url).unwrap(),
+    )
+}
+
+async fn import(app: &TestApp, service: &Value, fields: &Value) -> TestResponse {
+    use base64::Engine;
+    let url = base64::engine::general_purpose::STANDARD.encode(fields.to_string());
+    let body = json!({"backup-record": {"backup_service": service, "backup_url": url}});
+    admin(
+        app,
+        Method::POST,
+        "/v3/p1/backups/import_record",
+        Some(body),
+    )
+    .await
+}
+
+/// Records crafted to reach outside the repository, count negative, hang a backup on
+/// another project's, or share a live backup's objects: each a 400, nothing written, no
+/// file outside the repository touched.
+async fn hostile_backup_records_are_refused(app: TestApp) {
+    let (app, dir) = with_backups(app);
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    write_at(&app.volume_file(&volume), 0, &noise(MIB, 3));
+    let backup = str_of(&backed_up(&app, json!({"volume_id": volume})).await, "id");
+    let (service, fields) = exported_fields(&app, &backup).await;
+    // Files outside the repository that a crafted prefix would name.
+    let outside = std::env::temp_dir().join(format!("outside-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&outside).unwrap();
+    for suffix in ["manifest", "data", "data.part", "manifest.part"] {
+        std::fs::write(outside.join(format!("x.{suffix}")), b"keep me").unwrap();
+    }
+    let climb = format!("{}{}/x", "../".repeat(12), outside.display());
+    let shown = admin(&app, Method::GET, &format!("/v3/p1/backups/{backup}"), None).await;
+    let container = dir.join(str_of(&shown.json["backup"], "container"));
+    // A copy of the backup's objects under another prefix, for records that must get
+    // past the read of their manifest.
+    let copied = |crafted: &mut Value| {
+        let prefix = format!("backup-{}", crafted["id"].as_str().unwrap());
+        for object in ["manifest", "data"] {
+            std::fs::copy(
+                container.join(format!("backup-{backup}.{object}")),
+                container.join(format!("{prefix}.{object}")),
+            )
+            .unwrap();
+        }
+        crafted["service_metadata"] = json!(prefix);
+    };
+    let before = app
+        .db
+        .column("select cast(count(*) as text) from backups")
+        .await;
+    let with = |key: &str, value: Value| {
+        let mut crafted = fields.clone();
+        crafted["id"] = json!(uuid::Uuid::new_v4().to_string());
+        crafted[key] = value;
+        crafted
+    };
+    let cases = [
+        (
+            "a prefix climbing out",
+            with("service_metadata", json!(climb)),
+            "prefix",
+        ),
+        (
+            "an absolute prefix",
+            with(
+                "service_metadata",
+                json!(format!("{}/x", outside.display())),
+            ),
+            "prefix",
+        ),
+        (
+            "a prefix with a slash",
+            with("service_metadata", json!("a/b")),
+            "prefix",
+        ),
+        (
+            "a hidden prefix",
+            with("service_metadata", json!("..")),
+            "prefix",
+        ),
+        (
+            "a prefix with NUL",
+            with("service_metadata", json!("x\u{0}y")),
+            "prefix",
+        ),
+        (
+            "a prefix with a newline",
+            with("service_metadata", json!("x\ny")),
+            "prefix",
+        ),
+        (
+            "a long prefix",
+            with("service_metadata", json!("p".repeat(300))),
+            "prefix",
+        ),
+        (
+            "a container climbing out",
+            with("container", json!("../../tmp")),
+            "container",
+        ),
+        (
+            "an absolute container",
+            with("container", json!("/tmp")),
+            "container",
+        ),
+        (
+            "a negative size",
+            with("size", json!(-100)),
+            "at least 1 GB",
+        ),
+        ("a size of 0", with("size", json!(0)), "at least 1 GB"),
+        (
+            "a live backup's objects",
+            with("service_metadata", fields["service_metadata"].clone()),
+            "already in the database",
+        ),
+    ];
+    for (what, crafted, words) in cases {
+        let refused = import(&app, &service, &crafted).await;
+        assert_eq!(refused.status, 400, "{what}: {}", refused.text);
+        assert!(refused.text.contains(words), "{what}: {}", refused.text);
+    }
+    let mut orphan = with("parent_id", json!(uuid::Uuid::new_v4().to_string()));
+    copied(&mut orphan);
+    let refused = import(&app, &service, &orphan).await;
+    refused.assert_fault(400, "badRequest", "parent backup");
+    // Another project's backup as a parent.
+    let other = call_as(
+        &app,
+        "o:p2:member,reader",
+        V,
+        Method::POST,
+        "/v3/p2/volumes",
+        Some(json!({"volume": {"size": 1}})),
+    )
+    .await;
+    let other = str_of(&other.json["volume"], "id");
+    let theirs = call_as(
+        &app,
+        "o:p2:member,reader",
+        V,
+        Method::POST,
+        "/v3/p2/backups",
+        Some(json!({"backup": {"volume_id": other}})),
+    )
+    .await;
+    assert_eq!(theirs.status, 202, "{}", theirs.text);
+    let theirs = str_of(&theirs.json["backup"], "id");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while app
+        .db
+        .column(&format!("select status from backups where id = '{theirs}'"))
+        .await
+        != ["available"]
+    {
+        assert!(Instant::now() < deadline, "p2's backup never available");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut adopted = with("parent_id", json!(theirs));
+    copied(&mut adopted);
+    let adopted = import(&app, &service, &adopted).await;
+    adopted.assert_fault(400, "badRequest", "parent backup");
+    let after = app
+        .db
+        .column("select cast(count(*) as text) from backups")
+        .await;
+    assert_eq!(
+        after,
+        [(before[0].parse::<i64>().unwrap() + 1).to_string()],
+        "only p2's own backup was added"
+    );
+    for suffix in ["manifest", "data", "data.part", "manifest.part"] {
+        assert_eq!(
+            std::fs::read(outside.join(format!("x.{suffix}"))).unwrap(),
+            b"keep me"
+        );
+    }
+    let usage = admin(
+        &app,
+        Method::GET,
+        "/v3/p1/os-quota-sets/p1?usage=true",
+        None,
+    )
+    .await;
+    assert_eq!(
+        usage.json["quota_set"]["backup_gigabytes"]["in_use"], 1,
+        "{}",
+        usage.text
+    );
+    // A parent of the project's own is recorded as one: it cannot go while the
+    // imported child depends on it.
+    let mut child = with("parent_id", json!(backup));
+    copied(&mut child);
+    let imported = import(&app, &service, &child).await;
+    assert_eq!(imported.status, 201, "{}", imported.text);
+    let parent = admin(&app, Method::GET, &format!("/v3/p1/backups/{backup}"), None).await;
+    assert_eq!(
+        parent.json["backup"]["has_dependent_backups"], true,
+        "{}",
+        parent.text
+    );
+    let refused = admin(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/backups/{backup}"),
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, 400, "{}", refused.text);
+    std::fs::remove_dir_all(outside).ok();
+    std::fs::remove_dir_all(dir).ok();
+}
+
 backend_tests!(
+    hostile_backup_records_are_refused,
     another_drivers_backups_are_left_alone,
     volumes_are_made_from_backups,
     backups_restore_byte_for_byte_and_incrementals_store_only_changes,
