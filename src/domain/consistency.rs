@@ -117,6 +117,19 @@ pub enum Finding {
         consumed: i64,
         limit: i64,
     },
+    /// A live snapshot whose volume is deleted (or never was): it can be neither used
+    /// nor deleted through its volume, and its project's quota keeps counting it.
+    SnapshotOfDeletedVolume {
+        snapshot_id: SnapshotId,
+        volume_id: VolumeId,
+    },
+    /// A project's usage of a resource is below zero: some record counts negative (an
+    /// imported backup's size, say), so later requests pass limits they should not.
+    NegativeUsage {
+        project_id: String,
+        resource: String,
+        consumed: i64,
+    },
     /// Growth is reserved for a volume that is not extending: the project's usage counts
     /// gigabytes no resource holds.
     StaleReservation {
@@ -191,6 +204,18 @@ impl std::fmt::Display for Finding {
                 f,
                 "project {project_id} uses {consumed} of {resource}, over its limit of {limit}"
             ),
+            Finding::SnapshotOfDeletedVolume {
+                snapshot_id,
+                volume_id,
+            } => write!(
+                f,
+                "snapshot {snapshot_id} is live but its volume {volume_id} is deleted"
+            ),
+            Finding::NegativeUsage {
+                project_id,
+                resource,
+                consumed,
+            } => write!(f, "project {project_id} uses {consumed} of {resource}, below zero"),
             Finding::StaleReservation {
                 volume_id,
                 status,
@@ -282,6 +307,19 @@ pub fn check(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Finding> {
             keys,
         }
     }));
+    let live: BTreeSet<VolumeId> = snapshot.volumes.iter().map(|v| v.id).collect();
+    findings.extend(
+        snapshot
+            .snapshots
+            .iter()
+            .filter(|(_, volume)| !live.contains(volume))
+            .map(
+                |&(snapshot_id, volume_id)| Finding::SnapshotOfDeletedVolume {
+                    snapshot_id,
+                    volume_id,
+                },
+            ),
+    );
     findings.extend(check_storage(snapshot, backends));
     findings.extend(check_quotas(snapshot));
     findings
@@ -302,10 +340,17 @@ fn check_quotas(snapshot: &Snapshot) -> Vec<Finding> {
     for project in &snapshot.quotas {
         let types = project.usage.by_type.keys().map(String::as_str);
         for resource in quota::resource_names(types) {
+            let consumed = project.usage.consumed(&resource);
+            if consumed < 0 {
+                findings.push(Finding::NegativeUsage {
+                    project_id: project.project_id.clone(),
+                    resource: resource.clone(),
+                    consumed,
+                });
+            }
             let Some(&limit) = project.rows.project.get(&resource) else {
                 continue;
             };
-            let consumed = project.usage.consumed(&resource);
             if limit >= 0 && consumed > limit && resource != "per_volume_gigabytes" {
                 findings.push(Finding::OverQuota {
                     project_id: project.project_id.clone(),
@@ -365,178 +410,4 @@ fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Findin
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn volume(status: VolumeStatus, multiattach: bool) -> VolumeFacts {
-        VolumeFacts {
-            id: VolumeId::generate(),
-            status,
-            multiattach,
-            host: Some("h@file#file".to_owned()),
-            reserved_growth: 0,
-        }
-    }
-
-    fn attachment(volume: &VolumeFacts, status: AttachStatus, instance: &str) -> AttachmentFacts {
-        AttachmentFacts {
-            id: AttachmentId::generate(),
-            volume_id: volume.id,
-            instance_uuid: Some(instance.to_owned()),
-            attach_status: status,
-        }
-    }
-
-    fn storage(volumes: &[&VolumeFacts]) -> Vec<BackendObjects> {
-        vec![BackendObjects {
-            host: "h@file".to_owned(),
-            volume_ids: volumes.iter().map(|v| v.id).collect(),
-            snapshot_ids: BTreeSet::new(),
-        }]
-    }
-
-    #[test]
-    fn a_consistent_snapshot_has_no_findings() {
-        let single = volume(VolumeStatus::InUse, false);
-        let shared = volume(VolumeStatus::InUse, true);
-        let idle = volume(VolumeStatus::Available, false);
-        let snapshot = Snapshot {
-            attachments: vec![
-                attachment(&single, AttachStatus::Attached, "i1"),
-                attachment(&single, AttachStatus::Reserved, "i1"),
-                attachment(&shared, AttachStatus::Attached, "i1"),
-                attachment(&shared, AttachStatus::Attached, "i2"),
-                attachment(&idle, AttachStatus::Detached, "i3"),
-            ],
-            volumes: vec![single.clone(), shared.clone(), idle.clone()],
-            specs_of_deleted_attachments: vec![],
-            quotas: vec![],
-            snapshots: vec![],
-        };
-        assert_eq!(
-            check(&snapshot, &storage(&[&single, &shared, &idle])),
-            vec![]
-        );
-    }
-
-    #[test]
-    fn every_kind_of_violation_is_found() {
-        let lying = volume(VolumeStatus::Available, false);
-        let gone = volume(VolumeStatus::Available, false);
-        let crowded = volume(VolumeStatus::InUse, false);
-        let dataless = volume(VolumeStatus::Available, false);
-        let being_made = volume(VolumeStatus::Creating, false);
-        let stale = VolumeFacts {
-            reserved_growth: 2,
-            ..volume(VolumeStatus::ErrorExtending, false)
-        };
-        let growing = VolumeFacts {
-            reserved_growth: 2,
-            ..volume(VolumeStatus::Extending, false)
-        };
-        let stray = VolumeId::generate();
-        let deleted_attachment = AttachmentId::generate();
-        let snapshot = Snapshot {
-            attachments: vec![
-                attachment(&lying, AttachStatus::Attached, "i1"),
-                attachment(&gone, AttachStatus::Reserved, "i1"),
-                attachment(&crowded, AttachStatus::Attached, "i1"),
-                attachment(&crowded, AttachStatus::Attached, "i2"),
-            ],
-            // `gone` is deleted: not among the live volumes.
-            volumes: vec![
-                lying.clone(),
-                crowded.clone(),
-                dataless.clone(),
-                being_made.clone(),
-                stale.clone(),
-                growing.clone(),
-            ],
-            specs_of_deleted_attachments: vec![
-                (deleted_attachment, "host".to_owned()),
-                (deleted_attachment, "initiator".to_owned()),
-            ],
-            quotas: vec![over_quota("p1")],
-            snapshots: vec![],
-        };
-        let mut backends = storage(&[&lying, &crowded, &stale, &growing]);
-        backends[0].volume_ids.insert(stray);
-        let kinds: Vec<String> = check(&snapshot, &backends)
-            .iter()
-            .map(|f| {
-                serde_json::to_value(f).unwrap()["kind"]
-                    .as_str()
-                    .unwrap()
-                    .to_owned()
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            [
-                "status_mismatch",
-                "several_instances_without_multiattach",
-                "attachment_of_deleted_volume",
-                "specs_of_deleted_attachment",
-                "backend_object_missing",
-                "backend_object_without_volume",
-                "stale_reservation",
-                "over_quota",
-            ]
-        );
-    }
-
-    /// Project `p` holds 7 GiB (2 of them reserved) against a limit of 5.
-    fn over_quota(project: &str) -> ProjectQuota {
-        let mut usage = Usage {
-            volumes: 3,
-            gigabytes: 5,
-            ..Usage::default()
-        };
-        usage.reserve_growth("gold", 2);
-        usage.by_type.insert("gold".to_owned(), (3, 5));
-        ProjectQuota {
-            project_id: project.to_owned(),
-            rows: QuotaRows {
-                project: [("gigabytes".to_owned(), 5)].into(),
-                defaults: Default::default(),
-                configured: quota::QuotaDefaults::unlimited(),
-            },
-            usage,
-        }
-    }
-
-    #[test]
-    fn usage_over_a_limit_names_the_project_and_resource() {
-        let snapshot = Snapshot {
-            quotas: vec![over_quota("p9")],
-            ..Snapshot::default()
-        };
-        let findings = check(&snapshot, &[]);
-        assert_eq!(
-            findings,
-            vec![Finding::OverQuota {
-                project_id: "p9".into(),
-                resource: "gigabytes".into(),
-                consumed: 7,
-                limit: 5
-            }]
-        );
-        assert_eq!(
-            findings[0].to_string(),
-            "project p9 uses 7 of gigabytes, over its limit of 5"
-        );
-    }
-
-    #[test]
-    fn volumes_on_unchecked_backends_are_left_alone() {
-        let elsewhere = VolumeFacts {
-            host: Some("other@file#file".to_owned()),
-            ..volume(VolumeStatus::Available, false)
-        };
-        let snapshot = Snapshot {
-            volumes: vec![elsewhere],
-            ..Snapshot::default()
-        };
-        assert_eq!(check(&snapshot, &storage(&[])), vec![]);
-    }
-}
+mod tests;

@@ -75,6 +75,7 @@ const SNAPSHOT_PROJECTS: &str = "\
     select project_id from volumes where deleted = false \
     union select project_id from snapshots where deleted = false \
     union select project_id from groups where deleted = false \
+    union select project_id from backups where deleted = false \
     union select project_id from quotas where deleted = false \
     order by 1";
 
