@@ -314,6 +314,10 @@ impl From<DomainError> for ApiError {
                     "{verb} volume metadata is not allowed for volumes in {status} status."
                 ))
             }
+            E::ReservedImageProperty(key) => invalid_input(format!(
+                "The image property '{key}' is reserved: only the service or an administrator \
+                 may set it."
+            )),
             E::ResetToDeleting => ApiError::BadRequest("Cannot reset-state to deleting".to_owned()),
             E::ResetToInUseWithoutAttachments => ApiError::BadRequest(
                 "Cannot reset-state to in-use because volume does not have any attachments."

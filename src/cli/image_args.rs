@@ -53,6 +53,29 @@ pub struct ImageArgs {
     /// Let `force` upload an `in-use` volume to an image (`enable_force_upload`).
     #[arg(long, env = "CINDER_ATTACH_ENABLE_FORCE_UPLOAD")]
     pub enable_force_upload: bool,
+    /// VMDK create types taken from images, comma-separated; an empty value takes no
+    /// VMDK (`vmdk_allowed_types`). Types whose extents are other files are refused
+    /// whatever this says when an extent names a path.
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_VMDK_ALLOWED_TYPES",
+        value_delimiter = ',',
+        default_value = "streamOptimized,monolithicSparse"
+    )]
+    pub vmdk_allowed_types: Vec<String>,
+    /// Take only raw images and upload only raw ones: no qemu-img conversion
+    /// (`image_conversion_disable`).
+    #[arg(long, env = "CINDER_ATTACH_IMAGE_CONVERSION_DISABLE")]
+    pub image_conversion_disable: bool,
+    /// Image property prefixes an upload never copies from a volume's image metadata,
+    /// beyond the always-left-out `os_glance`, `img_signature`, `signature_verified`
+    /// and `cinder_encryption_key` (`reserved_image_namespaces`).
+    #[arg(
+        long,
+        env = "CINDER_ATTACH_RESERVED_IMAGE_NAMESPACES",
+        value_delimiter = ','
+    )]
+    pub reserved_image_namespaces: Vec<String>,
 }
 
 impl ImageArgs {
@@ -80,6 +103,21 @@ impl ImageArgs {
             },
         };
         crate::image::Glance::new(&config).map(Some)
+    }
+
+    /// The deployment's image rules.
+    pub fn image_rules(&self) -> crate::image::inspect::ImageRules {
+        let names = |list: &[String]| -> Vec<String> {
+            list.iter()
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect()
+        };
+        crate::image::inspect::ImageRules {
+            vmdk_allowed_types: names(&self.vmdk_allowed_types),
+            conversion_disabled: self.image_conversion_disable,
+            reserved_namespaces: names(&self.reserved_image_namespaces),
+        }
     }
 
     pub fn conversion_dir(&self) -> PathBuf {

@@ -193,3 +193,42 @@ fn a_flag_beats_the_file_which_beats_the_default() {
 fn clap_definition_is_consistent() {
     command(&FileSettings::default()).debug_assert();
 }
+
+#[test]
+fn image_rules_come_from_flags_and_cinder_conf() {
+    let rules = serve_args(&["cinder-attach", "serve"]).images.image_rules();
+    assert_eq!(rules, crate::image::inspect::ImageRules::default());
+    let flags = serve_args(&[
+        "cinder-attach",
+        "serve",
+        "--vmdk-allowed-types",
+        "monolithicSparse",
+        "--image-conversion-disable",
+        "--reserved-image-namespaces",
+        "site_,corp_",
+    ]);
+    let rules = flags.images.image_rules();
+    assert_eq!(rules.vmdk_allowed_types, ["monolithicSparse"]);
+    assert!(rules.conversion_disabled);
+    assert_eq!(rules.reserved_namespaces, ["site_", "corp_"]);
+    let dir = std::env::temp_dir().join(format!("cinder-attach-cli-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cinder.conf");
+    std::fs::write(
+        &path,
+        "[DEFAULT]\nvmdk_allowed_types =\nimage_conversion_disable = True\n\
+         reserved_image_namespaces = a_, b_\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let rules = serve_args(&["cinder-attach", "--config-file", file, "serve"])
+        .images
+        .image_rules();
+    assert!(
+        rules.vmdk_allowed_types.is_empty(),
+        "an empty list takes no VMDK"
+    );
+    assert!(rules.conversion_disabled);
+    assert_eq!(rules.reserved_namespaces, ["a_", "b_"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

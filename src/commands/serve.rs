@@ -96,6 +96,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
                 args.images.image_conversion_timeout,
             ),
             enable_force_upload: args.images.enable_force_upload,
+            image_rules: args.images.image_rules(),
             backups: Some(BackupSettings {
                 repository: args.backups.repository(),
                 host: args.backends.host_name(),

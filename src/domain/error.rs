@@ -227,6 +227,9 @@ pub enum DomainError {
         removing: bool,
         status: VolumeStatus,
     },
+    /// A non-admin's image metadata naming a property the service reserves.
+    #[error("image property {0} is reserved")]
+    ReservedImageProperty(String),
     #[error("cannot reset the status to deleting")]
     ResetToDeleting,
     #[error("cannot reset to in-use without attachments")]

@@ -14,6 +14,7 @@ pub mod group;
 pub mod group_snapshot;
 pub mod group_type;
 pub mod ids;
+pub mod image_properties;
 pub mod legacy_attach;
 pub mod legacy_connect;
 pub mod message;

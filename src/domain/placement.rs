@@ -10,12 +10,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-/// Cinder's event for a volume no backend could take: "schedule allocate volume" (001)
-/// with "Could not find any available weighted backend." (003).
-pub const EVENT_NO_VALID_BACKEND: &str = "VOLUME_VOLUME_001_003";
-pub const MESSAGE_NO_VALID_BACKEND: &str =
-    "schedule allocate volume: Could not find any available weighted backend.";
-
 /// One backend as placement sees it.
 #[derive(Debug, Clone)]
 pub struct Candidate {

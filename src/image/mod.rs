@@ -1,9 +1,12 @@
-//! The image service side of boot from volume: Glance's API (`glance`), the formats that
-//! are not raw (`qemu`), and reading an image's data while checking it against the hash
-//! Glance recorded (`digest`).
+//! The image service side of boot from volume: Glance's API (`glance`), what an image's
+//! bytes are and whether they are safe to open (`inspect`, then `checked` with qemu-img's
+//! word), the formats that are not raw (`qemu`), and reading an image's data while
+//! checking it against the hash Glance recorded (`digest`).
 
+pub mod checked;
 pub mod digest;
 pub mod glance;
+pub mod inspect;
 pub mod qemu;
 
 pub use glance::{Glance, GlanceConfig, GlanceError, ImageInfo};

@@ -1,6 +1,7 @@
 //! `qemu-img` for the image formats that are not raw: what a file holds (`info`, run under
 //! the same address-space and CPU limits Cinder sets, as the file is untrusted) and the
-//! conversion to or from raw (`convert`, bounded in time).
+//! conversion to or from raw (`convert`, bounded in time). qemu-img is always told the
+//! format (never left to probe), and only after `inspect` judged the file's bytes.
 
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +18,9 @@ pub struct FileInfo {
     pub virtual_size: u64,
     pub backing_file: Option<String>,
     pub data_file: Option<String>,
+    /// A VMDK's create type, and the files its extents are read from.
+    pub create_type: Option<String>,
+    pub extent_files: Vec<String>,
 }
 
 /// Cinder's limits for `qemu-img info` on an untrusted file: 1 GiB of address space and
@@ -24,12 +28,10 @@ pub struct FileInfo {
 const INFO_ADDRESS_SPACE: u64 = 1 << 30;
 const INFO_CPU_SECONDS: u64 = 30;
 
-/// Glance's `disk_format` as qemu-img names the format.
-pub fn qemu_format(disk_format: &str) -> &str {
+/// The format qemu-img writes for an upload in Glance's `disk_format`.
+pub fn output_format(disk_format: &str) -> &str {
     match disk_format {
         "vhd" => "vpc",
-        // An ISO image is plain bytes to qemu-img.
-        "iso" => "raw",
         "ploop" => "parallels",
         other => other,
     }
@@ -53,8 +55,8 @@ async fn run(mut command: Command, what: &str, limit: Duration) -> Result<Vec<u8
     Ok(output.stdout)
 }
 
-/// Reads the header of `path` (format detected, not assumed).
-pub async fn info(path: &Path) -> Result<FileInfo, String> {
+/// Reads the header of `path` as `format` (qemu-img's name of it).
+pub async fn info(path: &Path, format: &str) -> Result<FileInfo, String> {
     let mut command = if which_prlimit() {
         let mut c = Command::new("prlimit");
         c.arg(format!("--as={INFO_ADDRESS_SPACE}"))
@@ -67,7 +69,7 @@ pub async fn info(path: &Path) -> Result<FileInfo, String> {
         program()
     };
     command
-        .args(["info", "--output=json"])
+        .args(["info", "-f", format, "--output=json"])
         .arg(path)
         .env("LC_ALL", "C");
     let out = run(command, "qemu-img info", Duration::from_secs(60)).await?;
@@ -85,6 +87,16 @@ fn parse_info(out: &[u8]) -> Result<FileInfo, String> {
             .ok_or("qemu-img info gave no virtual size")?,
         backing_file: text(&json["backing-filename"]),
         data_file: text(&json["format-specific"]["data"]["data-file"]),
+        create_type: text(&json["format-specific"]["data"]["create-type"]),
+        extent_files: json["format-specific"]["data"]["extents"]
+            .as_array()
+            .map(|extents| {
+                extents
+                    .iter()
+                    .map(|e| text(&e["filename"]).unwrap_or_default())
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
@@ -176,12 +188,15 @@ mod tests {
         assert_eq!(info.virtual_size, 1 << 30);
         assert_eq!(info.backing_file.as_deref(), Some("base.img"));
         assert_eq!(info.data_file, None);
+        assert!(info.extent_files.is_empty());
+        assert_eq!(output_format("vhd"), "vpc");
+        assert_eq!(output_format("qcow2"), "qcow2");
         assert!(parse_info(b"not json").is_err());
-    }
-
-    #[test]
-    fn glance_formats_map_to_qemu_names() {
-        assert_eq!(qemu_format("vhd"), "vpc");
-        assert_eq!(qemu_format("qcow2"), "qcow2");
+        let vmdk = br#"{"virtual-size": 10485760, "filename": "a.vmdk", "format": "vmdk",
+            "format-specific": {"type": "vmdk", "data": {"create-type": "monolithicSparse",
+            "extents": [{"virtual-size": 10485760, "filename": "a.vmdk", "format": ""}]}}}"#;
+        let info = parse_info(vmdk).unwrap();
+        assert_eq!(info.create_type.as_deref(), Some("monolithicSparse"));
+        assert_eq!(info.extent_files, ["a.vmdk"]);
     }
 }

@@ -1,9 +1,10 @@
 //! Volumes made from Glance images. The create checks the image as Cinder's API does
 //! (found, `active`, fits the size and `min_disk`) and answers at once; the data then
-//! flows while the volume is `downloading`: a raw image straight into the volume, any
-//! other format through a file in the conversion directory and `qemu-img`. The data is
-//! checked against the hash Glance recorded; a failure removes what was written and
-//! leaves the volume in `error` with a user message saying why.
+//! flows while the volume is `downloading`: a raw image straight into the volume (its
+//! first bytes inspected before any is written), any other format through a file in the
+//! conversion directory, inspected (`image::checked`) before `qemu-img` converts it. The
+//! data is checked against the hash Glance recorded; a failure removes what was written
+//! and leaves the volume in `error` with Cinder's fixed user message (why, in the log).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,11 +18,13 @@ use super::Service;
 use crate::backend::Backend;
 use crate::domain::encryption::LuksCipher;
 use crate::domain::ids::{VolumeId, VolumeTypeId};
-use crate::domain::message::{Message, ACTION_COPY_IMAGE_TO_VOLUME, EVENT_COPY_IMAGE_TO_VOLUME};
+use crate::domain::message::{action, detail, Message};
 use crate::domain::volume::VolumeStatus;
 use crate::domain::{DomainError, Outcome};
+use crate::image::checked::{self, ImageFault};
 use crate::image::digest::Verifier;
 use crate::image::glance::Download;
+use crate::image::inspect::{self, Format, Refusal};
 use crate::image::{qemu, Glance, GlanceError, ImageInfo, Scratch};
 
 const GIB: u64 = 1 << 30;
@@ -31,6 +34,10 @@ const IMAGE_NOT_USABLE: &str = "Invalid image identifier or unable to access req
 
 /// How many chunks may wait between the network and the volume (memory stays small).
 const CHUNKS_IN_FLIGHT: usize = 8;
+
+/// Bytes of a raw image held back until its format is known: every magic number the
+/// inspector looks for lies within them.
+const RAW_HEAD: usize = 512;
 
 /// Cinder's `check_image_metadata`: the image is `active`, its data and virtual size fit
 /// the volume, and the volume is at least the image's `min_disk`.
@@ -151,7 +158,7 @@ impl Service {
             .download_image(id, size, &image, token.as_deref())
             .await;
         let now = self.clock.now();
-        let why = match result {
+        let fault = match result {
             Ok(driver) => {
                 let metadata = image_metadata_of(&image);
                 match self.store.finish_image_download(id, &metadata, now).await {
@@ -167,21 +174,20 @@ impl Service {
                         tracing::warn!(volume_id = %id, status = %refusal.0, "the volume changed status while its image downloaded");
                         return;
                     }
-                    Err(err) => err.to_string(),
+                    Err(err) => ImageFault::Failed(err.to_string()),
                 }
             }
-            Err(why) => why,
+            Err(fault) => fault,
         };
-        tracing::warn!(volume_id = %id, image_id = %image.id, error = %why, "creating a volume from an image failed");
-        let text = format!("{ACTION_COPY_IMAGE_TO_VOLUME}: {why}");
-        let message = Message::volume_error(
-            id,
-            project_id,
-            request_id,
-            EVENT_COPY_IMAGE_TO_VOLUME,
-            text,
-            now,
-        );
+        tracing::warn!(volume_id = %id, image_id = %image.id, error = %fault, "creating a volume from an image failed");
+        let told = match fault {
+            ImageFault::Refused(Refusal::ConversionDisabled(_)) => {
+                detail::IMAGE_FORMAT_UNACCEPTABLE
+            }
+            _ => detail::UNKNOWN_ERROR,
+        };
+        let why = (action::COPY_IMAGE_TO_VOLUME, told);
+        let message = Message::volume_error(id, project_id, request_id, why, now);
         if let Err(err) = self.store.fail_volume_creation(id, &message).await {
             tracing::error!(volume_id = %id, error = %err, "could not record the failed image copy");
         }
@@ -195,7 +201,7 @@ impl Service {
         size: i64,
         image: &ImageInfo,
         token: Option<&str>,
-    ) -> Result<Arc<dyn Backend>, String> {
+    ) -> Result<Arc<dyn Backend>, ImageFault> {
         let volume = self
             .store
             .get_volume_brief(id)
@@ -240,8 +246,10 @@ impl Service {
                 let copy = self.copy_image(&driver, id, size, image, token, luks.as_ref());
                 copy.await
             }
-            Ok(_) => Err("the volume changed while it was being created".to_owned()),
-            Err(err) => Err(err.to_string()),
+            Ok(_) => Err(ImageFault::Failed(
+                "the volume changed while it was being created".to_owned(),
+            )),
+            Err(err) => Err(ImageFault::Failed(err.to_string())),
         };
         if let Err(why) = copied {
             if let Err(err) = driver.delete_volume(id).await {
@@ -284,24 +292,29 @@ impl Service {
         image: &ImageInfo,
         token: Option<&str>,
         luks: Option<&Luks>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ImageFault> {
         let container = image.container_format.as_deref().unwrap_or("bare");
         if container != "bare" {
             return Err(format!(
                 "the image's container format {container} is not supported (only bare)."
-            ));
+            )
+            .into());
         }
         let disk_format = image
             .disk_format
             .as_deref()
             .ok_or("the image has no disk format.")?;
+        let rules = &self.settings.image_rules;
+        // Refused before a byte is fetched: a format no inspector reads, or one that needs
+        // a conversion the deployment forbids.
+        let declared = inspect::admissible(disk_format, rules)?;
         let verifier = Verifier::for_image(image)?;
         let glance = self.glance().map_err(|e| e.to_string())?;
         let download = glance
             .download(token, &image.id)
             .await
             .map_err(glance_failed)?;
-        if luks.is_none() && matches!(disk_format, "raw" | "iso") {
+        if luks.is_none() && declared == Format::Raw {
             return self.stream_raw(driver, id, image, download, verifier).await;
         }
         let dir = &self.settings.image_conversion_dir;
@@ -310,23 +323,15 @@ impl Service {
             .map_err(|e| format!("the conversion directory {}: {e}", dir.display()))?;
         let fetched = Scratch(dir.join(format!("{id}.{disk_format}")));
         save(download, verifier, image, &fetched.0).await?;
-        let info = qemu::info(&fetched.0).await?;
-        let expected = qemu::qemu_format(disk_format);
-        if info.format != expected {
-            return Err(format!(
-                "the image's data is in {} format, not the {disk_format} its record says.",
-                info.format
-            ));
-        }
-        if info.backing_file.is_some() || info.data_file.is_some() {
-            return Err("the image refers to a backing or data file, which is not allowed.".into());
-        }
-        if info.virtual_size > size as u64 * GIB {
+        let checked = checked::check_file(&fetched.0, disk_format, rules).await?;
+        if checked.virtual_size > size as u64 * GIB {
             return Err(format!(
                 "the image's virtual size of {} bytes does not fit in the volume's {size} GiB.",
-                info.virtual_size
-            ));
+                checked.virtual_size
+            )
+            .into());
         }
+        let from = checked.format.qemu_name();
         let limit = self.settings.image_conversion_timeout;
         if let Some(luks) = luks {
             // Cinder's `_encrypt_image`: the data goes in as a LUKS container the host
@@ -336,7 +341,7 @@ impl Service {
             let encrypted = Scratch(dir.join(format!("{id}.luks")));
             qemu::convert_to_luks(
                 &fetched.0,
-                expected,
+                from,
                 &encrypted.0,
                 &luks.cipher,
                 &passphrase.0,
@@ -351,21 +356,23 @@ impl Service {
             if length > size as u64 * GIB {
                 return Err(format!(
                     "the image encrypted ({length} bytes with its LUKS header) does not fit in the volume's {size} GiB."
-                ));
+                )
+                .into());
             }
-            return write_file_into(driver, id, &encrypted.0).await;
+            return Ok(write_file_into(driver, id, &encrypted.0).await?);
         }
         if let Some(volume_file) = driver.local_path(id) {
             // A volume that is a file here: qemu-img writes it in place.
-            return qemu::convert_into_raw(&fetched.0, expected, &volume_file, limit).await;
+            return Ok(qemu::convert_into_raw(&fetched.0, from, &volume_file, limit).await?);
         }
         let raw = Scratch(dir.join(format!("{id}.raw")));
-        qemu::convert(&fetched.0, expected, &raw.0, "raw", limit).await?;
+        qemu::convert(&fetched.0, from, &raw.0, "raw", limit).await?;
         drop(fetched);
-        write_file_into(driver, id, &raw.0).await
+        Ok(write_file_into(driver, id, &raw.0).await?)
     }
 
-    /// A raw image, from the network into the volume, checked as it passes.
+    /// A raw image, from the network into the volume, checked as it passes; its first
+    /// bytes are held back until they show it is raw indeed.
     async fn stream_raw(
         &self,
         driver: &Arc<dyn Backend>,
@@ -373,17 +380,36 @@ impl Service {
         image: &ImageInfo,
         mut download: Download,
         mut verifier: Verifier,
-    ) -> Result<(), String> {
+    ) -> Result<(), ImageFault> {
+        let disk_format = image.disk_format.as_deref().unwrap_or("raw");
+        let rules = &self.settings.image_rules;
         let (tx, rx) = mpsc::channel(CHUNKS_IN_FLIGHT);
         let writer = spawn_writer(driver, id, rx);
         let mut received = 0u64;
-        let pumped: Result<(), String> = async {
+        let pumped: Result<(), ImageFault> = async {
+            let mut head = Some(Vec::with_capacity(RAW_HEAD));
             while let Some(chunk) = download.chunk().await.map_err(glance_failed)? {
                 verifier.update(&chunk);
                 received += chunk.len() as u64;
+                let chunk = match head.as_mut() {
+                    None => chunk,
+                    Some(held) => {
+                        held.extend_from_slice(&chunk);
+                        if held.len() < RAW_HEAD {
+                            continue;
+                        }
+                        inspect::check(held, disk_format, rules)?;
+                        Bytes::from(head.take().unwrap_or_default())
+                    }
+                };
                 if tx.send(chunk).await.is_err() {
-                    break; // the writer stopped; its error says why
+                    return Ok(()); // the writer stopped; its error says why
                 }
+            }
+            if let Some(held) = head.filter(|h| !h.is_empty()) {
+                // The whole image is shorter than the head.
+                inspect::check(&held, disk_format, rules)?;
+                let _ = tx.send(Bytes::from(held)).await;
             }
             Ok(())
         }
@@ -393,7 +419,7 @@ impl Service {
         pumped?;
         written.map_err(|e| e.to_string())?;
         whole(image, received)?;
-        verifier.finish()
+        Ok(verifier.finish()?)
     }
 }
 

@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 use super::Service;
 use crate::backend::Backend;
 use crate::domain::ids::VolumeId;
-use crate::domain::message::{Message, ACTION_COPY_VOLUME_TO_IMAGE, EVENT_COPY_VOLUME_TO_IMAGE};
+use crate::domain::image_properties::is_reserved_property;
+use crate::domain::message::{action, detail, Action, Detail, Message};
 use crate::domain::volume::Volume;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::image::{qemu, Scratch};
@@ -53,15 +54,22 @@ const CORE_PROPERTIES: &[&str] = &[
     "size",
 ];
 
+/// Every failed upload's user message (Cinder's, whatever the cause: the log says it).
+const UPLOAD_FAILED: (Action, Detail) = (
+    action::COPY_VOLUME_TO_IMAGE,
+    detail::FAILED_TO_UPLOAD_VOLUME,
+);
+
 const ENCRYPTED_FORMATS: &str = "An encrypted volume uploaded as an image must use 'raw' \
 disk_format and 'bare' container_format, which are the defaults for these options.";
 
 /// The image record Cinder asks Glance for: the request's fields, then the volume's own
-/// image metadata (custom keys only, none Glance reserves, none already set).
+/// image metadata (custom keys only, none reserved, none already set).
 fn image_fields(
     request: &UploadImage,
     volume_image_metadata: &std::collections::BTreeMap<String, String>,
     encryption_key_id: Option<&str>,
+    reserved: &[String],
 ) -> Map<String, Value> {
     let mut fields = Map::new();
     fields.insert("name".into(), request.image_name.clone().into());
@@ -84,8 +92,9 @@ fn image_fields(
         );
     }
     for (key, value) in volume_image_metadata {
-        let reserved = key.starts_with("os_glance") || CORE_PROPERTIES.contains(&key.as_str());
-        if !reserved && !fields.contains_key(key) {
+        let left_out =
+            is_reserved_property(key, reserved) || CORE_PROPERTIES.contains(&key.as_str());
+        if !left_out && !fields.contains_key(key) {
             fields.insert(key.clone(), value.clone().into());
         }
     }
@@ -140,7 +149,8 @@ impl Service {
             },
             None => None,
         };
-        let fields = image_fields(&request, &volume.image_metadata, key.as_deref());
+        let reserved = &self.settings.image_rules.reserved_namespaces;
+        let fields = image_fields(&request, &volume.image_metadata, key.as_deref(), reserved);
         let image = match glance.create(token.as_deref(), &fields).await {
             Ok(image) => image,
             Err(err) => {
@@ -191,16 +201,12 @@ impl Service {
                         tracing::warn!(image_id, error = %err, "could not delete the failed image");
                     }
                 }
-                let text = format!(
-                    "{ACTION_COPY_VOLUME_TO_IMAGE}: Failed to upload volume to image at backend. {why}"
-                );
                 let now = self.clock.now();
                 Some(Message::volume_error(
                     id,
                     project_id,
                     request_id,
-                    EVENT_COPY_VOLUME_TO_IMAGE,
-                    text,
+                    UPLOAD_FAILED,
                     now,
                 ))
             }
@@ -217,17 +223,10 @@ impl Service {
     /// A volume left `uploading` by a stopped service gets its status back, with a
     /// message saying the upload did not finish. Whether it was handled.
     pub(super) async fn upload_interrupted(&self, volume: &Volume) -> Result<bool, DomainError> {
-        let why = "the service stopped while the volume was being uploaded.";
-        let text = format!("{ACTION_COPY_VOLUME_TO_IMAGE}: {why}");
+        tracing::warn!(volume_id = %volume.id, "the service stopped while the volume was being uploaded");
         let now = self.clock.now();
-        let message = Message::volume_error(
-            volume.id,
-            volume.project_id.clone(),
-            None,
-            EVENT_COPY_VOLUME_TO_IMAGE,
-            text,
-            now,
-        );
+        let project = volume.project_id.clone();
+        let message = Message::volume_error(volume.id, project, None, UPLOAD_FAILED, now);
         let ended = self
             .store
             .end_upload(volume.id, Some(&message), now)
@@ -246,6 +245,11 @@ impl Service {
         token: Option<&str>,
     ) -> Result<(), String> {
         let glance = self.glance().map_err(|e| e.to_string())?;
+        if self.settings.image_rules.conversion_disabled && disk_format != "raw" {
+            return Err(format!(
+                "image conversion is disabled and the upload asks for {disk_format}, not raw"
+            ));
+        }
         let (tx, rx) = mpsc::channel(8);
         if disk_format == "raw" {
             let reading = spawn_reader(driver, id, tx);
@@ -261,8 +265,13 @@ impl Service {
         let reading = spawn_reader(driver, id, tx);
         save_stream(rx, &raw.0).await?;
         reading.await.map_err(|e| e.to_string())??;
+        // Cinder's safety check of what it converts: a volume whose bytes are an image
+        // that names other files is not uploaded (qemu-img reads it as raw regardless).
+        let head = crate::image::checked::read_head(&raw.0).await?;
+        crate::image::inspect::check_found(&head, &self.settings.image_rules)
+            .map_err(|refusal| format!("the volume's data failed the safety check: {refusal}"))?;
         let converted = Scratch(dir.join(format!("{id}.upload.{disk_format}")));
-        let format = qemu::qemu_format(disk_format);
+        let format = qemu::output_format(disk_format);
         let limit = self.settings.image_conversion_timeout;
         qemu::convert(&raw.0, "raw", &converted.0, format, limit).await?;
         drop(raw);
@@ -343,11 +352,16 @@ mod tests {
             ("hw_disk_bus", "scsi"),
             ("os_glance_importing_to_stores", "a"),
             ("name", "old name"),
+            ("cinder_encryption_key_id", "someone else's key"),
+            ("cinder_encryption_key_deletion_policy", "on_image_deletion"),
+            ("signature_verified", "True"),
+            ("img_signature", "sig"),
+            ("site_secret", "s"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let fields = image_fields(&request, &metadata, None);
+        let fields = image_fields(&request, &metadata, None, &["site_".to_owned()]);
         let mut keys: Vec<_> = fields.keys().map(String::as_str).collect();
         keys.sort_unstable();
         assert_eq!(
@@ -362,7 +376,12 @@ mod tests {
             ]
         );
         assert_eq!(fields["name"], "backup");
-        let fields = image_fields(&request, &Default::default(), Some("k1"));
+        let fields = image_fields(&request, &metadata, Some("k1"), &[]);
         assert_eq!(fields["cinder_encryption_key_id"], "k1");
+        assert_eq!(
+            fields["cinder_encryption_key_deletion_policy"],
+            "on_image_deletion"
+        );
+        assert_eq!(fields["site_secret"], "s");
     }
 }

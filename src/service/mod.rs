@@ -75,6 +75,9 @@ pub struct Settings {
     pub image_conversion_timeout: std::time::Duration,
     /// `enable_force_upload`: whether `force` lets an `in-use` volume be uploaded.
     pub enable_force_upload: bool,
+    /// Which images are taken and which properties an upload leaves out
+    /// (`vmdk_allowed_types`, `image_conversion_disable`, `reserved_image_namespaces`).
+    pub image_rules: crate::image::inspect::ImageRules,
     /// The backup service (`backup_posix_path`); without one, backups are refused.
     pub backups: Option<BackupSettings>,
 }
@@ -117,6 +120,7 @@ impl Default for Settings {
             image_conversion_dir: std::env::temp_dir().join("cinder-attach-conversion"),
             image_conversion_timeout: DEFAULT_CONVERSION_TIMEOUT,
             enable_force_upload: false,
+            image_rules: Default::default(),
             backups: None,
         }
     }

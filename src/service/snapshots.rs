@@ -5,11 +5,8 @@ use std::collections::BTreeMap;
 
 use super::Service;
 use crate::backend::BackendError;
-use crate::domain::ids::{MessageId, SnapshotId, VolumeId};
-use crate::domain::message::{
-    Message, EVENT_SNAPSHOT_BUSY, EVENT_SNAPSHOT_CREATE_FAILED, EVENT_SNAPSHOT_DELETE_FAILED,
-    MESSAGE_SNAPSHOT_BUSY, MESSAGE_SNAPSHOT_CREATE_FAILED, MESSAGE_SNAPSHOT_DELETE_FAILED,
-};
+use crate::domain::ids::{SnapshotId, VolumeId};
+use crate::domain::message::{action, detail, Action, Detail, Message, Resource};
 use crate::domain::paging::Page;
 use crate::domain::quota::{QuotaDefaults, QuotaOwner};
 use crate::domain::refusal::{
@@ -42,28 +39,6 @@ pub(super) enum Removal {
 
 pub(super) fn snapshot_not_found(id: impl std::fmt::Display) -> DomainError {
     DomainError::SnapshotNotFound(id.to_string())
-}
-
-/// The user message for a snapshot the backend failed to take or delete (`event`,
-/// `text`: one of Cinder's pairs in `domain::message`).
-fn snapshot_failed(
-    snapshot: &Snapshot,
-    event: &str,
-    text: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Message {
-    Message {
-        id: MessageId::generate(),
-        project_id: snapshot.project_id.clone(),
-        request_id: None,
-        resource_type: "VOLUME_SNAPSHOT".to_owned(),
-        resource_uuid: Some(snapshot.id.to_string()),
-        event_id: event.to_owned(),
-        message_level: "ERROR".to_owned(),
-        user_message: text.to_owned(),
-        created_at: now,
-        expires_at: Some(now + chrono::Duration::days(30)),
-    }
 }
 
 fn quota_owner(volume: &Volume, defaults: &QuotaDefaults) -> QuotaOwner {
@@ -188,20 +163,18 @@ impl Service {
             .transition_snapshot(id, SnapshotStatus::Creating, to, now)
             .await?;
         if to == SnapshotStatus::Error {
-            self.tell_owner(
-                id,
-                EVENT_SNAPSHOT_CREATE_FAILED,
-                MESSAGE_SNAPSHOT_CREATE_FAILED,
-            )
-            .await?;
+            let why = (action::SNAPSHOT_CREATE, detail::SNAPSHOT_CREATE_ERROR);
+            self.tell_owner(id, why).await?;
         }
         Ok(())
     }
 
     /// Leaves a user message about snapshot `id` for its project.
-    async fn tell_owner(&self, id: SnapshotId, event: &str, text: &str) -> Result<(), DomainError> {
+    async fn tell_owner(&self, id: SnapshotId, why: (Action, Detail)) -> Result<(), DomainError> {
         if let Some(snapshot) = self.store.get_snapshot(id).await? {
-            let message = snapshot_failed(&snapshot, event, text, self.clock.now());
+            let about = (Resource::Snapshot, &snapshot.id as &dyn std::fmt::Display);
+            let project = snapshot.project_id.clone();
+            let message = Message::error(about, project, None, why, self.clock.now());
             self.store.insert_message(&message).await?;
         }
         Ok(())
@@ -399,20 +372,16 @@ impl Service {
             tracing::warn!(snapshot_id = %id, error = %reason, "the snapshot is busy; not deleted");
             let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::Available);
             self.store.transition_snapshot(id, from, to, now).await?;
-            self.tell_owner(id, EVENT_SNAPSHOT_BUSY, MESSAGE_SNAPSHOT_BUSY)
-                .await?;
+            let why = (action::SNAPSHOT_DELETE, detail::SNAPSHOT_IS_BUSY);
+            self.tell_owner(id, why).await?;
             return Ok(false);
         }
         if let Err(reason) = result {
             tracing::warn!(snapshot_id = %id, error = %reason, "backend could not delete the snapshot");
             let (from, to) = (SnapshotStatus::Deleting, SnapshotStatus::ErrorDeleting);
             self.store.transition_snapshot(id, from, to, now).await?;
-            self.tell_owner(
-                id,
-                EVENT_SNAPSHOT_DELETE_FAILED,
-                MESSAGE_SNAPSHOT_DELETE_FAILED,
-            )
-            .await?;
+            let why = (action::SNAPSHOT_DELETE, detail::SNAPSHOT_DELETE_ERROR);
+            self.tell_owner(id, why).await?;
             return Ok(false);
         }
         self.store.finish_snapshot_delete(id, now).await?;

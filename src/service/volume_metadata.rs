@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::volume_not_found;
 use super::Service;
 use crate::domain::ids::VolumeId;
+use crate::domain::image_properties::is_reserved_property;
 use crate::domain::refusal::{MetadataRefusal, VolumeUpdateRefusal};
 use crate::domain::volume::{MetadataChange, Volume, VolumeUpdate};
 use crate::domain::volume_rules::check_metadata_count;
@@ -145,6 +146,13 @@ impl Service {
         let volume = self.volume_under_rule(caller, id, image_rule).await?;
         self.policy
             .enforce(metadata_rule, caller, &Target::project(&volume.project_id))?;
+        if let MetadataChange::Merge(keys) | MetadataChange::Replace(keys) = &change {
+            let extra = &self.settings.image_rules.reserved_namespaces;
+            let reserved = keys.keys().find(|k| is_reserved_property(k, extra));
+            if let (Some(key), false) = (reserved, caller.is_admin) {
+                return Err(DomainError::ReservedImageProperty(key.clone()));
+            }
+        }
         match self
             .store
             .change_image_metadata(id, &change, self.clock.now())

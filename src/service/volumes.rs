@@ -11,11 +11,8 @@ use crate::backend::{ConfiguredBackend, DataSource};
 use crate::domain::error::GroupError;
 use crate::domain::group::Group;
 use crate::domain::ids::VolumeId;
-use crate::domain::message::{
-    Message, ACTION_CREATE_VOLUME_FROM_BACKEND, EVENT_CREATE_VOLUME_FROM_BACKEND,
-};
+use crate::domain::message::{action, detail, Detail, Message};
 use crate::domain::paging::Page;
-use crate::domain::placement::{EVENT_NO_VALID_BACKEND, MESSAGE_NO_VALID_BACKEND};
 use crate::domain::quota::QuotaOwner;
 use crate::domain::refusal::VolumeCreateRefusal;
 use crate::domain::volume::{
@@ -76,23 +73,17 @@ impl VolumeViewRights {
 pub(super) const ONE_SOURCE: &str =
     "Invalid input received: May specify only one of backup, imageRef, snapshot, source volume";
 
-/// A user message saying why creating volume `id` failed.
+/// A user message saying that creating volume `id` failed (`detail`: how, in Cinder's
+/// fixed words; the backend's own are logged).
 fn creation_failed(
     id: VolumeId,
     project_id: String,
     request_id: Option<String>,
-    why: &str,
+    detail: Detail,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Message {
-    let text = format!("{ACTION_CREATE_VOLUME_FROM_BACKEND}: {why}");
-    Message::volume_error(
-        id,
-        project_id,
-        request_id,
-        EVENT_CREATE_VOLUME_FROM_BACKEND,
-        text,
-        now,
-    )
+    let why = (action::CREATE_VOLUME_FROM_BACKEND, detail);
+    Message::volume_error(id, project_id, request_id, why, now)
 }
 
 impl Service {
@@ -403,9 +394,12 @@ impl Service {
         if !placed {
             // No backend could take it: Cinder's scheduler leaves the volume in `error`
             // with a user message saying so.
-            let (project, text) = (new.project_id.clone(), MESSAGE_NO_VALID_BACKEND.to_owned());
-            let event = EVENT_NO_VALID_BACKEND;
-            let message = Message::volume_error(new.id, project, request_id, event, text, now);
+            let project = new.project_id.clone();
+            let why = (
+                action::SCHEDULE_ALLOCATE_VOLUME,
+                detail::NO_BACKEND_AVAILABLE,
+            );
+            let message = Message::volume_error(new.id, project, request_id, why, now);
             self.store.insert_message(&message).await?;
             tracing::warn!(volume_id = %new.id, "no backend can take the volume");
             return self
@@ -590,7 +584,8 @@ impl Service {
             }
             Err(err) => {
                 tracing::warn!(volume_id = %id, error = %err, "backend could not create the volume");
-                let message = creation_failed(id, project_id, request_id, &err.to_string(), now);
+                let failed = detail::DRIVER_FAILED_CREATE;
+                let message = creation_failed(id, project_id, request_id, failed, now);
                 self.store.fail_volume_creation(id, &message).await?;
             }
         }
@@ -658,8 +653,8 @@ impl Service {
                     tracing::warn!(volume_id = %volume.id, error = %err, "could not remove a half-written volume");
                 }
             }
-            let why = "the service stopped while the volume was being created.";
-            let message = creation_failed(volume.id, volume.project_id.clone(), None, why, now);
+            let project = volume.project_id.clone();
+            let message = creation_failed(volume.id, project, None, detail::UNKNOWN_ERROR, now);
             if self.store.fail_volume_creation(volume.id, &message).await? == Outcome::Done(()) {
                 tracing::warn!(volume_id = %volume.id, "volume creation was interrupted; volume set to error");
                 handled += 1;

@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -72,6 +74,23 @@ class Server:
         if not self.address:
             raise RuntimeError("cinder-attach did not start")
         self.url = f"http://{self.address}"
+        # The rest of the log, kept for tests that read why something failed (and so the
+        # pipe never fills and stalls the server).
+        self.log_lines = []
+        threading.Thread(target=self._drain_log, daemon=True).start()
+
+    def _drain_log(self):
+        for line in self.process.stdout:
+            self.log_lines.append(line)
+
+    def logged(self, text, timeout=10):
+        """Whether a log line holding `text` came within `timeout` seconds."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if any(text in line for line in list(self.log_lines)):
+                return True
+            time.sleep(0.1)
+        return False
 
     def stop(self):
         self.process.terminate()

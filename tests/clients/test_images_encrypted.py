@@ -89,5 +89,6 @@ def test_an_image_that_fills_the_volume_leaves_no_room_for_the_luks_header(keyed
     volume_id = created.json()["volume"]["id"]
     assert wait_for(server, volume_id, {"available", "error"})[-1] == "error"
     [message] = messages_of(server, volume_id)
-    assert "does not fit in the volume's 1 GiB" in message["user_message"], message
+    assert message["user_message"] == "copy image to volume: An unknown error occurred.", message
+    assert server.logged("does not fit in the volume's 1 GiB")
     assert not (server.volumes_dir / f"volume-{volume_id}").exists()

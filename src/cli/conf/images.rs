@@ -65,5 +65,20 @@ pub(super) fn image_options(t: &mut Translation<'_>) -> Result<(), ConfError> {
         "enable_force_upload",
         oslo_bool,
     )?;
+    t.map(
+        "DEFAULT",
+        "image_conversion_disable",
+        "image_conversion_disable",
+        oslo_bool,
+    )?;
+    // Lists, where an empty value means none (no VMDK at all, for the first).
+    let list = |v: &str| Ok(v.split(',').map(str::trim).collect::<Vec<_>>().join(","));
+    t.map("DEFAULT", "vmdk_allowed_types", "vmdk_allowed_types", list)?;
+    t.map(
+        "DEFAULT",
+        "reserved_image_namespaces",
+        "reserved_image_namespaces",
+        list,
+    )?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use axum::Router;
 use chrono::Utc;
 use cinder_attach::api::{with_process_layers, AppState, ServiceConfig};
 use cinder_attach::domain::ids::MessageId;
-use cinder_attach::domain::message::{Message, EVENT_CREATE_VOLUME_FROM_BACKEND};
+use cinder_attach::domain::message::Message;
 use tower::ServiceExt;
 
 use crate::support::{TestApp, TestResponse};
@@ -132,7 +132,7 @@ fn misbehaving_app(state: AppState) -> Router {
                         request_id: None,
                         resource_type: "VOLUME".into(),
                         resource_uuid: None,
-                        event_id: EVENT_CREATE_VOLUME_FROM_BACKEND.into(),
+                        event_id: "VOLUME_VOLUME_008_012".into(),
                         message_level: "ERROR".into(),
                         user_message: "stored before the stall".into(),
                         created_at: Utc::now(),

@@ -18,6 +18,7 @@ mod group_types;
 mod groups;
 mod health;
 mod hostile;
+mod hostile_images;
 mod image_metadata;
 mod legacy_attach;
 mod metrics;

@@ -4,6 +4,7 @@
 pub mod db;
 pub mod fixtures;
 pub mod helpers;
+pub mod hostile_glance;
 pub mod http;
 /// The load generator's journal (what the crash and outage tests read): the same source
 /// the `cinder-attach-bench` binary writes it with.
