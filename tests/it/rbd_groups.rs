@@ -56,8 +56,12 @@ async fn a_group_snapshot_holds_both_members_writes(app: TestApp) {
         let fields = json!({"size": 1, "volume_type": "plain", "group_id": group});
         volumes.push(str_of(&app.create_volume(fields).await, "id"));
     }
-    let (_, first) = attach_as(&app, &volumes[0], "node-1", "rw").await;
-    let (_, second) = attach_as(&app, &volumes[1], "node-1", "rw").await;
+    let (first_id, first) = attach_as(&app, &volumes[0], "node-1", "rw").await;
+    let (second_id, second) = attach_as(&app, &volumes[1], "node-1", "rw").await;
+    // In use (a group snapshot takes members that are available or in use).
+    for attachment in [&first_id, &second_id] {
+        assert_eq!(app.complete(attachment).await.status, 204);
+    }
     let hosts = [host_of(&first).unwrap(), host_of(&second).unwrap()];
     let names = [image(&first), image(&second)];
 
@@ -93,10 +97,10 @@ async fn a_group_snapshot_holds_both_members_writes(app: TestApp) {
                     made
                 })
                 .join()
-                .unwrap()
         });
+        // The writer stops whatever the request did, so a failure ends the test.
         stop.store(true, Ordering::Relaxed);
-        taken
+        taken.unwrap()
     });
     let snapshot = str_of(&snapshot["group_snapshot"], "id");
     let last = written.load(Ordering::Relaxed);
