@@ -11,6 +11,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod commit_watch;
+pub mod compute;
 pub mod domain;
 pub mod image;
 pub mod keys;

@@ -130,16 +130,31 @@ impl Upstream {
         json: Option<&Value>,
         accept: Option<&str>,
     ) -> Result<hyper::Response<Incoming>, String> {
+        let mut headers = Vec::new();
+        if let Some(token) = token {
+            headers.push(("X-Auth-Token", token));
+        }
+        if let Some(accept) = accept {
+            headers.push((header::ACCEPT.as_str(), accept));
+        }
+        self.call_with_headers(method, path, &headers, json).await
+    }
+
+    /// `call` with any headers (a microversion, a service token).
+    pub async fn call_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        json: Option<&Value>,
+    ) -> Result<hyper::Response<Incoming>, String> {
         let mut last = String::new();
         for server in &self.servers {
             let mut request = Request::builder()
                 .method(method.clone())
                 .uri(format!("{server}{path}"));
-            if let Some(token) = token {
-                request = request.header("X-Auth-Token", token);
-            }
-            if let Some(accept) = accept {
-                request = request.header(header::ACCEPT, accept);
+            for (name, value) in headers {
+                request = request.header(*name, *value);
             }
             let body = match json {
                 Some(json) => {

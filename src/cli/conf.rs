@@ -273,6 +273,7 @@ fn translate(options: &Options) -> Result<FileSettings, ConfError> {
     notifications(&mut t)?;
     images::image_options(&mut t)?;
     backups::backup_options(&mut t)?;
+    nova::nova_options(&mut t)?;
     let ignored = options
         .keys()
         .filter(|k| !t.used.contains(k))
@@ -627,6 +628,7 @@ fn backends(t: &mut Translation<'_>) -> Result<(), ConfError> {
 mod backups;
 mod images;
 mod keys;
+mod nova;
 
 #[cfg(test)]
 mod tests;

@@ -13,11 +13,13 @@ mod backup_args;
 pub mod conf;
 mod image_args;
 mod key_args;
+mod nova_args;
 
 pub use backup_args::{BackupArgs, BackupDriver};
 pub use conf::{ConfError, FileSettings};
 pub use image_args::ImageArgs;
 pub use key_args::{KeyArgs, KeyBackend};
+pub use nova_args::NovaArgs;
 
 /// A block-storage control plane speaking the OpenStack Cinder v3 API.
 #[derive(Debug, Parser)]
@@ -218,7 +220,11 @@ fn config_files(args: &[std::ffi::OsString]) -> Vec<std::path::PathBuf> {
 }
 
 /// Flags whose values are secrets, or may hold one.
-const SECRET_ARGS: &[&str] = &["keystone_password", "key_manager_fixed_key"];
+const SECRET_ARGS: &[&str] = &[
+    "keystone_password",
+    "key_manager_fixed_key",
+    "nova_password",
+];
 
 impl Parsed {
     /// The options of `serve` (as `config` received them): each value and where it came
@@ -572,6 +578,9 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub backups: BackupArgs,
+
+    #[command(flatten)]
+    pub nova: NovaArgs,
 
     /// Address to listen on.
     #[arg(long, env = "CINDER_ATTACH_LISTEN", default_value = "127.0.0.1:8776")]

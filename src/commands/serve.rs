@@ -11,12 +11,14 @@ use tokio::net::TcpListener;
 use super::connections::{accept_until, ConnectionLimits};
 use super::{connect_options, StartError};
 use crate::api::{build_app, metrics_router, AppState, ServiceConfig};
+use crate::auth::catalog::CatalogEntry;
 use crate::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use crate::auth::keystone_tls::KeystoneTls;
 use crate::auth::Authenticator;
 use crate::cli::KeyBackend;
 use crate::cli::{AuthStrategy, EventsMode, MigrateMode, ServeArgs};
 use crate::clock::{Clock, SystemClock};
+use crate::compute::{Nova, NovaConfig};
 use crate::keys::KeyManager;
 use crate::notify::{self, BusConfig};
 use crate::policy::PolicyEngine;
@@ -80,6 +82,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     );
     let auth = authenticator(&args, &policy, args.request_timeout())?;
     let glance = find_glance(&args, &auth).await?;
+    let nova = nova(&args, &auth, &policy)?;
     let service = Service {
         store: store.clone(),
         policy: policy.clone(),
@@ -97,6 +100,8 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             ),
             enable_force_upload: args.images.enable_force_upload,
             image_rules: args.images.image_rules(),
+            nova,
+            nova_retry_for: chrono::Duration::seconds(args.nova.nova_retry_for as i64),
             backups: Some(BackupSettings {
                 repository: args.backups.repository(),
                 host: args.backends.host_name(),
@@ -129,6 +134,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
     let init_interval = Duration::from_secs(args.backups.backup_driver_init_check_interval);
     service.keep_setting_backups_up(init_interval).await;
     service.keep_recovering_backups();
+    service.keep_calling_nova();
     let state = AppState::new(service, config, auth);
     let listener = bind(args.listen, args.reuse_port).map_err(|source| StartError::Bind {
         addr: args.listen,
@@ -383,6 +389,81 @@ fn authenticator(
             Authenticator::Keystone(Arc::new(keystone))
         }
     })
+}
+
+/// Nova, when the service can call it: as the `[nova]` user (--nova-auth-url and its
+/// login), else as the service's own Keystone user; `None` without either.
+fn nova(
+    args: &ServeArgs,
+    auth: &Authenticator,
+    policy: &Arc<PolicyEngine>,
+) -> Result<Option<Arc<Nova>>, StartError> {
+    let n = &args.nova;
+    let own = match auth {
+        Authenticator::Keystone(keystone) => Some(keystone.clone()),
+        _ => None,
+    };
+    let login = match &n.nova_auth_url {
+        Some(url) => {
+            let password = n.nova_password.clone().ok_or_else(|| {
+                StartError::Config("--nova-auth-url needs --nova-password".to_owned())
+            })?;
+            let config = KeystoneConfig {
+                url: url.clone(),
+                username: n.nova_username.clone(),
+                password,
+                project_name: n.nova_project.clone(),
+                user_domain: n.nova_user_domain.clone(),
+                project_domain: n.nova_project_domain.clone(),
+                cache_seconds: 0,
+                cache_size: 0,
+                negative_cache_seconds: 0,
+                timeout: Duration::from_secs(n.nova_timeout.max(1)),
+                tls: KeystoneTls {
+                    cafile: n.nova_cafile.clone(),
+                    insecure: n.nova_insecure,
+                    certfile: None,
+                    keyfile: None,
+                },
+            };
+            Arc::new(KeystoneAuth::new(config, policy.clone()).map_err(StartError::Config)?)
+        }
+        None => match &own {
+            Some(keystone) => keystone.clone(),
+            None => {
+                tracing::info!("no Nova configured (--nova-auth-url, or --auth-strategy keystone): Nova is not told of extends and re-images");
+                return Ok(None);
+            }
+        },
+    };
+    let service_token = match (n.nova_send_service_token, &own) {
+        (false, _) => None,
+        (true, Some(keystone)) => Some(keystone.clone()),
+        (true, None) => {
+            return Err(StartError::Config(
+                "--nova-send-service-token needs the service's own Keystone login (--auth-strategy keystone)"
+                    .to_owned(),
+            ))
+        }
+    };
+    let config = NovaConfig {
+        login,
+        endpoint: n.nova_endpoint.clone(),
+        catalog: CatalogEntry {
+            service_type: "compute".to_owned(),
+            service_name: String::new(),
+            interface: n.nova_interface.clone(),
+            region: n.nova_region_name.clone().filter(|r| !r.is_empty()),
+        },
+        service_token,
+        timeout: Duration::from_secs(n.nova_timeout.max(1)),
+        tls: crate::tls_client::TlsClient {
+            cafile: n.nova_cafile.clone(),
+            insecure: n.nova_insecure,
+            ..Default::default()
+        },
+    };
+    Ok(Some(Arc::new(Nova::new(config))))
 }
 
 async fn shutdown_signal() {

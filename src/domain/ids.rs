@@ -101,6 +101,10 @@ uuid_id!(
     BackupId
 );
 uuid_id!(
+    /// `compute_calls.id`: a call the service owes Nova.
+    ComputeCallId
+);
+uuid_id!(
     /// `services.uuid`: a configured backend's stable id (`service_uuid` of its volumes).
     ServiceId
 );

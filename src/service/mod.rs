@@ -8,6 +8,7 @@ mod backup_keys;
 mod backup_records;
 mod backup_work;
 pub mod backups;
+mod compute_relay;
 pub mod encryption;
 pub mod events;
 pub mod exports;
@@ -78,6 +79,10 @@ pub struct Settings {
     /// Which images are taken and which properties an upload leaves out
     /// (`vmdk_allowed_types`, `image_conversion_disable`, `reserved_image_namespaces`).
     pub image_rules: crate::image::inspect::ImageRules,
+    /// Nova, for the calls Cinder makes to it (`[nova]`); without it none is made.
+    pub nova: Option<Arc<crate::compute::Nova>>,
+    /// How long a call owed to Nova is tried while Nova does not answer.
+    pub nova_retry_for: chrono::Duration,
     /// The backup service (`backup_posix_path`); without one, backups are refused.
     pub backups: Option<BackupSettings>,
 }
@@ -121,6 +126,8 @@ impl Default for Settings {
             image_conversion_timeout: DEFAULT_CONVERSION_TIMEOUT,
             enable_force_upload: false,
             image_rules: Default::default(),
+            nova: None,
+            nova_retry_for: chrono::Duration::minutes(10),
             backups: None,
         }
     }

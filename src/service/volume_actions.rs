@@ -244,7 +244,12 @@ impl Service {
         let failed = (VolumeStatus::Extending, VolumeStatus::ErrorExtending);
         if self.settle(volume.id, result, failed, "extend").await? {
             self.store
-                .finish_extend(volume.id, new_size, self.clock.now())
+                .finish_extend(
+                    volume.id,
+                    new_size,
+                    self.nova_owed(&volume),
+                    self.clock.now(),
+                )
                 .await?;
         }
         Ok(())

@@ -33,6 +33,7 @@ mod backup_restores;
 mod backups;
 mod cinder_import;
 pub mod cinder_source;
+mod compute_calls;
 pub mod connector_specs;
 mod db;
 mod encryption;
@@ -68,6 +69,7 @@ pub use backup_imports::{BackupImportStore, ImportRefusal, ImportedBackup};
 pub use backup_restores::{BackupRestoreStore, RestoreBlock, RestoreEnd};
 pub use backups::{BackupEnd, BackupRefusal, BackupStore};
 pub use cinder_import::{CinderImportStore, ImportTally};
+pub use compute_calls::ComputeCallStore;
 pub use db::connect::{
     redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
 };
@@ -123,6 +125,7 @@ pub trait Store:
     + BackupRestoreStore
     + BackupImportStore
     + CinderImportStore
+    + ComputeCallStore
 {
 }
 
@@ -155,6 +158,7 @@ impl<T> Store for T where
         + BackupRestoreStore
         + BackupImportStore
         + CinderImportStore
+        + ComputeCallStore
 {
 }
 

@@ -14,6 +14,7 @@ use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};
+use crate::domain::compute_call::{ComputeCallKind, NewComputeCall};
 use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::legacy_attach::{self, LegacyAction};
@@ -76,10 +77,13 @@ pub trait VolumeWriteStore: Send + Sync {
     ) -> Result<Outcome<(), ExtendRefusal>, StoreError>;
     /// Records the new size and returns an `extending` volume to the status its
     /// attachments give it (`available` or `in-use`).
+    /// With `tell_nova` (the volume's project), the servers it is attached to are owed
+    /// a `volume-extended` event, recorded in the same transaction.
     async fn finish_extend(
         &self,
         id: VolumeId,
         new_size: i64,
+        tell_nova: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError>;
     async fn set_bootable(
@@ -439,6 +443,7 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         &self,
         id: VolumeId,
         new_size: i64,
+        tell_nova: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), VolumeStatusRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
@@ -459,6 +464,13 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         tx.execute(sql).await?;
         self.record_events(&mut tx, &[EventKind::VolumeResizeEnd], id, None, now)
             .await?;
+        let servers = locked.live.iter().filter_map(|a| a.instance_uuid.clone());
+        let kind = ComputeCallKind::VolumeExtended;
+        if let Some(call) =
+            tell_nova.and_then(|project| NewComputeCall::event(kind, id, project, servers, now))
+        {
+            Self::record_compute_call(&mut tx, &call).await?;
+        }
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

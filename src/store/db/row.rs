@@ -8,11 +8,12 @@ use uuid::Uuid;
 use super::error::StoreError;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::backup::BackupStatus;
+use crate::domain::compute_call::{ComputeCallKind, ComputeCallStatus};
 use crate::domain::group::GroupStatus;
 use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, BackupId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId,
-    ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, BackupId, ComputeCallId, GroupId, GroupSnapshotId, GroupTypeId, MessageId,
+    QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::VolumeStatus;
@@ -109,6 +110,7 @@ column_via!(uuid(Uuid):
     GroupId => |id| Ok(id.into()),
     GroupSnapshotId => |id| Ok(id.into()),
     BackupId => |id| Ok(id.into()),
+    ComputeCallId => |id| Ok(id.into()),
     SnapshotId => |id| Ok(id.into()),
     TransferId => |id| Ok(id.into()),
 );
@@ -121,6 +123,8 @@ column_via!(text(String):
     BackupStatus => |t| parsed(BackupStatus::parse, "backup status", t),
     AttachStatus => |t| parsed(AttachStatus::parse, "attach_status", t),
     AttachMode => |t| parsed(AttachMode::parse, "attach_mode", t),
+    ComputeCallKind => |t| parsed(ComputeCallKind::parse, "compute call kind", t),
+    ComputeCallStatus => |t| parsed(ComputeCallStatus::parse, "compute call status", t),
     serde_json::Value => |t| serde_json::from_str(&t).map_err(StoreError::corrupt),
 );
 column_via!(int(i64): i64 => Ok);

@@ -8,11 +8,12 @@ use uuid::Uuid;
 
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::backup::BackupStatus;
+use crate::domain::compute_call::{ComputeCallKind, ComputeCallStatus};
 use crate::domain::group::GroupStatus;
 use crate::domain::group_snapshot::GroupSnapshotStatus;
 use crate::domain::ids::{
-    AttachmentId, BackupId, GroupId, GroupSnapshotId, GroupTypeId, MessageId, QosSpecsId,
-    ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
+    AttachmentId, BackupId, ComputeCallId, GroupId, GroupSnapshotId, GroupTypeId, MessageId,
+    QosSpecsId, ServiceId, SnapshotId, TransferId, VolumeId, VolumeTypeId,
 };
 use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{MigrationStatus, VolumeStatus};
@@ -96,6 +97,7 @@ bind_as!(Uuid:
     GroupId => GroupId::uuid,
     GroupSnapshotId => GroupSnapshotId::uuid,
     BackupId => BackupId::uuid,
+    ComputeCallId => ComputeCallId::uuid,
     SnapshotId => SnapshotId::uuid,
     TransferId => TransferId::uuid,
 );
@@ -110,6 +112,8 @@ bind_as!(Text:
     AttachStatus => |s| s.as_str().to_owned(),
     AttachMode => |m| m.as_str().to_owned(),
     MigrationStatus => |s| s.as_str().to_owned(),
+    ComputeCallKind => |k| k.as_str().to_owned(),
+    ComputeCallStatus => |s| s.as_str().to_owned(),
 );
 bind_as!(Int: i64 => |n| n);
 bind_as!(Bool: bool => |b| b);

@@ -23,6 +23,7 @@ mod image_metadata;
 mod legacy_attach;
 mod metrics;
 mod multiattach;
+mod nova_calls;
 mod placement;
 mod qos_specs;
 mod quota_reservations;
