@@ -575,6 +575,7 @@ impl From<DomainError> for ApiError {
             E::Group(group) => groups::fault(group),
             E::Backup(backup) => backups::fault(backup),
             E::Manage(manage) => backups::manage_fault(manage),
+            E::Revert(revert) => moves::revert_fault(revert),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");
@@ -608,5 +609,6 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
 
 mod backups;
 mod groups;
+mod moves;
 #[cfg(test)]
 mod tests;

@@ -40,6 +40,7 @@ pub mod views;
 pub mod volume_actions;
 mod volume_manage;
 pub mod volume_metadata;
+mod volume_moves;
 pub mod volume_path;
 pub mod volumes;
 

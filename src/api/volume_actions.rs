@@ -28,7 +28,6 @@ const NOT_BUILT: &[&str] = &[
     "os-migrate_volume_completion",
     "os-update_volume_admin_metadata",
     "os-reimage",
-    "revert",
 ];
 
 fn action_schema(name: &str, inner: Value) -> Value {
@@ -440,6 +439,9 @@ pub async fn action(
                 .legacy_attach(caller, volume_id(&path)?, action)
                 .await?;
             Ok(StatusCode::ACCEPTED.into_response())
+        }
+        moved if super::volume_moves::ACTIONS.contains(&moved) => {
+            super::volume_moves::action(service, &ctx, volume_id(&path)?, moved, &body).await
         }
         other => match NOT_BUILT.iter().find(|known| **known == other) {
             // A volume that does not exist is 404 first, as in Cinder.

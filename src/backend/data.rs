@@ -18,6 +18,51 @@ pub type DataOut = mpsc::Sender<Result<Bytes, std::io::Error>>;
 /// The size of the blocks a volume is read in, and checked for zeros in.
 pub const BLOCK: usize = 1 << 20;
 
+/// Chunks in flight between a reader and a writer.
+const IN_FLIGHT: usize = 8;
+
+/// Streams what `read` sends out into what `write` takes in (a volume's data from one
+/// place of a backend, or one backend, to another), a few chunks in flight: the bytes
+/// written, or the first failure of either side. A read that fails part way ends the
+/// write's stream early and is the error.
+pub async fn relay<R, W>(
+    read: impl FnOnce(DataOut) -> R,
+    write: impl FnOnce(DataIn) -> W,
+) -> Result<u64, BackendError>
+where
+    R: std::future::Future<Output = Result<(), BackendError>> + Send + 'static,
+    W: std::future::Future<Output = Result<u64, BackendError>> + Send + 'static,
+{
+    let (out_tx, mut out_rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(IN_FLIGHT);
+    let (in_tx, in_rx) = mpsc::channel::<Bytes>(IN_FLIGHT);
+    let reader = tokio::spawn(read(out_tx));
+    let writer = tokio::spawn(write(in_rx));
+    let mut broken = None;
+    while let Some(chunk) = out_rx.recv().await {
+        match chunk {
+            Ok(bytes) => {
+                if in_tx.send(bytes).await.is_err() {
+                    break; // the writer stopped; its error says why
+                }
+            }
+            Err(err) => {
+                broken = Some(err);
+                break;
+            }
+        }
+    }
+    drop(in_tx);
+    drop(out_rx);
+    let joined = |e: tokio::task::JoinError| BackendError::Failed(e.to_string());
+    let read = reader.await.map_err(joined)?;
+    let written = writer.await.map_err(joined)?;
+    read?;
+    if let Some(err) = broken {
+        return Err(BackendError::Failed(format!("reading the data: {err}")));
+    }
+    written
+}
+
 /// Which chunks of a volume differ from an earlier copy of it (what an incremental backup
 /// reads, as `rbd export-diff` does): the volume is cut into chunks of `chunk` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]

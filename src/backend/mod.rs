@@ -302,6 +302,27 @@ pub trait Backend: Send + Sync + 'static {
         ))
     }
 
+    /// Puts the data of snapshot `snapshot_id` back into volume `volume_id` (Cinder's
+    /// `revert_to_snapshot`): by default the snapshot is read out and written over the
+    /// volume, blocks of zeros cleared.
+    async fn revert_to_snapshot(
+        self: Arc<Self>,
+        volume_id: VolumeId,
+        snapshot_id: SnapshotId,
+    ) -> Result<(), BackendError> {
+        let (reader, writer) = (self.clone(), self);
+        data::relay(
+            move |sink| async move {
+                reader
+                    .read_snapshot_data(volume_id, snapshot_id, sink)
+                    .await
+            },
+            move |data| async move { writer.overwrite_data(volume_id, data).await },
+        )
+        .await
+        .map(drop)
+    }
+
     /// Whether an attachment made by another service (Cinder, before `import-cinder`)
     /// can be served and ended here as it is: true where connecting leaves nothing
     /// behind that the attach must have recorded (no export, no per-host identity).

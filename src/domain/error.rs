@@ -101,6 +101,28 @@ pub enum ManageError {
     BackendFailed(String),
 }
 
+/// Errors of the actions that move a volume's data or its place (revert, migration,
+/// re-image, the completions Nova calls), as Cinder raises them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevertError {
+    #[error("volume {0} has no snapshots")]
+    NoSnapshots(VolumeId),
+    /// The snapshot named (as written, `None` when missing) is not the latest.
+    #[error("snapshot {snapshot} is not the latest of volume {volume}")]
+    NotLatest { snapshot: String, volume: VolumeId },
+    #[error("volume {volume} and snapshot {snapshot} differ in size")]
+    SizeDiffers {
+        snapshot: SnapshotId,
+        volume: VolumeId,
+    },
+    #[error("revert of volume {volume} refused: {refusal:?}")]
+    Refused {
+        refusal: super::revert::RevertRefusal,
+        snapshot: SnapshotId,
+        volume: VolumeId,
+    },
+}
+
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -245,6 +267,8 @@ pub enum DomainError {
     Backup(#[from] BackupError),
     #[error(transparent)]
     Manage(#[from] ManageError),
+    #[error(transparent)]
+    Revert(#[from] RevertError),
 
     // --- volume types
     #[error("volume type {0} exists")]

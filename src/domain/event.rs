@@ -44,6 +44,10 @@ pub enum EventKind {
     SnapshotDeleteEnd,
     /// A retype done: the payload names the new type (Cinder's manager `retype`).
     VolumeRetype,
+    VolumeRevertStart,
+    VolumeRevertEnd,
+    SnapshotRevertStart,
+    SnapshotRevertEnd,
     /// Volume type changes, from Cinder's `volumeType` notifier: the type as it is after
     /// the change under `volume_types`.
     VolumeTypeCreate,
@@ -121,6 +125,10 @@ impl EventKind {
             EventKind::SnapshotDeleteStart => "snapshot.delete.start",
             EventKind::SnapshotDeleteEnd => "snapshot.delete.end",
             EventKind::VolumeRetype => "volume.retype",
+            EventKind::VolumeRevertStart => "volume.revert.start",
+            EventKind::VolumeRevertEnd => "volume.revert.end",
+            EventKind::SnapshotRevertStart => "snapshot.revert.start",
+            EventKind::SnapshotRevertEnd => "snapshot.revert.end",
             EventKind::VolumeTypeCreate => "volume_type.create",
             EventKind::VolumeTypeUpdate => "volume_type.update",
             EventKind::VolumeTypeDelete => "volume_type.delete",

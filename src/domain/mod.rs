@@ -25,6 +25,7 @@ pub mod placement;
 pub mod qos;
 pub mod quota;
 pub mod refusal;
+pub mod revert;
 pub mod service_record;
 pub mod snapshot;
 pub mod snapshot_rules;

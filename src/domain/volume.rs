@@ -27,6 +27,7 @@ string_enum! {
         Uploading => "uploading",
         Retyping => "retyping",
         Extending => "extending",
+        Reverting => "reverting",
     }
 }
 

@@ -56,6 +56,7 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     // Volume actions (cinder/policies/volume_actions.py).
     ("volume:retype", MEMBER),
     ("volume:extend", MEMBER),
+    ("volume:revert_to_snapshot", MEMBER),
     ("volume:update_readonly_flag", MEMBER),
     ("volume_extension:volume_actions:upload_image", MEMBER),
     ("volume_extension:volume_actions:upload_public", ADMIN_API),

@@ -27,6 +27,7 @@ pub const MESSAGE_GET: &str = "message:get";
 pub const MESSAGE_DELETE: &str = "message:delete";
 pub const RETYPE: &str = "volume:retype";
 pub const EXTEND: &str = "volume:extend";
+pub const REVERT: &str = "volume:revert_to_snapshot";
 pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";
 pub const UPLOAD_IMAGE: &str = "volume_extension:volume_actions:upload_image";
 pub const UPLOAD_PUBLIC: &str = "volume_extension:volume_actions:upload_public";

@@ -56,6 +56,7 @@ mod side_tables;
 mod snapshots;
 mod transfers;
 mod volume_metadata;
+mod volume_reverts;
 mod volume_sources;
 mod volume_types;
 mod volume_writes;
@@ -94,6 +95,7 @@ pub use services::ServiceStore;
 pub use snapshots::SnapshotStore;
 pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
+pub use volume_reverts::{LatestSnapshot, VolumeRevertStore};
 pub use volume_types::VolumeTypeStore;
 pub use volume_writes::VolumeWriteStore;
 pub use volumes::VolumeStore;
@@ -126,6 +128,7 @@ pub trait Store:
     + BackupImportStore
     + CinderImportStore
     + ComputeCallStore
+    + VolumeRevertStore
 {
 }
 
@@ -159,6 +162,7 @@ impl<T> Store for T where
         + BackupImportStore
         + CinderImportStore
         + ComputeCallStore
+        + VolumeRevertStore
 {
 }
 

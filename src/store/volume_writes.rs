@@ -194,12 +194,12 @@ const DELETE_VOLUME: &str = "\
     update volumes set deleted = true, deleted_at = $2, status = $3, migration_status = null \
      where id = $1 and deleted = false";
 
-type Begun<Tx, T, R> = Result<(Tx, LockedVolume), Outcome<T, R>>;
+pub(super) type Begun<Tx, T, R> = Result<(Tx, LockedVolume), Outcome<T, R>>;
 
 impl<D: Database> SqlStore<D> {
     /// Starts a write to volume `id`: locks it and asks `rule`. The transaction and the
     /// locked volume, or the answer that ends the write.
-    async fn write_volume_if<T, R>(
+    pub(super) async fn write_volume_if<T, R>(
         &self,
         id: VolumeId,
         rule: impl FnOnce(&LockedVolume) -> Result<(), R> + Send,

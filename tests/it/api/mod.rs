@@ -44,4 +44,5 @@ mod volume_actions;
 mod volume_manage;
 mod volume_metadata;
 mod volume_races;
+mod volume_reverts;
 mod volumes;
