@@ -576,6 +576,7 @@ impl From<DomainError> for ApiError {
             E::Backup(backup) => backups::fault(backup),
             E::Manage(manage) => backups::manage_fault(manage),
             E::Revert(revert) => moves::revert_fault(revert),
+            E::Migration(migration) => moves::migration_fault(migration),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");

@@ -24,8 +24,6 @@ use crate::service::legacy_attachments::{AttachVolume, DetachTarget};
 /// Actions Cinder has that this service does not build yet.
 const NOT_BUILT: &[&str] = &[
     "os-extend_volume_completion",
-    "os-migrate_volume",
-    "os-migrate_volume_completion",
     "os-update_volume_admin_metadata",
     "os-reimage",
 ];
@@ -204,6 +202,8 @@ struct RetypeBody {
 #[derive(Deserialize)]
 struct RetypeFields {
     new_type: String,
+    #[serde(default)]
+    migration_policy: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -321,7 +321,12 @@ pub async fn action(
         "os-retype" => {
             let parsed: RetypeBody = body.parse(&RETYPE)?;
             service
-                .retype_volume(caller, volume_id(&path)?, &parsed.retype.new_type)
+                .retype_volume(
+                    caller,
+                    volume_id(&path)?,
+                    &parsed.retype.new_type,
+                    parsed.retype.migration_policy.as_deref() == Some("on-demand"),
+                )
                 .await?;
             Ok(StatusCode::ACCEPTED.into_response())
         }

@@ -13,10 +13,15 @@ use super::body::JsonBody;
 use super::context::Ctx;
 use super::error::ApiError;
 use crate::domain::ids::VolumeId;
+use crate::service::volume_migrations::MigrateVolume;
 use crate::service::Service;
 
 /// The actions this module answers.
-pub const ACTIONS: &[&str] = &["revert"];
+pub const ACTIONS: &[&str] = &[
+    "revert",
+    "os-migrate_volume",
+    "os-migrate_volume_completion",
+];
 
 /// cinder/api/schemas/volumes.py `revert`.
 static REVERT: LazyLock<Value> = LazyLock::new(|| {
@@ -31,6 +36,55 @@ static REVERT: LazyLock<Value> = LazyLock::new(|| {
         "additionalProperties": false
     })
 });
+
+/// cinder/api/schemas/admin_actions.py `migrate_volume` (host required before 3.16).
+static MIGRATE: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {"os-migrate_volume": {
+            "type": "object",
+            "properties": {
+                "host": {"type": ["string", "null"], "maxLength": 255},
+                "force_host_copy": super::schema::boolean(),
+                "lock_volume": super::schema::boolean(),
+                "cluster": {"type": ["string", "null"], "maxLength": 255}
+            },
+            "additionalProperties": false
+        }},
+        "required": ["os-migrate_volume"],
+        "additionalProperties": false
+    })
+});
+
+/// cinder/api/schemas/admin_actions.py `migrate_volume_completion`.
+static MIGRATE_COMPLETION: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {"os-migrate_volume_completion": {
+            "type": "object",
+            "properties": {
+                "new_volume": {"type": "string", "format": "uuid"},
+                "error": {"type": ["string", "null", "boolean"]}
+            },
+            "required": ["new_volume"],
+            "additionalProperties": false
+        }},
+        "required": ["os-migrate_volume_completion"],
+        "additionalProperties": false
+    })
+});
+
+/// oslo's `bool_from_string(strict=True)` of a value the schema let through.
+fn flag(value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => *b,
+        Value::String(s) => matches!(
+            s.to_ascii_lowercase().as_str(),
+            "true" | "1" | "yes" | "on" | "y" | "t"
+        ),
+        _ => false,
+    }
+}
 
 fn at_least(ctx: &Ctx, major: u32, minor: u32) -> Result<(), ApiError> {
     if ctx.version.at_least(major, minor) {
@@ -55,6 +109,38 @@ pub async fn action(
             let snapshot = body.0["revert"]["snapshot_id"].as_str();
             service.revert_volume(&ctx.caller, id, snapshot).await?;
             Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-migrate_volume" => {
+            super::schema::validate(&MIGRATE, &body.0).map_err(ApiError::BadRequest)?;
+            let fields = &body.0["os-migrate_volume"];
+            let host = fields["host"].as_str().or_else(|| {
+                ctx.version
+                    .at_least(3, 16)
+                    .then(|| fields["cluster"].as_str())
+                    .flatten()
+            });
+            let Some(host) = host.filter(|h| !h.is_empty()) else {
+                return Err(ApiError::BadRequest(
+                    "Invalid input received: One of host or cluster must be provided.".into(),
+                ));
+            };
+            let request = MigrateVolume {
+                host: host.to_owned(),
+                force_host_copy: flag(&fields["force_host_copy"]),
+                lock_volume: flag(&fields["lock_volume"]),
+            };
+            service.migrate_volume(&ctx.caller, id, request).await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-migrate_volume_completion" => {
+            super::schema::validate(&MIGRATE_COMPLETION, &body.0).map_err(ApiError::BadRequest)?;
+            let new = body.0["os-migrate_volume_completion"]["new_volume"]
+                .as_str()
+                .unwrap_or_default();
+            let saved = service
+                .complete_volume_migration(&ctx.caller, id, new)
+                .await?;
+            Ok(axum::Json(json!({"save_volume_id": saved})).into_response())
         }
         other => Err(ApiError::no_such_action(other)),
     }

@@ -123,6 +123,29 @@ pub enum RevertError {
     },
 }
 
+/// Errors of moving a volume to another backend, as Cinder raises them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MigrationError {
+    /// No backend of this process has that host (Cinder's `InvalidHost`).
+    #[error("no available service named {0}")]
+    NoService(String),
+    #[error("volume {volume} cannot move: {refusal:?}")]
+    Refused {
+        volume: VolumeId,
+        refusal: super::migration::MigrationRefusal,
+    },
+    /// The destination already holds storage under the volume's id.
+    #[error("{0} already holds the volume's storage")]
+    DestinationHolds(String),
+    /// The destination could not be asked.
+    #[error("the destination backend: {0}")]
+    Backend(String),
+    /// `os-migrate_volume_completion` naming a volume not mid-migration ("Source" or
+    /// "Destination").
+    #[error("{0} volume not mid-migration")]
+    NotMidMigration(&'static str),
+}
+
 /// The cause behind an unavailable or broken database (kept for the log, never shown).
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -269,6 +292,8 @@ pub enum DomainError {
     Manage(#[from] ManageError),
     #[error(transparent)]
     Revert(#[from] RevertError),
+    #[error(transparent)]
+    Migration(#[from] MigrationError),
 
     // --- volume types
     #[error("volume type {0} exists")]

@@ -19,6 +19,7 @@ pub mod image_properties;
 pub mod legacy_attach;
 pub mod legacy_connect;
 pub mod message;
+pub mod migration;
 pub mod outcome;
 pub mod paging;
 pub mod placement;

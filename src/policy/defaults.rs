@@ -57,6 +57,20 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume:retype", MEMBER),
     ("volume:extend", MEMBER),
     ("volume:revert_to_snapshot", MEMBER),
+    (
+        "volume_extension:volume_admin_actions:migrate_volume",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_admin_actions:migrate_volume_completion",
+        ADMIN_API,
+    ),
+    (
+        "volume_extension:volume_admin_actions:extend_volume_completion",
+        ADMIN_API,
+    ),
+    ("volume:reimage", MEMBER),
+    ("volume:reimage_reserved", MEMBER),
     ("volume:update_readonly_flag", MEMBER),
     ("volume_extension:volume_actions:upload_image", MEMBER),
     ("volume_extension:volume_actions:upload_public", ADMIN_API),

@@ -28,6 +28,12 @@ pub const MESSAGE_DELETE: &str = "message:delete";
 pub const RETYPE: &str = "volume:retype";
 pub const EXTEND: &str = "volume:extend";
 pub const REVERT: &str = "volume:revert_to_snapshot";
+pub const MIGRATE: &str = "volume_extension:volume_admin_actions:migrate_volume";
+pub const MIGRATE_COMPLETE: &str =
+    "volume_extension:volume_admin_actions:migrate_volume_completion";
+pub const EXTEND_COMPLETE: &str = "volume_extension:volume_admin_actions:extend_volume_completion";
+pub const REIMAGE: &str = "volume:reimage";
+pub const REIMAGE_RESERVED: &str = "volume:reimage_reserved";
 pub const UPDATE_READONLY: &str = "volume:update_readonly_flag";
 pub const UPLOAD_IMAGE: &str = "volume_extension:volume_actions:upload_image";
 pub const UPLOAD_PUBLIC: &str = "volume_extension:volume_actions:upload_public";

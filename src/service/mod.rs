@@ -34,6 +34,7 @@ mod volume_actions;
 pub mod volume_gates;
 pub mod volume_manage;
 pub mod volume_metadata;
+pub mod volume_migrations;
 mod volume_reverts;
 mod volume_sources;
 pub mod volumes;

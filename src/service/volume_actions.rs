@@ -4,7 +4,7 @@
 
 use super::volume_not_found;
 use super::Service;
-use crate::backend::BackendError;
+use crate::backend::{BackendError, ConfiguredBackend};
 use crate::domain::ids::{QosSpecsId, VolumeId};
 use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::qos::Consumer;
@@ -13,8 +13,10 @@ use crate::domain::refusal::{
     ExtendRefusal, LegacyActionRefusal, RetypeRefusal, VolumeDeleteRefusal, VolumeStatusRefusal,
 };
 use crate::domain::volume::{Retype, StatusReset, Volume, VolumeStatus};
+use crate::domain::volume_type::VolumeType;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
+use crate::store::MigratingRetype;
 
 impl Service {
     /// Deletes a volume and its data. With `force` (admins) any status but attached; with
@@ -377,12 +379,15 @@ impl Service {
     }
 
     /// Changes a volume's type. A change of multiattach-ness needs an `available`
-    /// volume and, towards multiattach, the `volume:multiattach` rule.
+    /// volume and, towards multiattach, the `volume:multiattach` rule. A new type the
+    /// volume's backend does not suit moves the volume to a backend that does, with
+    /// `migration_policy: on-demand` (Cinder's `never`, the default, refuses).
     pub async fn retype_volume(
         &self,
         caller: &RequestContext,
         id: VolumeId,
         new_type: &str,
+        migrate: bool,
     ) -> Result<(), DomainError> {
         let volume = self.get_volume(caller, id).await?;
         let target = Target::project(&volume.project_id);
@@ -400,10 +405,6 @@ impl Service {
         self.front_end_qos_stays(&volume, new_type.qos_specs_id)
             .await?;
         self.encryption_stays(&volume, &new_type, wanted).await?;
-        // Nothing migrates here: the volume's own backend must suit the new type.
-        if volume.host.is_some() && !self.backend_suits(&volume, &new_type).await? {
-            return Err(DomainError::RetypeNeedsMigration);
-        }
         let retype = Retype {
             volume_id: id,
             new_type_id: new_type.id,
@@ -417,24 +418,58 @@ impl Service {
             type_name: new_type.name.clone(),
             defaults: self.settings.quota_defaults.clone(),
         };
+        if volume.host.is_some() && !self.backend_suits(&volume, &new_type).await? {
+            if !migrate {
+                return Err(DomainError::RetypeNeedsMigration);
+            }
+            let target = self.backend_for_retype(&volume, &new_type).await?;
+            let retype = MigratingRetype { retype, owner };
+            return self
+                .start_migration(volume, target, false, Some(retype))
+                .await;
+        }
         let now = self.clock.now();
         match self.store.retype_volume(&retype, &owner, now).await? {
             Outcome::Done(()) => Ok(()),
             Outcome::Gone => Err(volume_not_found(id)),
-            Outcome::Refused(RetypeRefusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
-            Outcome::Refused(RetypeRefusal::Multiattach(status)) => {
-                Err(DomainError::MultiattachRetypeRefused(status))
-            }
-            Outcome::Refused(RetypeRefusal::SingleWriter(status)) => {
-                Err(DomainError::SingleWriterRetypeRefused(status))
-            }
-            Outcome::Refused(RetypeRefusal::Unretypable) => Err(DomainError::RetypeRefused),
-            Outcome::Refused(RetypeRefusal::EncryptionChanges) => {
-                Err(DomainError::RetypeChangesEncryption)
-            }
-            Outcome::Refused(RetypeRefusal::EncryptedMultiattach) => {
-                Err(DomainError::EncryptedMultiattachRetype)
-            }
+            Outcome::Refused(refusal) => Err(retype_refused(refusal)),
         }
+    }
+
+    /// The best backend of this process for `volume` under `new_type`, its own aside.
+    async fn backend_for_retype(
+        &self,
+        volume: &Volume,
+        new_type: &VolumeType,
+    ) -> Result<&ConfiguredBackend, DomainError> {
+        let current = self.backend_of(volume)?;
+        let own: Vec<usize> = self
+            .backends
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.host == current.host)
+            .map(|(i, _)| i)
+            .collect();
+        let placement = super::placement::Placement {
+            size_gb: volume.size,
+            availability_zone: Some(&volume.availability_zone),
+            volume_type: new_type,
+        };
+        let best = self.candidates(&placement, &own).await?;
+        best.first()
+            .and_then(|i| self.backends.get(*i))
+            .ok_or(DomainError::RetypeNeedsMigration)
+    }
+}
+
+/// A retype refused, in the domain's terms.
+pub(super) fn retype_refused(refusal: RetypeRefusal) -> DomainError {
+    match refusal {
+        RetypeRefusal::OverQuota(over) => DomainError::OverQuota(over),
+        RetypeRefusal::Multiattach(status) => DomainError::MultiattachRetypeRefused(status),
+        RetypeRefusal::SingleWriter(status) => DomainError::SingleWriterRetypeRefused(status),
+        RetypeRefusal::Unretypable => DomainError::RetypeRefused,
+        RetypeRefusal::EncryptionChanges => DomainError::RetypeChangesEncryption,
+        RetypeRefusal::EncryptedMultiattach => DomainError::EncryptedMultiattachRetype,
     }
 }

@@ -660,6 +660,7 @@ impl Service {
                 handled += 1;
             }
         }
+        handled += self.end_interrupted_migrations(before).await?;
         Ok(handled)
     }
 }

@@ -56,6 +56,7 @@ mod side_tables;
 mod snapshots;
 mod transfers;
 mod volume_metadata;
+mod volume_migrations;
 mod volume_reverts;
 mod volume_sources;
 mod volume_types;
@@ -95,6 +96,9 @@ pub use services::ServiceStore;
 pub use snapshots::SnapshotStore;
 pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
+pub use volume_migrations::{
+    MigratingRetype, MigrationEnd, MigrationEndRefusal, MigrationStart, VolumeMigrationStore,
+};
 pub use volume_reverts::{LatestSnapshot, VolumeRevertStore};
 pub use volume_types::VolumeTypeStore;
 pub use volume_writes::VolumeWriteStore;
@@ -129,6 +133,7 @@ pub trait Store:
     + CinderImportStore
     + ComputeCallStore
     + VolumeRevertStore
+    + VolumeMigrationStore
 {
 }
 
@@ -163,6 +168,7 @@ impl<T> Store for T where
         + CinderImportStore
         + ComputeCallStore
         + VolumeRevertStore
+        + VolumeMigrationStore
 {
 }
 

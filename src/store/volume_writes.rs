@@ -157,9 +157,6 @@ const RESET: &str = "\
            reserved_growth = case when coalesce($2, status) = $7 then reserved_growth else 0 end \
      where id = $1";
 
-const RETYPE: &str =
-    "update volumes set volume_type_id = $2, multiattach = $3, updated_at = $4 where id = $1";
-
 const CONNECTORS_OF_VOLUME: &str = "\
     select s.attachment_id, s.key, s.value \
       from attachment_specs s join volume_attachment a on a.id = s.attachment_id \
@@ -178,11 +175,6 @@ const DELETE_ATTACHMENTS_OF_VOLUME: &str = "\
 /// The volume's live snapshots, and whether each belongs to a group snapshot.
 const SNAPSHOTS_OF_VOLUME: &str = "select id, status, group_snapshot_id is not null \
      from snapshots where volume_id = $1 and deleted = false order by id";
-
-/// How many live snapshots a volume has, and the gigabytes they hold.
-const SNAPSHOT_TOTALS_OF_VOLUME: &str = "select count(*), \
-     cast(coalesce(sum(volume_size), 0) as bigint) from snapshots \
-     where volume_id = $1 and deleted = false";
 
 const SNAPSHOTS_DELETING: &str = "update snapshots set status = $2, updated_at = $3 \
                                    where volume_id = $1 and deleted = false";
@@ -558,39 +550,13 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
             Ok(begun) => begun,
             Err(answer) => return Ok(answer),
         };
-        let (limits, usage) = Self::locked_quota(&mut tx, owner).await?;
-        let (snapshots, snapshot_gb): (i64, i64) = tx
-            .fetch_optional(Sql::new(SNAPSHOT_TOTALS_OF_VOLUME).bind(id))
-            .await?
-            .unwrap_or((0, 0));
-        let fits = quota::check_retype(
-            &limits,
-            &usage,
-            locked.size,
-            snapshots,
-            snapshot_gb,
-            &owner.type_name,
-        );
-        if let Err(over) = fits {
-            return Ok(Outcome::Refused(RetypeRefusal::OverQuota(over)));
+        let retype = super::volume_migrations::MigratingRetype {
+            retype: retype.clone(),
+            owner: owner.clone(),
+        };
+        if let Err(refusal) = self.apply_retype(&mut tx, &locked, &retype, now).await? {
+            return Ok(Outcome::Refused(refusal));
         }
-        let (differs, new_encrypted) =
-            Self::hold_retype_encryption(&mut tx, locked.volume_type_id, retype.new_type_id)
-                .await?;
-        if retype.new_multiattach && new_encrypted {
-            return Ok(Outcome::Refused(RetypeRefusal::EncryptedMultiattach));
-        }
-        if differs {
-            return Ok(Outcome::Refused(RetypeRefusal::EncryptionChanges));
-        }
-        let sql = Sql::new(RETYPE)
-            .bind(id)
-            .bind(retype.new_type_id)
-            .bind(retype.new_multiattach)
-            .bind(now);
-        tx.execute(sql).await?;
-        self.record_events(&mut tx, &[EventKind::VolumeRetype], id, None, now)
-            .await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -2,7 +2,8 @@
 //! re-image) look on the wire: Cinder's statuses and texts.
 
 use crate::api::error::ApiError;
-use crate::domain::error::RevertError;
+use crate::domain::error::{MigrationError, RevertError};
+use crate::domain::migration::MigrationRefusal;
 use crate::domain::revert::RevertRefusal;
 
 pub(super) fn revert_fault(err: RevertError) -> ApiError {
@@ -37,6 +38,49 @@ pub(super) fn revert_fault(err: RevertError) -> ApiError {
                 cannot(&volume, &snapshot)
             )),
             RevertRefusal::NotLatest => not_latest(&snapshot, &volume),
+        },
+    }
+}
+
+pub(super) fn migration_fault(err: MigrationError) -> ApiError {
+    let invalid_volume = |reason: String| ApiError::BadRequest(format!("Invalid volume: {reason}"));
+    let invalid_host = |reason: String| ApiError::BadRequest(format!("Invalid host: {reason}"));
+    match err {
+        MigrationError::NoService(host) => {
+            invalid_host(format!("No available service named {host}"))
+        }
+        MigrationError::DestinationHolds(host) => invalid_host(format!(
+            "The destination {host} already holds storage for this volume."
+        )),
+        MigrationError::Backend(why) => {
+            invalid_host(format!("The destination backend could not be asked: {why}"))
+        }
+        MigrationError::NotMidMigration(which) => {
+            invalid_volume(format!("{which} volume not mid-migration."))
+        }
+        MigrationError::Refused { volume, refusal } => match refusal {
+            MigrationRefusal::Status(status) => invalid_volume(format!(
+                "Volume {volume} status must be available or in-use, but current status is: \
+                 {status}."
+            )),
+            MigrationRefusal::Migrating => invalid_volume(format!(
+                "Volume {volume} is already part of an active migration."
+            )),
+            MigrationRefusal::HasSnapshots => {
+                invalid_volume(format!("Volume {volume} must not have snapshots."))
+            }
+            MigrationRefusal::SameHost => {
+                invalid_host("Destination host must be different than the current host.".into())
+            }
+            MigrationRefusal::Attached => invalid_volume(format!(
+                "Volume {volume} is attached: moving an attached volume needs Nova to swap it, \
+                 which this service does not do; detach it first."
+            )),
+            MigrationRefusal::InGroup | MigrationRefusal::Changed => invalid_volume(format!(
+                "Volume {volume} status must be available or in-use, must not be migrating, have \
+                 snapshots, be replicated, be part of a group and destination host/cluster must \
+                 be different than the current one"
+            )),
         },
     }
 }

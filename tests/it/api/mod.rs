@@ -43,6 +43,7 @@ mod versions;
 mod volume_actions;
 mod volume_manage;
 mod volume_metadata;
+mod volume_migrations;
 mod volume_races;
 mod volume_reverts;
 mod volumes;
