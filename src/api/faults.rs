@@ -314,6 +314,11 @@ impl From<DomainError> for ApiError {
                     "{verb} volume metadata is not allowed for volumes in {status} status."
                 ))
             }
+            E::ExtendCompletionRefused { extending } => invalid_volume(if extending {
+                "Required volume admin metadata is malformed or missing."
+            } else {
+                "Volume is not being extended."
+            }),
             E::ReservedImageProperty(key) => invalid_input(format!(
                 "The image property '{key}' is reserved: only the service or an administrator \
                  may set it."
@@ -577,6 +582,7 @@ impl From<DomainError> for ApiError {
             E::Manage(manage) => backups::manage_fault(manage),
             E::Revert(revert) => moves::revert_fault(revert),
             E::Migration(migration) => moves::migration_fault(migration),
+            E::Reimage(reimage) => moves::reimage_fault(reimage),
             E::Conflict(source) => {
                 // The constraint's text names tables and columns: logged, not shown.
                 tracing::info!(error = %source, "write refused by a unique constraint");

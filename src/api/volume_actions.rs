@@ -22,11 +22,7 @@ use crate::domain::volume::{MigrationStatus, StatusReset, VolumeStatus};
 use crate::service::legacy_attachments::{AttachVolume, DetachTarget};
 
 /// Actions Cinder has that this service does not build yet.
-const NOT_BUILT: &[&str] = &[
-    "os-extend_volume_completion",
-    "os-update_volume_admin_metadata",
-    "os-reimage",
-];
+const NOT_BUILT: &[&str] = &["os-update_volume_admin_metadata"];
 
 fn action_schema(name: &str, inner: Value) -> Value {
     json!({

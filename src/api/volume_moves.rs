@@ -21,7 +21,41 @@ pub const ACTIONS: &[&str] = &[
     "revert",
     "os-migrate_volume",
     "os-migrate_volume_completion",
+    "os-reimage",
+    "os-extend_volume_completion",
 ];
+
+/// cinder/api/schemas/volume_actions.py `reimage`.
+static REIMAGE: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {"os-reimage": {
+            "type": "object",
+            "properties": {
+                "image_id": {"type": "string", "format": "uuid"},
+                "reimage_reserved": super::schema::boolean()
+            },
+            "required": ["image_id"],
+            "additionalProperties": false
+        }},
+        "required": ["os-reimage"],
+        "additionalProperties": false
+    })
+});
+
+/// cinder/api/schemas/admin_actions.py `extend_volume_completion`.
+static EXTEND_COMPLETION: LazyLock<Value> = LazyLock::new(|| {
+    json!({
+        "type": "object",
+        "properties": {"os-extend_volume_completion": {
+            "type": "object",
+            "properties": {"error": {"type": ["string", "null", "boolean"]}},
+            "additionalProperties": false
+        }},
+        "required": ["os-extend_volume_completion"],
+        "additionalProperties": false
+    })
+});
 
 /// cinder/api/schemas/volumes.py `revert`.
 static REVERT: LazyLock<Value> = LazyLock::new(|| {
@@ -141,6 +175,23 @@ pub async fn action(
                 .complete_volume_migration(&ctx.caller, id, new)
                 .await?;
             Ok(axum::Json(json!({"save_volume_id": saved})).into_response())
+        }
+        "os-reimage" => {
+            at_least(ctx, 3, 68)?;
+            super::schema::validate(&REIMAGE, &body.0).map_err(ApiError::BadRequest)?;
+            let fields = &body.0["os-reimage"];
+            let image = fields["image_id"].as_str().unwrap_or_default();
+            let reserved = flag(&fields["reimage_reserved"]);
+            service
+                .reimage_volume(&ctx.caller, id, image, reserved)
+                .await?;
+            Ok(StatusCode::ACCEPTED.into_response())
+        }
+        "os-extend_volume_completion" => {
+            at_least(ctx, 3, 71)?;
+            super::schema::validate(&EXTEND_COMPLETION, &body.0).map_err(ApiError::BadRequest)?;
+            service.complete_volume_extend(&ctx.caller, id).await?;
+            Ok(StatusCode::ACCEPTED.into_response())
         }
         other => Err(ApiError::no_such_action(other)),
     }

@@ -123,6 +123,19 @@ pub enum RevertError {
     },
 }
 
+/// Errors of `os-reimage`, as Cinder raises them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReimageError {
+    #[error("the volume is attached to more than one server")]
+    SeveralServers,
+    #[error("volume {volume} is {status}")]
+    Status {
+        volume: VolumeId,
+        status: VolumeStatus,
+        reserved_allowed: bool,
+    },
+}
+
 /// Errors of moving a volume to another backend, as Cinder raises them.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MigrationError {
@@ -272,6 +285,10 @@ pub enum DomainError {
         removing: bool,
         status: VolumeStatus,
     },
+    /// `os-extend_volume_completion` with no extend left for Nova to finish (`extending`:
+    /// whether the volume was being extended at all).
+    #[error("no extend to complete")]
+    ExtendCompletionRefused { extending: bool },
     /// A non-admin's image metadata naming a property the service reserves.
     #[error("image property {0} is reserved")]
     ReservedImageProperty(String),
@@ -294,6 +311,8 @@ pub enum DomainError {
     Revert(#[from] RevertError),
     #[error(transparent)]
     Migration(#[from] MigrationError),
+    #[error(transparent)]
+    Reimage(#[from] ReimageError),
 
     // --- volume types
     #[error("volume type {0} exists")]

@@ -262,7 +262,7 @@ impl Service {
 
     /// How an encrypted volume's data is written: its type's cipher and its key's
     /// passphrase (Cinder's `check_encryption_provider`, then the key manager).
-    async fn luks_of(
+    pub(super) async fn luks_of(
         &self,
         volume_type: VolumeTypeId,
         key_id: &str,
@@ -284,7 +284,7 @@ impl Service {
         Ok(Luks { cipher, passphrase })
     }
 
-    async fn copy_image(
+    pub(super) async fn copy_image(
         &self,
         driver: &Arc<dyn Backend>,
         id: VolumeId,
@@ -433,7 +433,7 @@ fn spawn_writer(
 }
 
 /// An encrypted volume's cipher and passphrase.
-struct Luks {
+pub(super) struct Luks {
     cipher: LuksCipher,
     passphrase: String,
 }

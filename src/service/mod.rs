@@ -35,6 +35,7 @@ pub mod volume_gates;
 pub mod volume_manage;
 pub mod volume_metadata;
 pub mod volume_migrations;
+mod volume_reimages;
 mod volume_reverts;
 mod volume_sources;
 pub mod volumes;

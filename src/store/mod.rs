@@ -57,6 +57,7 @@ mod snapshots;
 mod transfers;
 mod volume_metadata;
 mod volume_migrations;
+mod volume_reimages;
 mod volume_reverts;
 mod volume_sources;
 mod volume_types;
@@ -99,6 +100,7 @@ pub use volume_metadata::VolumeMetadataStore;
 pub use volume_migrations::{
     MigratingRetype, MigrationEnd, MigrationEndRefusal, MigrationStart, VolumeMigrationStore,
 };
+pub use volume_reimages::{ReimageRefusal, VolumeReimageStore};
 pub use volume_reverts::{LatestSnapshot, VolumeRevertStore};
 pub use volume_types::VolumeTypeStore;
 pub use volume_writes::VolumeWriteStore;
@@ -134,6 +136,7 @@ pub trait Store:
     + ComputeCallStore
     + VolumeRevertStore
     + VolumeMigrationStore
+    + VolumeReimageStore
 {
 }
 
@@ -169,6 +172,7 @@ impl<T> Store for T where
         + ComputeCallStore
         + VolumeRevertStore
         + VolumeMigrationStore
+        + VolumeReimageStore
 {
 }
 

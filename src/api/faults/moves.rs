@@ -2,7 +2,7 @@
 //! re-image) look on the wire: Cinder's statuses and texts.
 
 use crate::api::error::ApiError;
-use crate::domain::error::{MigrationError, RevertError};
+use crate::domain::error::{MigrationError, ReimageError, RevertError};
 use crate::domain::migration::MigrationRefusal;
 use crate::domain::revert::RevertRefusal;
 
@@ -82,5 +82,28 @@ pub(super) fn migration_fault(err: MigrationError) -> ApiError {
                  be different than the current one"
             )),
         },
+    }
+}
+
+pub(super) fn reimage_fault(err: ReimageError) -> ApiError {
+    match err {
+        ReimageError::SeveralServers => ApiError::Conflict(
+            "Cannot re-image a volume which is attached to more than one server.".to_owned(),
+        ),
+        ReimageError::Status {
+            volume,
+            status,
+            reserved_allowed,
+        } => {
+            let statuses = if reserved_allowed {
+                "available, error or reserved"
+            } else {
+                "available or error"
+            };
+            ApiError::BadRequest(format!(
+                "Invalid volume: Volume {volume} status must be {statuses}, but current status \
+                 is {status}."
+            ))
+        }
     }
 }

@@ -23,7 +23,7 @@ fn closed_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
-fn silent_nova() -> Arc<Nova> {
+pub(crate) fn silent_nova() -> Arc<Nova> {
     let keystone = KeystoneConfig {
         url: format!("http://127.0.0.1:{}/v3", closed_port()),
         username: "nova".into(),

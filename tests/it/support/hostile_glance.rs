@@ -73,6 +73,13 @@ impl HostileGlance {
         id
     }
 
+    /// Changes a byte of the image's data, its checksums left as they were.
+    pub fn corrupt(&self, id: &str) {
+        let mut images = self.images.lock().unwrap();
+        let data = images.data.get_mut(id).expect("the image");
+        data[0] ^= 0xff;
+    }
+
     /// The record of an image made through the service (an upload), as it was created.
     pub fn record(&self, id: &str) -> Option<Value> {
         self.images.lock().unwrap().records.get(id).cloned()
