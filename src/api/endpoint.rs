@@ -72,6 +72,11 @@ pub enum Endpoint {
     MessageList,
     MessageShow,
     MessageDelete,
+    DefaultTypeList,
+    DefaultTypeShow,
+    DefaultTypeSet,
+    DefaultTypeUnset,
+    ResourceFilterList,
     AvailabilityZoneList,
     ExtensionList,
     ExtensionShow,
@@ -199,6 +204,11 @@ impl Endpoint {
             Endpoint::MessageList => "MessageList",
             Endpoint::MessageShow => "MessageShow",
             Endpoint::MessageDelete => "MessageDelete",
+            Endpoint::DefaultTypeList => "DefaultTypeList",
+            Endpoint::DefaultTypeShow => "DefaultTypeShow",
+            Endpoint::DefaultTypeSet => "DefaultTypeSet",
+            Endpoint::DefaultTypeUnset => "DefaultTypeUnset",
+            Endpoint::ResourceFilterList => "ResourceFilterList",
             Endpoint::AvailabilityZoneList => "AvailabilityZoneList",
             Endpoint::ExtensionList => "ExtensionList",
             Endpoint::ExtensionShow => "ExtensionShow",
@@ -265,6 +275,11 @@ impl Endpoint {
             | Endpoint::AttachmentUpdate
             | Endpoint::AttachmentDelete => ApiVersion::new(3, 27),
             Endpoint::AttachmentComplete => ApiVersion::new(3, 44),
+            Endpoint::DefaultTypeList
+            | Endpoint::DefaultTypeShow
+            | Endpoint::DefaultTypeSet
+            | Endpoint::DefaultTypeUnset => ApiVersion::new(3, 62),
+            Endpoint::ResourceFilterList => ApiVersion::new(3, 33),
             Endpoint::MessageList | Endpoint::MessageShow | Endpoint::MessageDelete => {
                 ApiVersion::new(3, 3)
             }
@@ -313,11 +328,5 @@ impl Endpoint {
 
 /// Cinder v3 collections (core and extensions) that are not served here; any request
 /// under them gets `501 notImplemented` instead of a bare 404.
-pub const UNIMPLEMENTED_COLLECTIONS: &[&str] = &[
-    "clusters",
-    "consistencygroups",
-    "cgsnapshots",
-    "workers",
-    "resource_filters",
-    "default-types",
-];
+pub const UNIMPLEMENTED_COLLECTIONS: &[&str] =
+    &["clusters", "consistencygroups", "cgsnapshots", "workers"];

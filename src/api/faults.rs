@@ -345,6 +345,13 @@ impl From<DomainError> for ApiError {
             E::DefaultTypeUndeletable(id) => ApiError::BadRequest(format!(
                 "The volume type {id} is a default volume type and cannot be deleted."
             )),
+            E::DefaultTypeNotAType(lookup) => match ApiError::from(*lookup) {
+                ApiError::NotFound(text) => ApiError::BadRequest(text),
+                other => other,
+            },
+            E::ProjectDefaultTypeNotFound(project) => {
+                ApiError::NotFound(format!("Default type for project {project} not found."))
+            }
             E::InvalidExtraSpec {
                 key,
                 value,

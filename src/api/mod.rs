@@ -6,6 +6,7 @@ mod backups;
 pub mod body;
 pub mod console;
 pub mod context;
+mod default_types;
 mod encryption;
 pub mod endpoint;
 pub mod error;
@@ -26,12 +27,14 @@ pub mod qos_specs;
 pub mod query;
 pub mod quotas;
 pub mod request_id;
+mod resource_filters;
 pub mod schema;
 pub mod service_info;
 pub mod service_views;
 mod snapshot_manage;
 pub mod snapshots;
 mod state;
+mod time_filters;
 pub mod transfers;
 pub mod types;
 pub mod unimplemented;
@@ -65,6 +68,8 @@ fn resources() -> Router<AppState> {
         .merge(attachments::router())
         .merge(volumes::router())
         .merge(types::router())
+        .merge(default_types::router())
+        .merge(resource_filters::router())
         .merge(group_types::router())
         .merge(groups::router())
         .merge(group_snapshots::router())

@@ -15,8 +15,10 @@ use super::context::Ctx;
 use super::endpoint::Endpoint;
 use super::error::ApiError;
 use super::links::{base_url, next_link};
+use super::microversion::ApiVersion;
 use super::paging::{parse_bool, parse_listing, wants_count};
 use super::query::CinderQuery;
+use super::time_filters::parse_time_filter;
 use super::views::{volume_detail, volume_summary};
 use super::volume_metadata;
 use super::volume_path::{volume_id, VolumePath};
@@ -229,6 +231,9 @@ async fn show(
     ))
 }
 
+/// Cinder's `VOLUME_TIME_COMPARISON_FILTER`.
+const TIME_COMPARISONS: ApiVersion = ApiVersion::new(3, 60);
+
 /// Filters a non-admin may use (Cinder's `resource_filters` for volumes).
 const USER_FILTERS: &[&str] = &[
     "name",
@@ -278,7 +283,12 @@ fn volume_filters(
             "metadata" => filters.metadata = parse_metadata_filter(value)?,
             "with_count" => {}
             "group_id" => filters.group_id = Some(value.clone()),
-            "migration_status" | "created_at" | "updated_at" | "glance_metadata" => {
+            "migration_status" => filters.migration_status = Some(value.clone()),
+            // Before 3.60 Cinder drops them.
+            "created_at" | "updated_at" if ctx.version < TIME_COMPARISONS => {}
+            "created_at" => filters.created_at = parse_time_filter(key, value)?,
+            "updated_at" => filters.updated_at = parse_time_filter(key, value)?,
+            "glance_metadata" => {
                 return Err(ApiError::BadRequest(format!(
                     "Filtering volumes by {key} is not supported by cinder-attach."
                 )))

@@ -329,6 +329,12 @@ pub enum DomainError {
     TypeUpdateEmpty,
     #[error("volume type {0} is the default")]
     DefaultTypeUndeletable(VolumeTypeId),
+    /// A project's default named a type that is not one (Cinder answers 400 with the
+    /// type lookup's own words).
+    #[error("default type: {0}")]
+    DefaultTypeNotAType(Box<DomainError>),
+    #[error("project {0} has no default type of its own")]
+    ProjectDefaultTypeNotFound(String),
     #[error("cacheable with multiattach")]
     CacheableWithMultiattach,
     #[error("extra spec {key} must be {expected}")]

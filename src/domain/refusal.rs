@@ -219,6 +219,21 @@ pub enum SnapshotDeleteRefusal {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TypeInUse;
 
+/// The delete of a volume type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeDeleteRefusal {
+    /// Volumes or groups use it.
+    InUse,
+    /// A project has it as its own default (`/default-types`).
+    ProjectDefault,
+}
+
+impl From<TypeInUse> for TypeDeleteRefusal {
+    fn from(TypeInUse: TypeInUse) -> Self {
+        Self::InUse
+    }
+}
+
 /// New or changed extra specs of a type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExtraSpecsRefusal {

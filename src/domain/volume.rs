@@ -282,6 +282,53 @@ pub struct VolumeFilters {
     pub metadata: BTreeMap<String, String>,
     /// Members of this group only (3.10+).
     pub group_id: Option<String>,
+    pub migration_status: Option<String>,
+    /// 3.60+: a volume matches when any one comparison holds (Cinder joins them with OR).
+    pub created_at: Vec<TimeComparison>,
+    pub updated_at: Vec<TimeComparison>,
+}
+
+/// One `op:time` of a `created_at`/`updated_at` filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeComparison {
+    pub op: ComparisonOp,
+    pub at: DateTime<Utc>,
+}
+
+/// Cinder's time comparison operators (`gt`, `gte`, `eq`, `neq`, `lt`, `lte`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComparisonOp {
+    Gt,
+    Gte,
+    Eq,
+    Neq,
+    Lt,
+    Lte,
+}
+
+impl ComparisonOp {
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "gt" => Self::Gt,
+            "gte" => Self::Gte,
+            "eq" => Self::Eq,
+            "neq" => Self::Neq,
+            "lt" => Self::Lt,
+            "lte" => Self::Lte,
+            _ => return None,
+        })
+    }
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            Self::Gt => ">",
+            Self::Gte => ">=",
+            Self::Eq => "=",
+            Self::Neq => "<>",
+            Self::Lt => "<",
+            Self::Lte => "<=",
+        }
+    }
 }
 
 /// A locked volume for the rules' tests.

@@ -41,6 +41,13 @@ pub struct VolumeType {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
+/// A project's own default volume type (3.62): what its volumes made without a type get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectDefaultType {
+    pub project_id: String,
+    pub volume_type_id: VolumeTypeId,
+}
+
 impl VolumeType {
     pub fn spec(&self, key: &str) -> Option<&str> {
         self.extra_specs.get(key).and_then(|v| v.as_deref())

@@ -107,6 +107,11 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:type_get", READER),
     ("volume_extension:type_get_all", READER),
     ("volume_extension:access_types_extra_specs", READER),
+    // Projects' own default types (cinder/policies/default_types.py).
+    ("volume_extension:default_set_or_update", ADMIN_API),
+    ("volume_extension:default_get", ADMIN_API),
+    ("volume_extension:default_get_all", ADMIN_API),
+    ("volume_extension:default_unset", ADMIN_API),
     ("volume_extension:access_types_qos_specs_id", ADMIN_API),
     ("volume_extension:types_extra_specs:index", READER),
     ("volume_extension:types_extra_specs:show", READER),

@@ -9,6 +9,7 @@ mod backup_records;
 mod backup_work;
 pub mod backups;
 mod compute_relay;
+mod default_types;
 pub mod encryption;
 pub mod events;
 pub mod exports;

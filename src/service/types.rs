@@ -2,7 +2,9 @@
 
 use super::Service;
 use crate::domain::ids::VolumeTypeId;
-use crate::domain::refusal::{ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeInUse};
+use crate::domain::refusal::{
+    ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeDeleteRefusal,
+};
 use crate::domain::volume_type::{
     check_cacheable, check_sharing_specs, ExtraSpecs, InvalidSpec, NewVolumeType, VolumeType,
     VolumeTypeUpdate, USER_VISIBLE_EXTRA_SPECS,
@@ -75,10 +77,12 @@ impl Service {
         id: &str,
     ) -> Result<VolumeType, DomainError> {
         let found = if id == "default" {
-            self.store
-                .get_volume_type_by_name(&self.settings.default_volume_type)
-                .await?
-                .ok_or_else(|| type_not_found("default"))?
+            self.default_volume_type(&caller.project_id)
+                .await
+                .map_err(|e| match e {
+                    DomainError::VolumeTypeNameNotFound(_) => type_not_found("default"),
+                    other => other,
+                })?
         } else {
             let uuid = VolumeTypeId::parse(id).ok_or_else(|| type_not_found(id))?;
             self.visible_type(caller, uuid)
@@ -119,14 +123,6 @@ impl Service {
             None if VolumeTypeId::parse(name_or_id).is_some() => Err(type_not_found(name_or_id)),
             None => Err(type_name_not_found(name_or_id)),
         }
-    }
-
-    pub async fn default_volume_type(&self) -> Result<VolumeType, DomainError> {
-        let name = &self.settings.default_volume_type;
-        self.store
-            .get_volume_type_by_name(name)
-            .await?
-            .ok_or_else(|| type_name_not_found(name))
     }
 
     /// Types the caller may use: public ones and private ones shared with its project;
@@ -259,7 +255,10 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(TypeInUse) => Err(DomainError::TypeStillInUse),
+            Outcome::Refused(TypeDeleteRefusal::InUse) => Err(DomainError::TypeStillInUse),
+            Outcome::Refused(TypeDeleteRefusal::ProjectDefault) => {
+                Err(DomainError::DefaultTypeUndeletable(found.id))
+            }
             Outcome::Gone => Err(type_not_found(id)),
         }
     }

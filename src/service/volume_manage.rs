@@ -135,7 +135,7 @@ impl Service {
                         ))
                     })?
             }
-            None => self.default_volume_type().await?,
+            None => self.default_volume_type(&caller.project_id).await?,
         };
         if self.store.get_encryption(volume_type.id).await?.is_some() {
             return Err(ManageError::InvalidVolumeType(

@@ -266,7 +266,7 @@ impl Service {
                 .ok_or_else(|| {
                     DomainError::VolumeTypeNotFound(origin.volume.volume_type_id.to_string())
                 })?,
-            _ => self.default_volume_type().await?,
+            _ => self.default_volume_type(&caller.project_id).await?,
         };
         let group = match request.group_id.as_deref().filter(|g| !g.is_empty()) {
             Some(group_id) => {

@@ -12,7 +12,7 @@
 //!   locked, its live attachments read) and ends (the volume's new state written);
 //! - `volumes.rs`, `volume_writes.rs`, `volume_metadata.rs`: volume reads, the volume
 //!   changes Cinder's rules govern, user metadata;
-//! - `volume_types.rs`, `messages.rs`, `operations.rs` (health, metrics, the
+//! - `volume_types.rs`, `default_types.rs` (projects' own defaults), `messages.rs`, `operations.rs` (health, metrics, the
 //!   consistency snapshot, backend registration);
 //! - `quotas.rs`: quota limits and the usage they are checked against;
 //! - `qos_specs.rs`: QoS specs and their association with volume types;
@@ -36,6 +36,7 @@ pub mod cinder_source;
 mod compute_calls;
 pub mod connector_specs;
 mod db;
+mod default_types;
 mod encryption;
 mod exports;
 mod group_snapshots;
@@ -80,6 +81,7 @@ pub use db::error::{BoxError, StoreError};
 pub use db::postgres::Postgres;
 pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
+pub use default_types::DefaultTypeStore;
 pub use encryption::EncryptionStore;
 pub use exports::{ExportStore, NewExport};
 pub use group_snapshots::{GroupSnapshotRefusal, GroupSnapshotStore};
@@ -113,6 +115,7 @@ pub trait Store:
     + VolumeWriteStore
     + VolumeMetadataStore
     + VolumeTypeStore
+    + DefaultTypeStore
     + MessageStore
     + Operations
     + PurgeStore
@@ -146,6 +149,7 @@ impl<T> Store for T where
         + VolumeWriteStore
         + VolumeMetadataStore
         + VolumeTypeStore
+        + DefaultTypeStore
         + MessageStore
         + Operations
         + PurgeStore
@@ -162,9 +166,6 @@ impl<T> Store for T where
         + GroupTypeStore
         + GroupStore
         + GroupSnapshotStore
-        + BackupStore
-        + BackupRestoreStore
-        + BackupImportStore
         + BackupStore
         + BackupRestoreStore
         + BackupImportStore

@@ -16,7 +16,9 @@ use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::event::EventKind;
 use crate::domain::ids::VolumeTypeId;
-use crate::domain::refusal::{ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeInUse};
+use crate::domain::refusal::{
+    ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeDeleteRefusal, TypeInUse,
+};
 use crate::domain::volume_type::{
     check_cacheable, ExtraSpecs, NewVolumeType, VolumeType, VolumeTypeUpdate,
 };
@@ -38,12 +40,12 @@ pub trait VolumeTypeStore: Send + Sync {
         update: &VolumeTypeUpdate,
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError>;
-    /// Soft-deletes a type no live volume uses.
+    /// Soft-deletes a type no live volume uses and no project has as its default.
     async fn delete_volume_type(
         &self,
         id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<(), TypeInUse>, StoreError>;
+    ) -> Result<Outcome<(), TypeDeleteRefusal>, StoreError>;
     /// Adds or replaces specs of a type no live volume uses.
     /// Adds or replaces specs; `named_key` is the key a `PUT .../extra_specs/{key}` named
     /// (reported as an update), `None` for a `POST`.
@@ -306,11 +308,16 @@ impl<D: Database> VolumeTypeStore for SqlStore<D> {
         &self,
         id: VolumeTypeId,
         now: DateTime<Utc>,
-    ) -> Result<Outcome<(), TypeInUse>, StoreError> {
+    ) -> Result<Outcome<(), TypeDeleteRefusal>, StoreError> {
         let mut tx = match self.begin_spec_write(id).await? {
             Ok(tx) => tx,
             Err(answer) => return Ok(answer),
         };
+        let default_of = Sql::new(super::default_types::DEFAULT_OF_SOME_PROJECT).bind(id);
+        let project: Option<(String,)> = tx.fetch_optional(default_of).await?;
+        if project.is_some() {
+            return Ok(Outcome::Refused(TypeDeleteRefusal::ProjectDefault));
+        }
         // Reported as the type was, extra specs included (Cinder reads it before).
         self.record_type_event(&mut tx, EventKind::VolumeTypeDelete, id, now)
             .await?;

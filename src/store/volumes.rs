@@ -21,7 +21,7 @@ use crate::domain::paging::Page;
 use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::refusal::VolumeCreateRefusal;
 use crate::domain::volume::{
-    NewVolume, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
+    NewVolume, TimeComparison, Volume, VolumeFilters, VolumeSortKey, VolumeStatus, VolumeSummary,
 };
 use crate::domain::Outcome;
 
@@ -152,6 +152,21 @@ impl FromRow for BriefRow {
     }
 }
 
+/// ` and (column op $n or ...)`: any one comparison admits a row, as in Cinder.
+fn push_time_comparisons(sql: &mut Sql, column: &str, comparisons: &[TimeComparison]) {
+    for (i, comparison) in comparisons.iter().enumerate() {
+        sql.push(if i == 0 { " and (" } else { " or " });
+        sql.push(column)
+            .push(" ")
+            .push(comparison.op.sql())
+            .push(" ");
+        sql.push_bind(comparison.at);
+    }
+    if !comparisons.is_empty() {
+        sql.push(")");
+    }
+}
+
 fn push_volume_filters(sql: &mut Sql, filters: &VolumeFilters) {
     sql.push(" where v.deleted = false");
     if let Some(project) = &filters.project_id {
@@ -174,6 +189,15 @@ fn push_volume_filters(sql: &mut Sql, filters: &VolumeFilters) {
     }
     if let Some(size) = filters.size {
         sql.push(" and v.size = ").push_bind(size);
+    }
+    if let Some(migration) = &filters.migration_status {
+        sql.push(" and v.migration_status = ").push_bind(migration);
+    }
+    for (column, comparisons) in [
+        ("v.created_at", &filters.created_at),
+        ("v.updated_at", &filters.updated_at),
+    ] {
+        push_time_comparisons(sql, column, comparisons);
     }
     for (key, value) in &filters.metadata {
         sql.push(

@@ -79,7 +79,9 @@ def provision(keystone_url, admin_password, port):
     suffix = uuid.uuid4().hex[:8]
     service_project = admin.project(f"service-{suffix}")
     project = admin.project(f"tempest-{suffix}")
-    admin.user(f"cinder-{suffix}", PASSWORD, service_project, ["service"])
+    # Nova takes server events only from a `service` caller, and finds another project's
+    # servers only for an admin (as devstack makes Cinder's own user).
+    admin.user(f"cinder-{suffix}", PASSWORD, service_project, ["admin", "service"])
     accounts = []
     # Two of each kind (tempest locks an account per test class), members before readers:
     # tempest gives a test's `alt` credentials the first free non-admin account, and an
@@ -117,6 +119,16 @@ def public_image(glance_url, token):
     with urllib.request.urlopen(request, timeout=60):
         pass
     return image_id
+
+
+def multiattach_type(port, token):
+    """The `multiattach` type tempest's compute tests make shared volumes of."""
+    body = json.dumps({"volume_type": {"name": "multiattach",
+                                       "extra_specs": {"multiattach": "<is> True"}}}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v3/types", data=body, method="POST",
+                                     headers={"X-Auth-Token": token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60):
+        pass
 
 
 def accounts_yaml(accounts):
@@ -173,6 +185,8 @@ storage_protocol = local
 # The service's two file backends (volume_backend_name), for retypes that migrate.
 backend_names = file,file2
 vendor_name = Open Source
+# Made by run.py, as devstack makes it (tempest's multiattach compute tests).
+volume_type_multiattach = multiattach
 # An unmanaged volume's storage is renamed so (no stray volume file is left behind).
 manage_volume_ref = source-name,unmanaged-volume-%s
 # And an unmanaged snapshot's data so.
@@ -295,6 +309,7 @@ def main():
         print(f"Nova started in {nova['NOVA_START_SECONDS']} s (databases {nova['NOVA_DB_SYNC_SECONDS']} s)",
               flush=True)
         server = start_server(binary, work, port, database_url, keystone_url, users, glance["GLANCE_URL"])
+        multiattach_type(port, users["admin"].token)
         # Workspaces are registered by name in ~/.tempest; each run gets its own.
         subprocess.run([str(tempest), "init", "--name", work.name, str(work / "ws")],
                        check=True, capture_output=True)

@@ -9,6 +9,7 @@ mod attachments;
 mod auth;
 pub(crate) mod backups;
 mod console;
+mod default_types;
 mod encrypted_backups;
 pub(crate) mod encryption;
 mod events;

@@ -1,6 +1,7 @@
 //! Paths with and without a project, unknown paths and methods.
 
 use axum::http::Method;
+use serde_json::json;
 
 use crate::support::fixtures;
 use crate::support::TestApp;
@@ -102,7 +103,89 @@ async fn unbuilt_operations_are_not_implemented(app: TestApp) {
     early.assert_fault(404, "itemNotFound", "could not be found");
 }
 
+/// `resource_filters` (3.33): what each listing takes; every filter it names for volumes
+/// is one a member's volume listing takes.
+async fn resource_filters_name_what_listings_take(app: TestApp) {
+    let early = app
+        .get("/v3/p1/resource_filters")
+        .version("3.32")
+        .send()
+        .await;
+    early.assert_fault(404, "itemNotFound", "could not be found");
+    let all = app
+        .get("/v3/p1/resource_filters")
+        .version("3.33")
+        .send()
+        .await;
+    assert_eq!(all.status, 200, "{}", all.text);
+    let resources: Vec<&str> = all.json["resource_filters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["resource"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        resources,
+        [
+            "volume",
+            "backup",
+            "snapshot",
+            "group",
+            "group_snapshot",
+            "attachment",
+            "message",
+            "pool",
+            "volume_type"
+        ]
+    );
+    let one = app
+        .get("/v3/p1/resource_filters?resource=attachment")
+        .version("3.33")
+        .send()
+        .await;
+    assert_eq!(
+        one.json,
+        json!({"resource_filters": [{"resource": "attachment",
+            "filters": ["volume_id", "status", "instance_id", "attach_status"]}]})
+    );
+    let none = app
+        .get("/v3/p1/resource_filters?resource=nothing")
+        .version("3.33")
+        .send()
+        .await;
+    assert_eq!(none.json, json!({"resource_filters": []}));
+
+    let volume = app
+        .get("/v3/p1/resource_filters?resource=volume")
+        .version("3.33")
+        .send()
+        .await;
+    let sample = |filter: &str| match filter {
+        "metadata" => "%7B%22k%22%3A%22v%22%7D",
+        "bootable" => "true",
+        "size" => "1",
+        "group_id" => "8c4a7f38-0000-4000-8000-000000000000",
+        "created_at" | "updated_at" => "gt%3A2020-01-01T00%3A00%3A00",
+        _ => "x",
+    };
+    for filter in volume.json["resource_filters"][0]["filters"]
+        .as_array()
+        .unwrap()
+    {
+        let filter = filter.as_str().unwrap();
+        let path = format!("/v3/p1/volumes?{filter}={}", sample(filter));
+        let listed = app
+            .get(&path)
+            .token(crate::support::helpers::MEMBER_P1)
+            .version("3.60")
+            .send()
+            .await;
+        assert_eq!(listed.status, 200, "{filter}: {}", listed.text);
+    }
+}
+
 backend_tests!(
+    resource_filters_name_what_listings_take,
     project_segment_is_optional,
     gophercloud_style_project_names_route,
     attachments_summary_is_not_found,

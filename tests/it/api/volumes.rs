@@ -603,7 +603,66 @@ async fn listing_pages_sorts_and_filters(app: TestApp) {
     assert_eq!(lenient.json["volumes"].as_array().unwrap().len(), 3);
 }
 
+fn names_of(listed: &crate::support::TestResponse) -> Vec<String> {
+    let mut names: Vec<String> = listed.json["volumes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", listed.text))
+        .iter()
+        .map(|v| str_of(v, "name"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `created_at`/`updated_at` comparisons (3.60, any one admits a volume, as in Cinder)
+/// and `migration_status`.
+async fn time_and_migration_filters(app: TestApp) {
+    for (name, created) in [
+        ("old", "2024-01-01T00:00:00+00:00"),
+        ("mid", "2024-06-01T00:00:00+00:00"),
+    ] {
+        let id = str_of(
+            &app.create_volume(json!({"size": 1, "name": name})).await,
+            "id",
+        );
+        app.db
+            .execute(&format!(
+                "update volumes set created_at = '{created}', updated_at = '{created}', \
+                 migration_status = 'success' where id = '{id}'"
+            ))
+            .await
+            .unwrap();
+    }
+    app.create_volume(json!({"size": 1, "name": "new"})).await;
+    let list = |query: &str, version: &str| {
+        app.get(&format!("/v3/p1/volumes?{query}"))
+            .token(MEMBER_P1)
+            .version(version)
+            .send()
+    };
+    let after = list("created_at=gt%3A2024-03-01T00%3A00%3A00", "3.60").await;
+    assert_eq!(names_of(&after), ["mid", "new"]);
+    let either = list("created_at=lt%3A2024-03-01%2Cgt%3A2025-01-01", "3.60").await;
+    assert_eq!(names_of(&either), ["new", "old"]);
+    let exact = list("updated_at=eq%3A2024-06-01T00%3A00%3A00Z", "3.60").await;
+    assert_eq!(names_of(&exact), ["mid"]);
+    // Before 3.60 Cinder drops the filter.
+    let early = list("created_at=gt%3A2024-03-01T00%3A00%3A00", "3.59").await;
+    assert_eq!(names_of(&early), ["mid", "new", "old"]);
+    list("created_at=after%3A2024-03-01", "3.60")
+        .await
+        .assert_fault(400, "badRequest", "Invalid after operator");
+    list("created_at=gt%3Asoon", "3.60").await.assert_fault(
+        400,
+        "badRequest",
+        "Invalid soon value",
+    );
+    let migrated = list("migration_status=success", "3.60").await;
+    assert_eq!(names_of(&migrated), ["mid", "old"]);
+}
+
 backend_tests!(
+    time_and_migration_filters,
     create_runs_through_the_backend,
     multiattach_comes_from_the_type,
     the_multiattach_parameter_is_gone,
