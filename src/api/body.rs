@@ -110,6 +110,27 @@ impl<S: Send + Sync> axum::extract::FromRequest<S> for JsonBody {
     }
 }
 
+/// A body some operations may go without (Cinder's `body=None`): absent or empty is
+/// `None`; anything else must be JSON as for `JsonBody`.
+impl<S: Send + Sync> axum::extract::OptionalFromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Option<Self>, ApiError> {
+        let (parts, body) = request.into_parts();
+        // The size limit is the body layer's, before any handler.
+        let bytes = axum::body::to_bytes(body, usize::MAX)
+            .await
+            .map_err(|_| ApiError::malformed_body())?;
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        <JsonBody as axum::extract::FromRequest<S>>::from_request(request, state)
+            .await
+            .map(Some)
+    }
+}
+
 pub const NUL_REFUSAL: &str =
     "Invalid input received: strings may not contain the NUL character (\\u0000).";
 

@@ -77,6 +77,7 @@ pub enum Endpoint {
     DefaultTypeSet,
     DefaultTypeUnset,
     ResourceFilterList,
+    WorkersCleanup,
     AvailabilityZoneList,
     ExtensionList,
     ExtensionShow,
@@ -209,6 +210,7 @@ impl Endpoint {
             Endpoint::DefaultTypeSet => "DefaultTypeSet",
             Endpoint::DefaultTypeUnset => "DefaultTypeUnset",
             Endpoint::ResourceFilterList => "ResourceFilterList",
+            Endpoint::WorkersCleanup => "WorkersCleanup",
             Endpoint::AvailabilityZoneList => "AvailabilityZoneList",
             Endpoint::ExtensionList => "ExtensionList",
             Endpoint::ExtensionShow => "ExtensionShow",
@@ -280,6 +282,7 @@ impl Endpoint {
             | Endpoint::DefaultTypeSet
             | Endpoint::DefaultTypeUnset => ApiVersion::new(3, 62),
             Endpoint::ResourceFilterList => ApiVersion::new(3, 33),
+            Endpoint::WorkersCleanup => ApiVersion::new(3, 24),
             Endpoint::MessageList | Endpoint::MessageShow | Endpoint::MessageDelete => {
                 ApiVersion::new(3, 3)
             }

@@ -349,6 +349,9 @@ impl From<DomainError> for ApiError {
                 ApiError::NotFound(text) => ApiError::BadRequest(text),
                 other => other,
             },
+            E::NothingPendingCleanup(id) => invalid_input(format!(
+                "There is no resource with UUID {id} pending cleanup."
+            )),
             E::ProjectDefaultTypeNotFound(project) => {
                 ApiError::NotFound(format!("Default type for project {project} not found."))
             }

@@ -46,6 +46,7 @@ pub mod volume_metadata;
 mod volume_moves;
 pub mod volume_path;
 pub mod volumes;
+mod workers;
 
 use axum::http::{Method, Uri};
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -70,6 +71,7 @@ fn resources() -> Router<AppState> {
         .merge(types::router())
         .merge(default_types::router())
         .merge(resource_filters::router())
+        .merge(workers::router())
         .merge(group_types::router())
         .merge(groups::router())
         .merge(group_snapshots::router())

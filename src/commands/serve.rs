@@ -102,6 +102,9 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
             image_rules: args.images.image_rules(),
             nova,
             nova_retry_for: chrono::Duration::seconds(args.nova.nova_retry_for as i64),
+            // Twice what a request may take: no request of this process still runs then.
+            interrupted_after: chrono::Duration::from_std(args.request_timeout() * 2)
+                .unwrap_or(chrono::Duration::minutes(2)),
             backups: Some(BackupSettings {
                 repository: args.backups.repository(),
                 host: args.backends.host_name(),
@@ -121,8 +124,7 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
         relay,
     };
     // Work that a previous run of this host left half-done is finished in the background.
-    let grace = chrono::Duration::from_std(config.request_timeout * 2)
-        .unwrap_or(chrono::Duration::minutes(2));
+    let grace = service.settings.interrupted_after;
     let recovering = service.clone();
     tokio::spawn(async move {
         match recovering.recover_interrupted_work(grace).await {

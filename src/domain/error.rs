@@ -333,6 +333,8 @@ pub enum DomainError {
     /// type lookup's own words).
     #[error("default type: {0}")]
     DefaultTypeNotAType(Box<DomainError>),
+    #[error("no resource {0} pending cleanup")]
+    NothingPendingCleanup(uuid::Uuid),
     #[error("project {0} has no default type of its own")]
     ProjectDefaultTypeNotFound(String),
     #[error("cacheable with multiattach")]

@@ -4,6 +4,7 @@ pub mod attach;
 pub mod attachment;
 pub mod backup;
 pub mod cinder_import;
+pub mod cleanup;
 pub mod compute_call;
 pub mod consistency;
 pub mod context;

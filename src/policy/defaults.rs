@@ -107,6 +107,8 @@ pub const DEFAULT_RULES: &[(&str, &str)] = &[
     ("volume_extension:type_get", READER),
     ("volume_extension:type_get_all", READER),
     ("volume_extension:access_types_extra_specs", READER),
+    // cinder/policies/workers.py.
+    ("workers:cleanup", ADMIN_API),
     // Projects' own default types (cinder/policies/default_types.py).
     ("volume_extension:default_set_or_update", ADMIN_API),
     ("volume_extension:default_get", ADMIN_API),

@@ -53,6 +53,7 @@ pub const TYPE_UPDATE: &str = "volume_extension:type_update";
 pub const TYPE_DELETE: &str = "volume_extension:type_delete";
 pub const TYPE_GET: &str = "volume_extension:type_get";
 pub const TYPE_GET_ALL: &str = "volume_extension:type_get_all";
+pub const WORKERS_CLEANUP: &str = "workers:cleanup";
 pub const DEFAULT_TYPE_SET: &str = "volume_extension:default_set_or_update";
 pub const DEFAULT_TYPE_GET: &str = "volume_extension:default_get";
 pub const DEFAULT_TYPE_GET_ALL: &str = "volume_extension:default_get_all";

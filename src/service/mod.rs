@@ -40,6 +40,7 @@ mod volume_reimages;
 mod volume_reverts;
 mod volume_sources;
 pub mod volumes;
+pub mod workers;
 
 pub use backends::{build_backends, keep_reporting, register_backends, RegisterError};
 
@@ -89,6 +90,9 @@ pub struct Settings {
     pub nova_retry_for: chrono::Duration,
     /// The backup service (`backup_posix_path`); without one, backups are refused.
     pub backups: Option<BackupSettings>,
+    /// How long volume work goes unchanged before it counts as stopped half-way (what a
+    /// restart and `workers/cleanup` finish): longer than any request may run.
+    pub interrupted_after: chrono::Duration,
 }
 
 /// Where backups are kept and who keeps them.
@@ -133,6 +137,7 @@ impl Default for Settings {
             nova: None,
             nova_retry_for: chrono::Duration::minutes(10),
             backups: None,
+            interrupted_after: chrono::Duration::minutes(2),
         }
     }
 }

@@ -70,6 +70,14 @@ impl VolumeViewRights {
 }
 
 /// Cinder's `check_exclusive_options` for a volume's sources.
+/// Statuses a volume is left in when the work on it stops half-way.
+pub(super) const INTERRUPTIBLE: [VolumeStatus; 4] = [
+    VolumeStatus::Creating,
+    VolumeStatus::Deleting,
+    VolumeStatus::Downloading,
+    VolumeStatus::Uploading,
+];
+
 pub(super) const ONE_SOURCE: &str =
     "Invalid input received: May specify only one of backup, imageRef, snapshot, source volume";
 
@@ -622,16 +630,24 @@ impl Service {
         &self,
         grace: chrono::Duration,
     ) -> Result<usize, DomainError> {
+        let handled = self.recover_interrupted_volumes(grace, &|_| true).await?;
+        Ok(handled
+            + self
+                .end_interrupted_migrations(self.clock.now() - grace)
+                .await?)
+    }
+
+    /// The volume part of `recover_interrupted_work`, for the volumes `which` picks
+    /// (`workers/cleanup` narrows it to one backend, the unplaced ones, or one volume).
+    pub(super) async fn recover_interrupted_volumes(
+        &self,
+        grace: chrono::Duration,
+        which: &(dyn Fn(&Volume) -> bool + Send + Sync),
+    ) -> Result<usize, DomainError> {
         let before = self.clock.now() - grace;
-        let statuses = [
-            VolumeStatus::Creating,
-            VolumeStatus::Deleting,
-            VolumeStatus::Downloading,
-            VolumeStatus::Uploading,
-        ];
-        let stuck = self.store.volumes_stuck_in(&statuses, before).await?;
+        let stuck = self.store.volumes_stuck_in(&INTERRUPTIBLE, before).await?;
         let mut handled = 0;
-        for volume in stuck {
+        for volume in stuck.into_iter().filter(|v| which(v)) {
             if volume.host.is_some() && self.backend_of(&volume).is_err() {
                 continue; // another host's volume (a volume on no host is anyone's)
             }
@@ -660,7 +676,6 @@ impl Service {
                 handled += 1;
             }
         }
-        handled += self.end_interrupted_migrations(before).await?;
         Ok(handled)
     }
 }

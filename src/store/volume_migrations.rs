@@ -16,7 +16,7 @@ use crate::domain::ids::{ServiceId, VolumeId};
 use crate::domain::migration::{self, MigrationRefusal};
 use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::refusal::RetypeRefusal;
-use crate::domain::volume::{LockedVolume, Retype};
+use crate::domain::volume::{LockedVolume, MigrationStatus, Retype, VolumeStatus};
 use crate::domain::{volume_rules, Outcome};
 
 /// A retype that moves the volume, with the owner its new type's quotas count.
@@ -102,14 +102,13 @@ const COPYING: &str = "update volumes set migration_status = 'migrating', update
      where id = $1 and migration_status = 'starting' and deleted = false";
 
 const FINISH: &str = "update volumes set host = $2, service_uuid = $3, shared_targets = $4, \
-     migration_status = 'success', migration_host = null, \
-     status = coalesce(previous_status, 'available'), previous_status = null, \
+     migration_status = $7, migration_host = null, \
+     status = coalesce(previous_status, $6), previous_status = null, \
      updated_at = $5 where id = $1";
 
 /// The status a failed move gives back: the one before it, if the move changed it.
-const FAIL: &str = "update volumes set migration_status = 'error', migration_host = null, \
-     status = case when status in ('maintenance', 'retyping') \
-                   then coalesce(previous_status, 'available') else status end, \
+const FAIL: &str = "update volumes set migration_status = $6, migration_host = null, \
+     status = case when status in ($3, $4) then coalesce(previous_status, $5) else status end, \
      previous_status = null, updated_at = $2 \
      where id = $1 and deleted = false and migration_status in ('starting', 'migrating', 'completing')";
 
@@ -198,7 +197,9 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
             .bind(&end.to_host)
             .bind(end.to_service)
             .bind(end.shared_targets)
-            .bind(end.now);
+            .bind(end.now)
+            .bind(VolumeStatus::Available)
+            .bind(MigrationStatus::Success);
         tx.execute(sql).await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
@@ -207,7 +208,15 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
     async fn fail_migration(&self, volume: VolumeId, now: DateTime<Utc>) -> Result<(), StoreError> {
         self.db
-            .execute(Sql::new(FAIL).bind(volume).bind(now))
+            .execute(
+                Sql::new(FAIL)
+                    .bind(volume)
+                    .bind(now)
+                    .bind(VolumeStatus::Maintenance)
+                    .bind(VolumeStatus::Retyping)
+                    .bind(VolumeStatus::Available)
+                    .bind(MigrationStatus::Error),
+            )
             .await
             .map(drop)
     }

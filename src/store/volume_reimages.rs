@@ -53,18 +53,18 @@ pub trait VolumeReimageStore: Send + Sync {
     async fn fail_reimage(&self, id: VolumeId, message: &Message) -> Result<(), StoreError>;
 }
 
-const BEGIN: &str = "update volumes set previous_status = status, status = 'downloading', \
+const BEGIN: &str = "update volumes set previous_status = status, status = $3, \
      updated_at = $2 where id = $1";
 
-const UNDO: &str = "update volumes set status = coalesce(previous_status, 'available'), \
-     previous_status = null, updated_at = $2 where id = $1 and status = 'downloading' \
+const UNDO: &str = "update volumes set status = coalesce(previous_status, $4), \
+     previous_status = null, updated_at = $2 where id = $1 and status = $3 \
      and deleted = false";
 
 const FINISH: &str = "update volumes set status = $2, previous_status = null, updated_at = $3 \
      where id = $1";
 
-const FAIL: &str = "update volumes set previous_status = status, status = 'error', \
-     updated_at = $2 where id = $1 and status = 'downloading' and deleted = false";
+const FAIL: &str = "update volumes set previous_status = status, status = $4, \
+     updated_at = $2 where id = $1 and status = $3 and deleted = false";
 
 #[async_trait]
 impl<D: Database> VolumeReimageStore for SqlStore<D> {
@@ -97,7 +97,11 @@ impl<D: Database> VolumeReimageStore for SqlStore<D> {
                 locked.volume.status,
             )));
         }
-        tx.execute(Sql::new(BEGIN).bind(id).bind(now)).await?;
+        let begin = Sql::new(BEGIN)
+            .bind(id)
+            .bind(now)
+            .bind(VolumeStatus::Downloading);
+        tx.execute(begin).await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }
@@ -105,7 +109,13 @@ impl<D: Database> VolumeReimageStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
     async fn undo_reimage(&self, id: VolumeId, now: DateTime<Utc>) -> Result<(), StoreError> {
         self.db
-            .execute(Sql::new(UNDO).bind(id).bind(now))
+            .execute(
+                Sql::new(UNDO)
+                    .bind(id)
+                    .bind(now)
+                    .bind(VolumeStatus::Downloading)
+                    .bind(VolumeStatus::Available),
+            )
             .await
             .map(drop)
     }
@@ -153,8 +163,14 @@ impl<D: Database> VolumeReimageStore for SqlStore<D> {
     #[tracing::instrument(skip_all, fields(volume_id = %id), err)]
     async fn fail_reimage(&self, id: VolumeId, message: &Message) -> Result<(), StoreError> {
         let mut tx = self.db.begin_write().await?;
-        tx.execute(Sql::new(FAIL).bind(id).bind(message.created_at))
-            .await?;
+        tx.execute(
+            Sql::new(FAIL)
+                .bind(id)
+                .bind(message.created_at)
+                .bind(VolumeStatus::Downloading)
+                .bind(VolumeStatus::Error),
+        )
+        .await?;
         Self::add_message(&mut tx, message).await?;
         tx.commit().await?;
         Ok(())

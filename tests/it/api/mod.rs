@@ -49,3 +49,4 @@ mod volume_races;
 mod volume_reimages;
 mod volume_reverts;
 mod volumes;
+mod workers;

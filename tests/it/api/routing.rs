@@ -79,8 +79,8 @@ async fn wrong_method_is_bad_method(app: TestApp) {
 }
 
 async fn unbuilt_operations_are_not_implemented(app: TestApp) {
-    let workers = app.get("/v3/p1/workers").version("3.27").send().await;
-    workers.assert_fault(501, "notImplemented", "workers");
+    let clusters = app.get("/v3/p1/clusters").version("3.27").send().await;
+    clusters.assert_fault(501, "notImplemented", "clusters");
     let groups = app
         .get("/v3/p1/consistencygroups")
         .version("3.27")
