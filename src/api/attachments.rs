@@ -226,9 +226,6 @@ async fn action(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Filters a non-admin may use (Cinder's `resource_filters` for attachments).
-const USER_FILTERS: &[&str] = &["volume_id", "status", "instance_id", "attach_status"];
-
 /// Reads the filter part of a listing's query string.
 fn attachment_filters(ctx: &Ctx, pairs: &[(String, String)]) -> Result<ListAttachments, ApiError> {
     let mut request = ListAttachments::default();
@@ -254,7 +251,9 @@ fn attachment_filters(ctx: &Ctx, pairs: &[(String, String)]) -> Result<ListAttac
             "attach_status" | "status" => request.filters.attach_status = Some(value.clone()),
             "project_id" if admin => request.filters.project_id = Some(value.clone()),
             _ if admin => request.matches_nothing = true,
-            _ if !USER_FILTERS.contains(&key.as_str()) => invalid.push(key.clone()),
+            _ if !super::resource_filters::filters_of("attachment").contains(&key.as_str()) => {
+                invalid.push(key.clone())
+            }
             _ => {}
         }
     }

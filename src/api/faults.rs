@@ -328,40 +328,8 @@ impl From<DomainError> for ApiError {
                 "Cannot reset-state to in-use because volume does not have any attachments."
                     .to_owned(),
             ),
-            E::TypeExists(name) => {
-                ApiError::Conflict(format!("Volume Type {name} already exists."))
-            }
-            E::TypeInUse => ApiError::BadRequest("Volume Type is currently in use.".to_owned()),
-            E::TypeStillInUse => {
-                ApiError::BadRequest("Target volume type is still in use.".to_owned())
-            }
-            E::TypeNameEmpty => {
-                ApiError::BadRequest("Volume type name can not be empty.".to_owned())
-            }
-            E::TypeUpdateEmpty => ApiError::BadRequest(
-                "Specify volume type name, description, is_public or a combination thereof."
-                    .to_owned(),
-            ),
-            E::DefaultTypeUndeletable(id) => ApiError::BadRequest(format!(
-                "The volume type {id} is a default volume type and cannot be deleted."
-            )),
-            E::DefaultTypeNotAType(lookup) => match ApiError::from(*lookup) {
-                ApiError::NotFound(text) => ApiError::BadRequest(text),
-                other => other,
-            },
             E::NothingPendingCleanup(id) => invalid_input(format!(
                 "There is no resource with UUID {id} pending cleanup."
-            )),
-            E::ProjectDefaultTypeNotFound(project) => {
-                ApiError::NotFound(format!("Default type for project {project} not found."))
-            }
-            E::InvalidExtraSpec {
-                key,
-                value,
-                expected,
-            } => invalid_input(format!(
-                "extra spec {key} must be {expected}, not {}.",
-                value.map_or("null".to_owned(), |v| format!("'{v}'"))
             )),
             E::SnapshotNotFound(id) => {
                 ApiError::NotFound(format!("Snapshot {id} could not be found."))
@@ -551,29 +519,6 @@ impl From<DomainError> for ApiError {
                 keys.join(", ")
             )),
             E::BadQuotaValue { key, why } => ApiError::BadRequest(format!("{key} {why}")),
-            E::TypeAccessExists {
-                volume_type,
-                project,
-            } => ApiError::Conflict(format!(
-                "Volume type access for {volume_type} / {project} combination already exists."
-            )),
-            E::TypeAccessNotFound {
-                volume_type,
-                project,
-            } => ApiError::NotFound(format!(
-                "Volume type access not found for {volume_type} / {project} combination."
-            )),
-            E::TypeAccessOfPublicType { listing: true } => {
-                ApiError::NotFound("Access list not available for public volume types.".to_owned())
-            }
-            E::TypeAccessOfPublicType { listing: false } => ApiError::BadRequest(
-                "Invalid volume type: Type access modification is not applicable to public \
-                 volume type."
-                    .to_owned(),
-            ),
-            E::CacheableWithMultiattach => {
-                ApiError::BadRequest("cacheable cannot be set with multiattach.".to_owned())
-            }
             E::PolicyDenied(rule) => {
                 ApiError::Forbidden(format!("Policy doesn't allow {rule} to be performed."))
             }
@@ -588,6 +533,7 @@ impl From<DomainError> for ApiError {
                 ApiError::OutcomeUnknown(IN_DOUBT.to_owned())
             }
             E::Group(group) => groups::fault(group),
+            E::Type(error) => types::fault(error),
             E::Backup(backup) => backups::fault(backup),
             E::Manage(manage) => backups::manage_fault(manage),
             E::Revert(revert) => moves::revert_fault(revert),
@@ -629,3 +575,4 @@ mod groups;
 mod moves;
 #[cfg(test)]
 mod tests;
+mod types;

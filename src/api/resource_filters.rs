@@ -65,6 +65,14 @@ const RESOURCE_FILTERS: &[(&str, &[&str])] = &[
     ("volume_type", &["is_public", "extra_specs"]),
 ];
 
+/// The filters any caller may give a listing of `resource` (none for an unknown one).
+pub(super) fn filters_of(resource: &str) -> &'static [&'static str] {
+    RESOURCE_FILTERS
+        .iter()
+        .find(|(name, _)| *name == resource)
+        .map_or(&[], |(_, filters)| filters)
+}
+
 /// The filters of one resource (`?resource=`), or of all; an unknown resource has none
 /// (Cinder's empty list, not an error).
 async fn list(

@@ -234,23 +234,13 @@ async fn show(
 /// Cinder's `VOLUME_TIME_COMPARISON_FILTER`.
 const TIME_COMPARISONS: ApiVersion = ApiVersion::new(3, 60);
 
-/// Filters a non-admin may use (Cinder's `resource_filters` for volumes).
-const USER_FILTERS: &[&str] = &[
-    "name",
-    "status",
-    "metadata",
-    "bootable",
-    "migration_status",
-    "availability_zone",
-    "group_id",
-    "size",
-    "created_at",
-    "updated_at",
-    "all_tenants",
-    "project_id",
-    "with_count",
-    "glance_metadata",
-];
+/// Filters a non-admin may use beside `resource_filters`' for volumes: the ones Cinder's
+/// volume listing takes from anyone.
+const ALWAYS_TAKEN: &[&str] = &["all_tenants", "project_id", "with_count", "glance_metadata"];
+
+fn user_may_filter(key: &str) -> bool {
+    super::resource_filters::filters_of("volume").contains(&key) || ALWAYS_TAKEN.contains(&key)
+}
 
 /// Reads the filters of a volume listing. `None` means a filter names something no
 /// volume can match (Cinder then answers an empty list).
@@ -293,7 +283,7 @@ fn volume_filters(
                     "Filtering volumes by {key} is not supported by cinder-attach."
                 )))
             }
-            other if !ctx.caller.is_admin && !USER_FILTERS.contains(&other) => {
+            other if !ctx.caller.is_admin && !user_may_filter(other) => {
                 invalid.push(other.to_owned())
             }
             _ if ctx.caller.is_admin => return Ok(None),

@@ -8,6 +8,52 @@ use super::legacy_connect::{LegacyStep, LegacyWhy};
 use super::snapshot::SnapshotStatus;
 use super::volume::VolumeStatus;
 
+/// What can go wrong with volume types, their specs, access lists and projects' defaults.
+#[derive(Debug, thiserror::Error)]
+pub enum TypeError {
+    #[error("volume type {0} exists")]
+    Exists(String),
+    /// Specs of a type that volumes use cannot change.
+    #[error("volume type in use")]
+    InUse,
+    /// A type that volumes use cannot be deleted.
+    #[error("volume type still in use")]
+    StillInUse,
+    #[error("empty volume type name")]
+    NameEmpty,
+    #[error("nothing to update")]
+    UpdateEmpty,
+    #[error("volume type {0} is the default")]
+    DefaultUndeletable(VolumeTypeId),
+    /// A project's default named a type that is not one (Cinder answers 400 with the
+    /// type lookup's own words).
+    #[error("default type: {0}")]
+    DefaultNotAType(Box<DomainError>),
+    #[error("project {0} has no default type of its own")]
+    ProjectDefaultNotFound(String),
+    #[error("cacheable with multiattach")]
+    CacheableWithMultiattach,
+    #[error("extra spec {key} must be {expected}")]
+    InvalidExtraSpec {
+        key: &'static str,
+        value: Option<String>,
+        expected: &'static str,
+    },
+    #[error("project {project} may already use volume type {volume_type}")]
+    AccessExists {
+        volume_type: VolumeTypeId,
+        project: String,
+    },
+    #[error("project {project} has no access to volume type {volume_type}")]
+    AccessNotFound {
+        volume_type: VolumeTypeId,
+        project: String,
+    },
+    /// Access lists belong to private types only.
+    #[error("public volume types have no access list")]
+    AccessOfPublicType { listing: bool },
+}
+
 /// What can go wrong with groups and group types (ids as the caller wrote them).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GroupError {
@@ -315,36 +361,10 @@ pub enum DomainError {
     Reimage(#[from] ReimageError),
 
     // --- volume types
-    #[error("volume type {0} exists")]
-    TypeExists(String),
-    /// Specs of a type that volumes use cannot change.
-    #[error("volume type in use")]
-    TypeInUse,
-    /// A type that volumes use cannot be deleted.
-    #[error("volume type still in use")]
-    TypeStillInUse,
-    #[error("empty volume type name")]
-    TypeNameEmpty,
-    #[error("nothing to update")]
-    TypeUpdateEmpty,
-    #[error("volume type {0} is the default")]
-    DefaultTypeUndeletable(VolumeTypeId),
-    /// A project's default named a type that is not one (Cinder answers 400 with the
-    /// type lookup's own words).
-    #[error("default type: {0}")]
-    DefaultTypeNotAType(Box<DomainError>),
+    #[error(transparent)]
+    Type(#[from] TypeError),
     #[error("no resource {0} pending cleanup")]
     NothingPendingCleanup(uuid::Uuid),
-    #[error("project {0} has no default type of its own")]
-    ProjectDefaultTypeNotFound(String),
-    #[error("cacheable with multiattach")]
-    CacheableWithMultiattach,
-    #[error("extra spec {key} must be {expected}")]
-    InvalidExtraSpec {
-        key: &'static str,
-        value: Option<String>,
-        expected: &'static str,
-    },
     /// More than `MAX_METADATA_ITEMS` metadata items on one volume.
     #[error("{0} metadata items")]
     TooManyMetadataItems(usize),
@@ -460,20 +480,6 @@ pub enum DomainError {
     /// A limit that is not an integer from -1 to `MAX_LIMIT`.
     #[error("bad quota value for {key}")]
     BadQuotaValue { key: String, why: &'static str },
-
-    #[error("project {project} may already use volume type {volume_type}")]
-    TypeAccessExists {
-        volume_type: VolumeTypeId,
-        project: String,
-    },
-    #[error("project {project} has no access to volume type {volume_type}")]
-    TypeAccessNotFound {
-        volume_type: VolumeTypeId,
-        project: String,
-    },
-    /// Access lists belong to private types only.
-    #[error("public volume types have no access list")]
-    TypeAccessOfPublicType { listing: bool },
 
     // --- services and transfers
     #[error("no service {binary} on host {host}")]

@@ -230,9 +230,6 @@ impl Service {
         match self.store.import_backup(&request, &owner).await? {
             Outcome::Done(()) => Ok(imported),
             Outcome::Refused(ImportRefusal::OverQuota(over)) => Err(DomainError::OverQuota(over)),
-            Outcome::Refused(ImportRefusal::LocationInUse) => Err(invalid(
-                "The record names the objects of a backup that is already in the database.",
-            )),
             Outcome::Refused(ImportRefusal::NoSuchParent) => Err(invalid_input(format!(
                 "Provided backup record names a parent backup {} that is not a backup of \
                  this project: import the parent first.",

@@ -294,9 +294,16 @@ impl Service {
     }
 
     async fn remove_backup_data(&self, backup: Backup) -> bool {
-        let removed = match self.backup_settings() {
-            Ok(settings) => settings.repository.remove(location_of(&backup)).await,
-            Err(err) => Err(err.to_string()),
+        let removed = match (
+            self.backup_settings(),
+            self.store.location_shared(backup.id).await,
+        ) {
+            // Another live backup keeps its objects here (an imported record of it):
+            // they stay for it, and only this record goes.
+            (_, Ok(true)) => Ok(()),
+            (Ok(settings), Ok(false)) => settings.repository.remove(location_of(&backup)).await,
+            (Err(err), _) => Err(err.to_string()),
+            (_, Err(err)) => Err(err.to_string()),
         };
         let now = self.clock.now();
         let gone = removed.is_ok();

@@ -2,6 +2,7 @@
 //! volume made without a type takes its project's before the deployment's.
 
 use super::Service;
+use crate::domain::error::TypeError;
 use crate::domain::volume_type::{ProjectDefaultType, VolumeType};
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
@@ -17,7 +18,7 @@ impl Service {
     ) -> Result<ProjectDefaultType, DomainError> {
         self.policy
             .enforce(rules::DEFAULT_TYPE_SET, caller, &Target::project(project))?;
-        let not_a_type = |e| DomainError::DefaultTypeNotAType(Box::new(e));
+        let not_a_type = |e| DomainError::from(TypeError::DefaultNotAType(Box::new(e)));
         let found = self
             .resolve_volume_type(caller, name_or_id)
             .await
@@ -50,7 +51,7 @@ impl Service {
         self.store
             .project_default_type(project)
             .await?
-            .ok_or_else(|| DomainError::ProjectDefaultTypeNotFound(project.to_owned()))
+            .ok_or_else(|| TypeError::ProjectDefaultNotFound(project.to_owned()).into())
     }
 
     pub async fn list_project_default_types(

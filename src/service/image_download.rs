@@ -18,7 +18,7 @@ use super::Service;
 use crate::backend::Backend;
 use crate::domain::encryption::LuksCipher;
 use crate::domain::ids::{VolumeId, VolumeTypeId};
-use crate::domain::message::{action, detail, Message};
+use crate::domain::message::{action, detail, Detail, Message};
 use crate::domain::volume::VolumeStatus;
 use crate::domain::{DomainError, Outcome};
 use crate::image::checked::{self, ImageFault};
@@ -180,13 +180,7 @@ impl Service {
             Err(fault) => fault,
         };
         tracing::warn!(volume_id = %id, image_id = %image.id, error = %fault, "creating a volume from an image failed");
-        let told = match fault {
-            ImageFault::Refused(Refusal::ConversionDisabled(_)) => {
-                detail::IMAGE_FORMAT_UNACCEPTABLE
-            }
-            _ => detail::UNKNOWN_ERROR,
-        };
-        let why = (action::COPY_IMAGE_TO_VOLUME, told);
+        let why = (action::COPY_IMAGE_TO_VOLUME, fault_detail(&fault));
         let message = Message::volume_error(id, project_id, request_id, why, now);
         if let Err(err) = self.store.fail_volume_creation(id, &message).await {
             tracing::error!(volume_id = %id, error = %err, "could not record the failed image copy");
@@ -512,6 +506,15 @@ async fn send_file(path: &Path, tx: &mpsc::Sender<Bytes>) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// What the project is told of an image that did not make it into a volume: Cinder's
+/// "image format unacceptable" for one the rules refuse to convert, else "unknown error".
+pub(super) fn fault_detail(fault: &ImageFault) -> Detail {
+    match fault {
+        ImageFault::Refused(Refusal::ConversionDisabled(_)) => detail::IMAGE_FORMAT_UNACCEPTABLE,
+        _ => detail::UNKNOWN_ERROR,
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Volume types and extra specs.
 
 use super::Service;
+use crate::domain::error::TypeError;
 use crate::domain::ids::VolumeTypeId;
 use crate::domain::refusal::{
     ExtraSpecsRefusal, SpecRemovalRefusal, TypeAccessRefusal, TypeDeleteRefusal,
@@ -18,11 +19,12 @@ fn type_not_found(id: impl std::fmt::Display) -> DomainError {
 }
 
 fn invalid_spec(spec: InvalidSpec) -> DomainError {
-    DomainError::InvalidExtraSpec {
+    TypeError::InvalidExtraSpec {
         key: spec.key,
         value: spec.value,
         expected: spec.expected,
     }
+    .into()
 }
 
 fn type_name_not_found(name: &str) -> DomainError {
@@ -178,7 +180,7 @@ impl Service {
         self.policy
             .enforce(rules::TYPE_CREATE, caller, &Target::caller(caller))?;
         check_cacheable(&ExtraSpecs::new(), &new.extra_specs)
-            .map_err(|_| DomainError::CacheableWithMultiattach)?;
+            .map_err(|_| TypeError::CacheableWithMultiattach)?;
         check_sharing_specs(&new.extra_specs).map_err(invalid_spec)?;
         let id = VolumeTypeId::generate();
         let record = NewVolumeType {
@@ -191,7 +193,7 @@ impl Service {
         };
         match self.store.create_volume_type(&record).await {
             Ok(()) => {}
-            Err(StoreError::Conflict(_)) => return Err(DomainError::TypeExists(new.name)),
+            Err(StoreError::Conflict(_)) => return Err(TypeError::Exists(new.name).into()),
             Err(other) => return Err(other.into()),
         }
         self.store
@@ -209,10 +211,10 @@ impl Service {
         self.policy
             .enforce(rules::TYPE_UPDATE, caller, &Target::caller(caller))?;
         if update.name.as_deref().is_some_and(|n| n.trim().is_empty()) {
-            return Err(DomainError::TypeNameEmpty);
+            return Err(TypeError::NameEmpty.into());
         }
         if update.name.is_none() && update.description.is_none() && update.is_public.is_none() {
-            return Err(DomainError::TypeUpdateEmpty);
+            return Err(TypeError::UpdateEmpty.into());
         }
         let uuid = VolumeTypeId::parse(id).ok_or_else(|| type_not_found(id))?;
         match self
@@ -223,7 +225,7 @@ impl Service {
             Ok(Outcome::Done(())) => {}
             Ok(_) => return Err(type_not_found(id)),
             Err(StoreError::Conflict(_)) => {
-                return Err(DomainError::TypeExists(update.name.unwrap_or_default()))
+                return Err(TypeError::Exists(update.name.unwrap_or_default()).into())
             }
             Err(other) => return Err(other.into()),
         }
@@ -247,7 +249,7 @@ impl Service {
             .await?
             .ok_or_else(|| type_not_found(id))?;
         if found.name == self.settings.default_volume_type {
-            return Err(DomainError::DefaultTypeUndeletable(found.id));
+            return Err(TypeError::DefaultUndeletable(found.id).into());
         }
         match self
             .store
@@ -255,9 +257,9 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(TypeDeleteRefusal::InUse) => Err(DomainError::TypeStillInUse),
+            Outcome::Refused(TypeDeleteRefusal::InUse) => Err(TypeError::StillInUse.into()),
             Outcome::Refused(TypeDeleteRefusal::ProjectDefault) => {
-                Err(DomainError::DefaultTypeUndeletable(found.id))
+                Err(TypeError::DefaultUndeletable(found.id).into())
             }
             Outcome::Gone => Err(type_not_found(id)),
         }
@@ -333,9 +335,9 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(specs),
-            Outcome::Refused(ExtraSpecsRefusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(ExtraSpecsRefusal::TypeInUse) => Err(TypeError::InUse.into()),
             Outcome::Refused(ExtraSpecsRefusal::CacheableWithMultiattach) => {
-                Err(DomainError::CacheableWithMultiattach)
+                Err(TypeError::CacheableWithMultiattach.into())
             }
             Outcome::Gone => Err(type_not_found(type_id)),
         }
@@ -356,7 +358,7 @@ impl Service {
             .await?
         {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(SpecRemovalRefusal::TypeInUse) => Err(DomainError::TypeInUse),
+            Outcome::Refused(SpecRemovalRefusal::TypeInUse) => Err(TypeError::InUse.into()),
             Outcome::Refused(SpecRemovalRefusal::NoSuchKey) => Err(spec_not_found(type_id, key)),
             Outcome::Gone => Err(type_not_found(type_id)),
         }
@@ -372,7 +374,7 @@ impl Service {
             .enforce(rules::TYPE_ACCESS_LIST, caller, &Target::caller(caller))?;
         let found = self.get_type_for_specs(caller, type_id).await?;
         if found.is_public {
-            return Err(DomainError::TypeAccessOfPublicType { listing: true });
+            return Err(TypeError::AccessOfPublicType { listing: true }.into());
         }
         Ok(found)
     }
@@ -393,7 +395,7 @@ impl Service {
         self.policy.enforce(rule, caller, &Target::caller(caller))?;
         let found = self.get_type_for_specs(caller, type_id).await?;
         if found.is_public {
-            return Err(DomainError::TypeAccessOfPublicType { listing: false });
+            return Err(TypeError::AccessOfPublicType { listing: false }.into());
         }
         let now = self.clock.now();
         let outcome = if grant {
@@ -406,14 +408,16 @@ impl Service {
         let (volume_type, project) = (found.id, project.to_owned());
         match outcome {
             Outcome::Done(()) => Ok(()),
-            Outcome::Refused(TypeAccessRefusal::Exists) => Err(DomainError::TypeAccessExists {
+            Outcome::Refused(TypeAccessRefusal::Exists) => Err(TypeError::AccessExists {
                 volume_type,
                 project,
-            }),
-            Outcome::Refused(TypeAccessRefusal::Missing) => Err(DomainError::TypeAccessNotFound {
+            }
+            .into()),
+            Outcome::Refused(TypeAccessRefusal::Missing) => Err(TypeError::AccessNotFound {
                 volume_type,
                 project,
-            }),
+            }
+            .into()),
             Outcome::Gone => Err(type_not_found(type_id)),
         }
     }

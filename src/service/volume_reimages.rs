@@ -7,11 +7,10 @@
 use super::Service;
 use crate::domain::error::ReimageError;
 use crate::domain::ids::VolumeId;
-use crate::domain::message::{action, detail, Message};
+use crate::domain::message::{action, Message};
 use crate::domain::volume::VolumeStatus;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::image::checked::ImageFault;
-use crate::image::inspect::Refusal;
 use crate::image::ImageInfo;
 use crate::policy::{rules, Target};
 use crate::store::ReimageRefusal;
@@ -103,13 +102,10 @@ impl Service {
             Err(fault) => fault,
         };
         tracing::warn!(volume_id = %id, image_id = %image.id, error = %fault, "re-imaging the volume failed");
-        let told = match fault {
-            ImageFault::Refused(Refusal::ConversionDisabled(_)) => {
-                detail::IMAGE_FORMAT_UNACCEPTABLE
-            }
-            _ => detail::UNKNOWN_ERROR,
-        };
-        let why = (action::REIMAGE_VOLUME, told);
+        let why = (
+            action::REIMAGE_VOLUME,
+            super::image_download::fault_detail(&fault),
+        );
         let message = Message::volume_error(id, project, request_id, why, now);
         if let Err(err) = self.store.fail_reimage(id, &message).await {
             tracing::error!(volume_id = %id, error = %err, "could not record the failed re-image");

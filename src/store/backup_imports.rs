@@ -9,7 +9,7 @@ use super::db::error::StoreError;
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
-use crate::domain::backup::Backup;
+use crate::domain::backup::{Backup, BackupStatus};
 use crate::domain::ids::BackupId;
 use crate::domain::quota::{self, OverQuota, QuotaOwner};
 use crate::domain::Outcome;
@@ -27,8 +27,6 @@ pub struct ImportedBackup {
 pub enum ImportRefusal {
     /// A live backup has the id.
     Exists,
-    /// A live backup's objects are where the record says its are.
-    LocationInUse,
     /// The parent named is no live backup of the project.
     NoSuchParent,
     OverQuota(OverQuota),
@@ -43,6 +41,10 @@ pub trait BackupImportStore: Send + Sync {
         imported: &ImportedBackup,
         owner: &QuotaOwner,
     ) -> Result<Outcome<(), ImportRefusal>, StoreError>;
+    /// Whether another live backup, not being deleted itself, keeps its objects where
+    /// backup `id` keeps its (an imported record may name a live backup's objects, as
+    /// Cinder lets it): a delete of `id` then leaves the objects to it.
+    async fn location_shared(&self, id: BackupId) -> Result<bool, StoreError>;
 }
 
 /// A deleted backup's row with an import's columns, bound as `INSERT`'s (`bind_row`); an
@@ -54,9 +56,13 @@ const REVIVE: &str = "update backups set volume_id = $2, snapshot_id = $3, user_
      num_dependent_backups = 0, data_timestamp = $17, created_at = $18, updated_at = $18, \
      encryption_key_id = $19, deleted = false, deleted_at = null, fail_reason = null where id = $1";
 
-/// A live backup whose objects are at the location (container and name prefix).
-const AT_LOCATION: &str = "select id from backups where deleted = false and container = $1 \
-     and coalesce(service_metadata, 'backup-' || cast(id as text)) = $2";
+/// Another live backup, not being deleted, whose objects are where backup $1's are
+/// (container and name prefix).
+const SHARING: &str = "select o.id from backups b join backups o \
+       on o.container = b.container and o.id <> b.id and o.deleted = false and o.status <> $2 \
+      and coalesce(o.service_metadata, 'backup-' || cast(o.id as text)) \
+        = coalesce(b.service_metadata, 'backup-' || cast(b.id as text)) \
+     where b.id = $1 limit 1";
 
 /// The parent's project, if it is a live backup.
 const PARENT: &str = "select project_id from backups where id = $1 and deleted = false";
@@ -74,15 +80,6 @@ impl<D: Database> BackupImportStore for SqlStore<D> {
         let (limits, mut usage) = Self::locked_quota(&mut tx, owner).await?;
         if Self::backup_in(&mut tx, b.id, true).await?.is_some() {
             return Ok(Outcome::Refused(ImportRefusal::Exists));
-        }
-        let prefix = b
-            .service_metadata
-            .clone()
-            .unwrap_or_else(|| format!("backup-{}", b.id));
-        let at = Sql::new(AT_LOCATION).bind(b.container.clone()).bind(prefix);
-        let taken: Option<(BackupId,)> = tx.fetch_optional(at).await?;
-        if taken.is_some() {
-            return Ok(Outcome::Refused(ImportRefusal::LocationInUse));
         }
         if let Some(parent) = b.parent_id {
             let found: Option<(String,)> = tx.fetch_optional(Sql::new(PARENT).bind(parent)).await?;
@@ -107,5 +104,12 @@ impl<D: Database> BackupImportStore for SqlStore<D> {
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn location_shared(&self, id: BackupId) -> Result<bool, StoreError> {
+        let sql = Sql::new(SHARING).bind(id).bind(BackupStatus::Deleting);
+        let other: Option<(BackupId,)> = self.db.fetch_optional(sql).await?;
+        Ok(other.is_some())
     }
 }

@@ -10,7 +10,10 @@ use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
-use crate::domain::compute_call::{ComputeCall, ComputeCallStatus, NewComputeCall, Settlement};
+use crate::domain::attach::LiveAttachment;
+use crate::domain::compute_call::{
+    ComputeCall, ComputeCallKind, ComputeCallStatus, NewComputeCall, Settlement,
+};
 use crate::domain::ids::VolumeId;
 use crate::domain::message::{Message, Resource};
 
@@ -81,6 +84,23 @@ impl FromRow for ComputeCall {
 }
 
 impl<D: Database> SqlStore<D> {
+    /// Records in `tx` the event `kind` of volume `id` owed to the servers of its `live`
+    /// attachments, when Nova is told at all (`tell_nova`: the volume's project).
+    pub(super) async fn owe_event(
+        tx: &mut D::Tx,
+        kind: ComputeCallKind,
+        id: VolumeId,
+        tell_nova: Option<&str>,
+        live: &[LiveAttachment],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        let servers = live.iter().filter_map(|a| a.instance_uuid.clone());
+        match tell_nova.and_then(|project| NewComputeCall::event(kind, id, project, servers, now)) {
+            Some(call) => Self::record_compute_call(tx, &call).await,
+            None => Ok(()),
+        }
+    }
+
     /// Records `call` in `tx`, due at once.
     pub(super) async fn record_compute_call(
         tx: &mut D::Tx,

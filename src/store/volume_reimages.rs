@@ -12,7 +12,7 @@ use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::side_tables::SideTable;
 use super::SqlStore;
-use crate::domain::compute_call::{ComputeCallKind, NewComputeCall};
+use crate::domain::compute_call::ComputeCallKind;
 use crate::domain::ids::VolumeId;
 use crate::domain::message::Message;
 use crate::domain::refusal::VolumeStatusRefusal;
@@ -148,13 +148,8 @@ impl<D: Database> VolumeReimageStore for SqlStore<D> {
             return Err(StoreError::Other(format!("{refusal:?}").into()));
         }
         if after == VolumeStatus::Reserved {
-            let servers = locked.live.iter().filter_map(|a| a.instance_uuid.clone());
             let kind = ComputeCallKind::VolumeReimaged;
-            if let Some(call) =
-                tell_nova.and_then(|project| NewComputeCall::event(kind, id, project, servers, now))
-            {
-                Self::record_compute_call(&mut tx, &call).await?;
-            }
+            Self::owe_event(&mut tx, kind, id, tell_nova, &locked.live, now).await?;
         }
         tx.commit().await?;
         Ok(Outcome::Done(()))

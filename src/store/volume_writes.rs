@@ -14,7 +14,7 @@ use super::side_tables::{KeyValue, SideTable};
 use super::SqlStore;
 use crate::domain::attach;
 use crate::domain::attachment::{AttachStatus, Detached};
-use crate::domain::compute_call::{ComputeCallKind, NewComputeCall};
+use crate::domain::compute_call::ComputeCallKind;
 use crate::domain::event::EventKind;
 use crate::domain::ids::{SnapshotId, VolumeId};
 use crate::domain::legacy_attach::{self, LegacyAction};
@@ -456,13 +456,8 @@ impl<D: Database> VolumeWriteStore for SqlStore<D> {
         tx.execute(sql).await?;
         self.record_events(&mut tx, &[EventKind::VolumeResizeEnd], id, None, now)
             .await?;
-        let servers = locked.live.iter().filter_map(|a| a.instance_uuid.clone());
         let kind = ComputeCallKind::VolumeExtended;
-        if let Some(call) =
-            tell_nova.and_then(|project| NewComputeCall::event(kind, id, project, servers, now))
-        {
-            Self::record_compute_call(&mut tx, &call).await?;
-        }
+        Self::owe_event(&mut tx, kind, id, tell_nova, &locked.live, now).await?;
         tx.commit().await?;
         Ok(Outcome::Done(()))
     }

@@ -126,14 +126,7 @@ async fn volume_of(bed: &Bed, image: &str) -> (String, String) {
 }
 
 async fn message_of(app: &TestApp, volume: &str) -> Value {
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    messages.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["resource_uuid"] == volume)
-        .cloned()
-        .unwrap_or_else(|| panic!("no message for {volume}: {}", messages.text))
+    app.message_about(volume).await
 }
 
 /// The image is refused: `error`, Cinder's message (`detail`), nothing left behind; the
@@ -365,29 +358,27 @@ async fn disabled_conversion_takes_only_raw_images(app: TestApp) {
     assert_eq!(status, "available");
     assert_holds_pattern(&bed.app, &volume);
     // An upload in another format fails too, leaving the volume as it was.
-    let upload = json!({"os-volume_upload_image": {
-        "image_name": "converted", "disk_format": "qcow2", "container_format": "bare"}});
-    let started = bed.app.volume_action(&volume, upload).await;
-    assert_eq!(started.status, 202, "{}", started.text);
-    let image = str_of(&started.json["os-volume_upload_image"], "image_id");
-    wait_status(&bed.app, &volume, "available").await;
-    assert_eq!(
-        bed.glance.record(&image),
-        None,
-        "the failed image is deleted"
-    );
-    let message = message_of(&bed.app, &volume).await;
+    let message = failed_qcow2_upload(&bed, &volume, "converted").await;
     assert_eq!(message["event_id"], "VOLUME_VOLUME_003_004");
     std::fs::remove_dir_all(&bed.conversion).unwrap();
     std::fs::remove_dir_all(&bed.host).unwrap();
 }
 
-async fn wait_status(app: &TestApp, volume: &str, wanted: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while app.volume_status(volume).await != wanted {
-        assert!(Instant::now() < deadline, "volume {volume} never {wanted}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+/// A qcow2 upload that fails: accepted, the volume back to `available`, the image
+/// deleted from Glance; the user message about it.
+async fn failed_qcow2_upload(bed: &Bed, volume: &str, name: &str) -> Value {
+    let upload = json!({"os-volume_upload_image": {
+        "image_name": name, "disk_format": "qcow2", "container_format": "bare"}});
+    let started = bed.app.volume_action(volume, upload).await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let image = str_of(&started.json["os-volume_upload_image"], "image_id");
+    bed.app.wait_for_status(volume, "available").await;
+    assert_eq!(
+        bed.glance.record(&image),
+        None,
+        "the failed image is deleted"
+    );
+    message_of(&bed.app, volume).await
 }
 
 async fn reserved_image_properties_stay_the_services(app: TestApp) {
@@ -440,7 +431,7 @@ async fn reserved_image_properties_stay_the_services(app: TestApp) {
     let started = bed.app.volume_action(&volume, upload).await;
     assert_eq!(started.status, 202, "{}", started.text);
     let image = str_of(&started.json["os-volume_upload_image"], "image_id");
-    wait_status(&bed.app, &volume, "available").await;
+    bed.app.wait_for_status(&volume, "available").await;
     let record = bed.glance.record(&image).expect("the image");
     assert_eq!(record["status"], "active", "{record}");
     assert_eq!(record["hw_disk_bus"], "scsi");
@@ -471,18 +462,7 @@ async fn a_volume_holding_an_unsafe_image_is_not_converted_on_upload(app: TestAp
         .open(bed.app.volume_file(&volume))
         .unwrap();
     std::os::unix::fs::FileExt::write_all_at(&file, &header, 0).unwrap();
-    let upload = json!({"os-volume_upload_image": {
-        "image_name": "leak", "disk_format": "qcow2", "container_format": "bare"}});
-    let started = bed.app.volume_action(&volume, upload).await;
-    assert_eq!(started.status, 202, "{}", started.text);
-    let image = str_of(&started.json["os-volume_upload_image"], "image_id");
-    wait_status(&bed.app, &volume, "available").await;
-    assert_eq!(
-        bed.glance.record(&image),
-        None,
-        "the failed image is deleted"
-    );
-    let message = message_of(&bed.app, &volume).await;
+    let message = failed_qcow2_upload(&bed, &volume, "leak").await;
     assert_eq!(
         message["user_message"],
         "copy volume to image: Failed to upload volume to image at backend."

@@ -115,14 +115,7 @@ async fn an_attached_extend_owes_nova_an_event_until_given_up(app: TestApp) {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert_eq!(calls_of(&app, &volume).await[0][2], "failed");
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    let message = messages.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["resource_uuid"] == volume.as_str())
-        .cloned()
-        .unwrap_or_else(|| panic!("no message: {}", messages.text));
+    let message = app.message_about(&volume).await;
     assert_eq!(message["event_id"], "VOLUME_VOLUME_007_009");
     assert_eq!(
         message["user_message"],

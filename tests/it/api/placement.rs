@@ -29,14 +29,7 @@ async fn host_of(app: &TestApp, id: &str) -> Value {
 }
 
 async fn error_message_for(app: &TestApp, id: &str) -> Value {
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    messages.json["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .find(|m| m["resource_uuid"] == json!(id))
-        .cloned()
-        .unwrap_or(Value::Null)
+    app.find_message(id).await.unwrap_or(Value::Null)
 }
 
 async fn extra_specs_choose_the_backend(app: TestApp) {

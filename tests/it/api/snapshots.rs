@@ -433,14 +433,7 @@ async fn backend_failures_leave_error_and_a_message(app: TestApp) {
     assert_eq!(failed.status, 202, "{}", failed.text);
     assert_eq!(failed.json["snapshot"]["status"], "error");
     let id = str_of(&failed.json["snapshot"], "id");
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    let message = messages.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["resource_uuid"] == id.as_str())
-        .expect("a message about the snapshot")
-        .clone();
+    let message = app.message_about(&id).await;
     assert_eq!(message["event_id"], "VOLUME_VOLUME_SNAPSHOT_009_013");
     assert_eq!(
         message["user_message"],

@@ -62,13 +62,24 @@ async fn body_must_name_one_known_action(app: TestApp) {
     app.volume_action(&id, json!({"os-set_bootable": {"bootable": true}, "x": 1}))
         .await
         .assert_fault(400, "badRequest", "Malformed request body");
+    app.volume_action(
+        &id,
+        json!({"os-update_volume_admin_metadata": {"metadata": {}}}),
+    )
+    .await
+    .assert_fault(501, "notImplemented", "os-update_volume_admin_metadata");
+    // Built now: Cinder's own refusal.
     app.volume_action(&id, json!({"os-migrate_volume": {}}))
         .await
-        .assert_fault(501, "notImplemented", "os-migrate_volume");
+        .assert_fault(
+            400,
+            "badRequest",
+            "One of host or cluster must be provided.",
+        );
     // ...but a volume that does not exist is 404 first.
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
-        json!({"os-migrate_volume": {}}),
+        json!({"os-update_volume_admin_metadata": {"metadata": {}}}),
     )
     .await
     .assert_fault(404, "itemNotFound", "could not be found");

@@ -154,14 +154,7 @@ async fn refusals_and_failures_keep_the_volume_sound(app: TestApp) {
     let started = reimage(&app, &volume, json!({"image_id": corrupt}), "3.68").await;
     assert_eq!(started.status, 202, "{}", started.text);
     assert_eq!(settled(&app, &volume).await, "error");
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    let message = messages.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["resource_uuid"] == volume.as_str())
-        .cloned()
-        .unwrap_or_else(|| panic!("no message: {}", messages.text));
+    let message = app.message_about(&volume).await;
     assert_eq!(message["event_id"], "VOLUME_VOLUME_016_001");
     assert_eq!(
         message["user_message"],

@@ -125,14 +125,7 @@ async fn no_backend_for_multiattach_leaves_an_error_volume(app: TestApp) {
     assert_eq!(response.json["volume"]["status"], "error");
     let shown = app.show_volume(&id, "3.71").await;
     assert_eq!(shown.json["volume"]["os-vol-host-attr:host"], Value::Null);
-    let messages = app.get("/v3/p1/messages").version("3.3").send().await;
-    let message = messages.json["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["resource_uuid"] == json!(id))
-        .cloned()
-        .expect("a user message for the volume");
+    let message = app.message_about(&id).await;
     assert_eq!(message["event_id"], "VOLUME_VOLUME_001_003");
     assert_eq!(
         message["user_message"],

@@ -50,16 +50,6 @@ async fn stuck_volume(app: &TestApp) -> String {
     id
 }
 
-async fn eventually_status(app: &TestApp, volume: &str, wanted: &str) {
-    for _ in 0..100 {
-        if app.volume_status(volume).await == wanted {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("volume {volume} never became {wanted}");
-}
-
 async fn live_services_are_cleaned_down_ones_are_unavailable(app: TestApp) {
     let backend = app.backends().iter().next().unwrap().host.clone();
     let node = backend.split('@').next().unwrap().to_owned();
@@ -106,7 +96,7 @@ async fn live_services_are_cleaned_down_ones_are_unavailable(app: TestApp) {
     );
     // The stuck create ends in error, as a restart ends it; work a request may still be
     // doing (changed just now) is left alone.
-    eventually_status(&app, &stuck, "error").await;
+    app.wait_for_status(&stuck, "error").await;
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     assert_eq!(app.volume_status(&fresh).await, "creating");
 }
@@ -120,7 +110,7 @@ async fn one_resource_is_found_where_it_is(app: TestApp) {
         hosts(&answer.json["cleaning"]),
         [format!("cinder-volume {backend}")]
     );
-    eventually_status(&app, &stuck, "error").await;
+    app.wait_for_status(&stuck, "error").await;
 
     // An available volume, or no volume at all, is nothing to clean up.
     let idle = str_of(&app.create_volume(json!({"size": 1})).await, "id");

@@ -53,6 +53,24 @@ impl TestApp {
             .await
     }
 
+    /// The newest user message of `p1` about `resource`, if any.
+    pub async fn find_message(&self, resource: &str) -> Option<Value> {
+        let messages = self.get("/v3/p1/messages").version("3.3").send().await;
+        messages.json["messages"]
+            .as_array()
+            .unwrap_or_else(|| panic!("messages: {}", messages.text))
+            .iter()
+            .find(|m| m["resource_uuid"] == resource)
+            .cloned()
+    }
+
+    /// The newest user message of `p1` about `resource`; there must be one.
+    pub async fn message_about(&self, resource: &str) -> Value {
+        self.find_message(resource)
+            .await
+            .unwrap_or_else(|| panic!("no user message about {resource}"))
+    }
+
     /// Creates a volume as admin of `p1` at 3.71; returns the volume view.
     pub async fn create_volume(&self, fields: Value) -> Value {
         let response = self.post_volume(fields, "3.71").await;
@@ -254,6 +272,18 @@ impl TestApp {
         let response = self.show_volume(volume_id, "3.71").await;
         assert_eq!(response.status, 200, "{}", response.text);
         str_of(&response.json["volume"], "status")
+    }
+
+    /// Waits (a minute at most) until the volume's status is `wanted`.
+    pub async fn wait_for_status(&self, volume_id: &str, wanted: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.volume_status(volume_id).await != wanted {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "volume {volume_id} never {wanted}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
     }
 
     /// Asserts the stored volume status can stand with its stored live attachments.
