@@ -4,6 +4,7 @@
 #[macro_use]
 mod support;
 mod api;
+mod backend_moves;
 mod backup_crash;
 mod binary;
 mod check;
