@@ -112,6 +112,8 @@ osapi_compute_workers = 1
 metadata_workers = 1
 # Tempest waits for volumes and servers; a second try of a boot goes nowhere else here.
 scheduler_max_attempts = 1
+# One compute host: a resize (tempest's volume-backed resize tests) stays on it.
+allow_resize_to_same_host = True
 [api]
 auth_strategy = keystone
 [wsgi]
@@ -403,11 +405,14 @@ def _start(work, env, keystone_url, admin_password, database_url, glance_url, re
         if time.time() > deadline:
             raise RuntimeError("the fake hypervisor never showed up")
         time.sleep(1)
-    flavor = api("POST", f"{nova_url}/flavors", token, {"flavor": {
-        "name": f"tiny-{suffix}", "ram": 64, "vcpus": 1, "disk": 1, "id": None}})["flavor"]["id"]
+    flavor, flavor_alt = (api("POST", f"{nova_url}/flavors", token, {"flavor": {
+        "name": f"{name}-{suffix}", "ram": ram, "vcpus": 1, "disk": 1, "id": None}})["flavor"]["id"]
+        for name, ram in (("tiny", 64), ("small", 128)))
     env.update({
         "NOVA_URL": nova_url,
         "NOVA_FLAVOR": flavor,
+        # A second flavor to resize to (the one compute host takes resizes to itself).
+        "NOVA_FLAVOR_ALT": flavor_alt,
         "NOVA_REGION": region,
         "NOVA_SERVICE_USER": names["nova_user"],
         "NOVA_SERVICE_PASSWORD": PASSWORD,
