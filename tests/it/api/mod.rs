@@ -44,7 +44,7 @@ mod versions;
 mod volume_actions;
 mod volume_manage;
 mod volume_metadata;
-mod volume_migrations;
+pub(crate) mod volume_migrations;
 mod volume_races;
 mod volume_reimages;
 mod volume_reverts;

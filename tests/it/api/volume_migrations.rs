@@ -60,7 +60,12 @@ async fn migrate(app: &TestApp, volume: &str, fields: Value) -> TestResponse {
 
 /// Waits for the move to end; the volume's detail.
 async fn moved(app: &TestApp, volume: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
+    moved_within(app, volume, Duration::from_secs(60)).await
+}
+
+/// Waits up to `limit` for the move to end; the volume's detail.
+pub(crate) async fn moved_within(app: &TestApp, volume: &str, limit: Duration) -> Value {
+    let deadline = Instant::now() + limit;
     loop {
         let shown = admin(app, Method::GET, &format!("/v3/p1/volumes/{volume}"), None).await;
         let detail = shown.json["volume"].clone();
