@@ -264,6 +264,13 @@ impl From<DomainError> for ApiError {
                  could not be found with filter: attachment_id = {id}."
             )),
             E::MismatchedAttachment => invalid_input("Mismatched volume and attachment"),
+            E::NovaUsesAttachment(server) => ApiError::Conflict(format!(
+                "Detach volume from instance {server} using the Compute API"
+            )),
+            E::NovaUnreachable(server) => ApiError::ServiceUnavailable(format!(
+                "The compute service could not say whether instance {server} still uses the \
+                 attachment; it is kept. Try again later."
+            )),
             E::NotAttached => invalid_volume(
                 "Unable to detach volume. Volume status must be 'in-use' and attach_status must \
                  be 'attached' to detach.",

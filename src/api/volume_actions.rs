@@ -21,9 +21,6 @@ use crate::domain::legacy_attach::LegacyAction;
 use crate::domain::volume::{MigrationStatus, StatusReset, VolumeStatus};
 use crate::service::legacy_attachments::{AttachVolume, DetachTarget};
 
-/// Actions Cinder has that this service does not build yet.
-const NOT_BUILT: &[&str] = &["os-update_volume_admin_metadata"];
-
 fn action_schema(name: &str, inner: Value) -> Value {
     json!({
         "type": "object",
@@ -444,13 +441,8 @@ pub async fn action(
         moved if super::volume_moves::ACTIONS.contains(&moved) => {
             super::volume_moves::action(service, &ctx, volume_id(&path)?, moved, &body).await
         }
-        other => match NOT_BUILT.iter().find(|known| **known == other) {
-            // A volume that does not exist is 404 first, as in Cinder.
-            Some(known) => {
-                service.get_volume_brief(caller, volume_id(&path)?).await?;
-                Err(Endpoint::Unimplemented(known).not_implemented())
-            }
-            None => Err(ApiError::no_such_action(other)),
-        },
+        // Cinder 29 has no `os-update_volume_admin_metadata` action either: it is one of
+        // these, whether or not the volume exists.
+        other => Err(ApiError::no_such_action(other)),
     }
 }

@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::keystone_tls::{connector, KeystoneConnector, KeystoneTls};
 use super::token_cache::TokenCache;
 use super::trusted_headers::with_admin_flag;
-use super::{header_list, AuthError, PasswordLogin, SignedIn};
+use super::{AuthError, PasswordLogin, SignedIn};
 use crate::domain::RequestContext;
 use crate::policy::PolicyEngine;
 
@@ -262,16 +262,24 @@ impl KeystoneAuth {
         AuthError::Invalid(message.to_owned())
     }
 
+    /// The caller of `X-Auth-Token`, with the roles of a valid `X-Service-Token` as its
+    /// service roles (keystonemiddleware's `X-Service-Roles`; a client's own header of
+    /// that name is never believed). An invalid service token is refused as an invalid
+    /// user token is.
     pub async fn authenticate(&self, headers: &HeaderMap) -> Result<RequestContext, AuthError> {
-        let token = headers
-            .get("x-auth-token")
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or(AuthError::MissingCredentials)?;
+        let token = header_token(headers, "x-auth-token").ok_or(AuthError::MissingCredentials)?;
+        let mut context = self.context_of_token(token).await?;
+        context.service_roles = match header_token(headers, "x-service-token") {
+            Some(service) => self.context_of_token(service).await?.roles,
+            None => Vec::new(),
+        };
+        Ok(context)
+    }
+
+    /// Who `token` names: from the caches, else asked of Keystone (and remembered).
+    async fn context_of_token(&self, token: &str) -> Result<RequestContext, AuthError> {
         let now = Utc::now();
-        if let Some(mut context) = self.valid.get(token, now) {
-            context.service_roles = header_list(headers, "x-service-roles");
+        if let Some(context) = self.valid.get(token, now) {
             return Ok(context);
         }
         if let Some(message) = self.invalid.get(token, now) {
@@ -300,11 +308,17 @@ impl KeystoneAuth {
             .context_of(&body)
             .map_err(|message| self.refuse(token, message))?;
         self.remember(token, &context, expires);
-        Ok(RequestContext {
-            service_roles: header_list(headers, "x-service-roles"),
-            ..context
-        })
+        Ok(context)
     }
+}
+
+/// A token header's value, trimmed; `None` when absent or empty.
+fn header_token<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
 }
 
 impl KeystoneAuth {

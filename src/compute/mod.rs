@@ -15,6 +15,7 @@ use tokio::sync::Mutex;
 
 use crate::auth::catalog::CatalogEntry;
 use crate::auth::keystone::KeystoneAuth;
+use crate::domain::detach_guard::NovaUse;
 use crate::upstream::{Answer, Upstream};
 
 /// Where Nova is and who calls it.
@@ -136,7 +137,7 @@ impl Nova {
         method: Method,
         path: &str,
         microversion: &str,
-        body: &Value,
+        body: Option<&Value>,
     ) -> Result<Answer, String> {
         let upstream = self.upstream().await?;
         let token = self
@@ -158,7 +159,7 @@ impl Nova {
             headers.push(("X-Service-Token", service_token.as_str()));
         }
         let response = upstream
-            .call_with_headers(method, path, &headers, Some(body))
+            .call_with_headers(method, path, &headers, body)
             .await?;
         upstream.read(response).await
     }
@@ -176,7 +177,7 @@ impl Nova {
                 Method::POST,
                 "/v2.1/os-server-external-events",
                 microversion(first.name),
-                &body,
+                Some(&body),
             )
             .await;
         judge(answer)
@@ -191,7 +192,28 @@ impl Nova {
             crate::upstream::path_segment(old)
         );
         let body = json!({"volumeAttachment": {"volumeId": new}});
-        judge(self.send(Method::PUT, &path, "2.1", &body).await)
+        judge(self.send(Method::PUT, &path, "2.1", Some(&body)).await)
+    }
+
+    /// `GET /servers/{server}/os-volume_attachments/{volume}` at 2.89 (whose answer names
+    /// the attachment): whether Nova has the volume attached to the server. `Err`: Nova
+    /// could not tell (unreachable, or an answer other than 200 or 404).
+    pub async fn server_volume(&self, server: &str, volume: &str) -> Result<NovaUse, String> {
+        let path = format!(
+            "/v2.1/servers/{}/os-volume_attachments/{}",
+            crate::upstream::path_segment(server),
+            crate::upstream::path_segment(volume)
+        );
+        let answer = self.send(Method::GET, &path, "2.89", None).await?;
+        match answer.status.as_u16() {
+            200 => {
+                let body: Value = serde_json::from_slice(&answer.body).unwrap_or(Value::Null);
+                let id = body["volumeAttachment"]["attachment_id"].as_str();
+                Ok(NovaUse::Attached(id.map(str::to_owned)))
+            }
+            404 => Ok(NovaUse::NotFound),
+            _ => Err(format!("{} {}", answer.status.as_u16(), answer.said())),
+        }
     }
 }
 

@@ -294,6 +294,13 @@ pub enum DomainError {
     /// `os-detach` naming an attachment of another volume.
     #[error("the attachment belongs to another volume")]
     MismatchedAttachment,
+    /// A user (no service token) ending an attachment server `.0` may still use: it
+    /// must be detached through Nova (`.0` empty when no single attachment is meant).
+    #[error("server {0:?} may still use the attachment")]
+    NovaUsesAttachment(String),
+    /// Nova could not say whether server `.0` still uses the attachment.
+    #[error("Nova could not be asked about server {0}")]
+    NovaUnreachable(String),
 
     // --- volumes
     #[error("invalid size {0:?}")]

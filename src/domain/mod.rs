@@ -8,6 +8,7 @@ pub mod cleanup;
 pub mod compute_call;
 pub mod consistency;
 pub mod context;
+pub mod detach_guard;
 pub mod encryption;
 pub mod error;
 pub mod event;

@@ -14,6 +14,7 @@ use crate::domain::attachment::{
     AttachmentSortKey, Connecting, Connector, Detached, DriverConnection, NewAttachment,
     NewConnection,
 };
+use crate::domain::detach_guard::Ending;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::refusal::AttachRefusal;
@@ -424,6 +425,8 @@ impl Service {
             caller,
             &Target::project(&record.project_id),
         )?;
+        self.guard_detach(caller, Ending::Named(Some(&record.attachment)), None)
+            .await?;
         let volume_id = record.attachment.volume_id;
         let host = record.volume_host.as_deref();
         // Decided in the database first, then applied to the backend, inside the

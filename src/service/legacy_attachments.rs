@@ -13,6 +13,7 @@ use super::attachments::{connector_error, export_in_turn, refused, withdraw_unus
 use super::volume_not_found;
 use super::Service;
 use crate::domain::attachment::{AttachMode, AttachStatus, AttachmentCall, Connector, Detached};
+use crate::domain::detach_guard::Ending;
 use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::legacy_connect::{self, LegacyStep, LegacyWhy};
 use crate::domain::refusal::LegacyConnectRefusal;
@@ -210,6 +211,8 @@ impl Service {
         let volume = self
             .volume_under_rule(caller, id, rules::LEGACY_TERMINATE)
             .await?;
+        self.guard_detach(caller, Ending::Unnamed, Some(volume.id))
+            .await?;
         self.end_host_connection(&volume, connector).await
     }
 
@@ -223,6 +226,7 @@ impl Service {
         let volume = self
             .volume_under_rule(caller, id, rules::LEGACY_DETACH)
             .await?;
+        self.guard_legacy_detach(caller, &volume, target).await?;
         self.detach_legacy(&volume, target).await
     }
 
@@ -238,6 +242,10 @@ impl Service {
         let volume = self
             .volume_under_rule(caller, id, rules::FORCE_DETACH)
             .await?;
+        // Cinder ends the connector's connection, then detaches: each step guarded.
+        self.guard_detach(caller, Ending::Unnamed, Some(volume.id))
+            .await?;
+        self.guard_legacy_detach(caller, &volume, target).await?;
         // An attachment that is not there is refused before anything is ended (Cinder's
         // manager would end the connector's connection, then find nothing to detach).
         if let DetachTarget::Id(attachment) = target {
@@ -250,6 +258,27 @@ impl Service {
             self.end_host_connection(&volume, Some(connector)).await?;
         }
         self.detach_legacy(&volume, target).await
+    }
+
+    /// `guard_detach` for `os-detach`'s target.
+    async fn guard_legacy_detach(
+        &self,
+        caller: &RequestContext,
+        volume: &Volume,
+        target: DetachTarget,
+    ) -> Result<(), DomainError> {
+        match target {
+            DetachTarget::Only => {
+                self.guard_detach(caller, Ending::Unnamed, Some(volume.id))
+                    .await
+            }
+            DetachTarget::Id(id) => {
+                let found = self.store.get_attachment(id).await?;
+                let named = found.as_ref().map(|r| &r.attachment);
+                self.guard_detach(caller, Ending::Named(named), Some(volume.id))
+                    .await
+            }
+        }
     }
 
     /// Records the end of a host's connection, then withdraws the backend's export for

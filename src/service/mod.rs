@@ -10,6 +10,7 @@ mod backup_work;
 pub mod backups;
 mod compute_relay;
 mod default_types;
+mod detach_guard;
 pub mod encryption;
 pub mod events;
 pub mod exports;

@@ -568,7 +568,53 @@ async fn console_signs_in_with_keystone(app: TestApp) {
         .assert_fault(401, "unauthorized", "uses Keystone");
 }
 
+/// Service roles come from a valid `X-Service-Token` only (keystonemiddleware's
+/// `X-Service-Roles`): a client's own `X-Service-Roles` header is not believed, and an
+/// invalid service token is refused as an invalid user token is.
+async fn service_roles_come_from_a_validated_service_token(_app: TestApp) {
+    let Some(world) = world().await else { return };
+    let keystone = world.keystone(60, None, None);
+    let member = world.token_of("member").await;
+    let service = token(
+        &world.url,
+        &world.service_user,
+        &world.password,
+        &world.service_project,
+    )
+    .await;
+    let headers = |pairs: &[(&'static str, &str)]| {
+        let mut map = axum::http::HeaderMap::new();
+        map.insert("x-auth-token", member.parse().unwrap());
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    };
+    let spoofed = keystone
+        .authenticate(&headers(&[("x-service-roles", "service")]))
+        .await
+        .unwrap();
+    assert!(spoofed.service_roles.is_empty(), "{spoofed:?}");
+    let served = keystone
+        .authenticate(&headers(&[("x-service-token", &service)]))
+        .await
+        .unwrap();
+    assert!(
+        served.service_roles.iter().any(|r| r == "service"),
+        "{served:?}"
+    );
+    assert!(
+        served.roles.iter().all(|r| r != "service"),
+        "the member's own roles stay"
+    );
+    let bad = keystone
+        .authenticate(&headers(&[("x-service-token", "not-a-token")]))
+        .await;
+    assert!(bad.is_err(), "{bad:?}");
+}
+
 backend_tests!(
+    service_roles_come_from_a_validated_service_token,
     console_signs_in_with_keystone,
     keystones_certificate_is_checked,
     real_tokens,

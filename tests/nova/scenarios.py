@@ -7,7 +7,9 @@ cinder-attach (which it lets these scenarios stop and start):
   kept in the database, not in the process);
 - a rebuild of a volume-backed server (compute 2.93): Nova has the volume re-imaged
   (`os-reimage` with `reimage_reserved`) and waits for our `volume-reimaged` event; the
-  volume then holds the new image's bytes and its image metadata.
+  volume then holds the new image's bytes and its image metadata;
+- a user's delete of an attachment Nova uses refused (409, Cinder's guard for bug
+  #2004555) by every call that ends one, while Nova's own detach goes through.
 
 Each scenario raises AssertionError with what it saw."""
 
@@ -188,10 +190,43 @@ def rebuild_reimages_the_root_volume(cloud, admin_token):
         cloud.token = member_token
 
 
+def a_users_detach_of_a_servers_volume_goes_through_nova(cloud):
+    """Cinder's guard (bug #2004555): a user ending an attachment Nova uses is sent to Nova
+    (409), whichever call ends it and whatever X-Service-Roles the user sends; Nova's own
+    detach, with its service token, goes through."""
+    volume_id = new_volume(cloud, name="guarded")
+    server_id = active_server(cloud, "guarded", imageRef=cloud.image)
+    cloud.nova("POST", f"servers/{server_id}/os-volume_attachments",
+               {"volumeAttachment": {"volumeId": volume_id}}, version="2.79")
+    wait_for("volume in-use", lambda: volume_status(cloud, volume_id) == "in-use")
+    attachment = cloud.cinder("GET", f"volumes/{volume_id}")["volume"]["attachments"][0]["attachment_id"]
+    message = f"Detach volume from instance {server_id} using the Compute API"
+    connector = {"host": "guarded-host", "initiator": "iqn.1993-08.org.debian:01:guarded"}
+    refused = [
+        ("DELETE", f"attachments/{attachment}", None, {}),
+        ("DELETE", f"attachments/{attachment}", None, {"X-Service-Roles": "service"}),
+        ("POST", f"volumes/{volume_id}/action", {"os-detach": {"attachment_id": attachment}}, {}),
+        ("POST", f"volumes/{volume_id}/action", {"os-terminate_connection": {"connector": connector}}, {}),
+    ]
+    for method, path, body, extra in refused:
+        answer = cloud.call(method, f"{cloud.cinder_url}/v3/{cloud.project_id}/{path}", body,
+                            {"OpenStack-API-Version": "volume 3.44", **extra}, ok=(409,))
+        assert answer["conflictingRequest"]["message"] == message, (path, answer)
+    volume = cloud.cinder("GET", f"volumes/{volume_id}")["volume"]
+    assert volume["status"] == "in-use" and len(volume["attachments"]) == 1, volume
+
+    cloud.nova("DELETE", f"servers/{server_id}/os-volume_attachments/{volume_id}", version="2.79")
+    wait_for("volume available after Nova's detach", lambda: volume_status(cloud, volume_id) == "available")
+    delete_server(cloud, server_id)
+    cloud.cinder("DELETE", f"volumes/{volume_id}")
+
+
 def run_all(cloud, admin_token):
     """Runs each scenario; returns the names of those that failed."""
     failed = []
     for name, scenario in (("extend_event_survives_a_restart", lambda: extend_event_survives_a_restart(cloud)),
+                           ("a_users_detach_of_a_servers_volume_goes_through_nova",
+                            lambda: a_users_detach_of_a_servers_volume_goes_through_nova(cloud)),
                            ("rebuild_reimages_the_root_volume",
                             lambda: rebuild_reimages_the_root_volume(cloud, admin_token))):
         started = time.time()

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::Method;
 use cinder_attach::auth::catalog::CatalogEntry;
 use cinder_attach::auth::keystone::{KeystoneAuth, KeystoneConfig};
 use cinder_attach::auth::keystone_tls::KeystoneTls;
@@ -14,7 +15,7 @@ use cinder_attach::policy::{Policy, PolicyEngine};
 use cinder_attach::service::Settings;
 use serde_json::json;
 
-use crate::support::helpers::str_of;
+use crate::support::helpers::{conn, str_of, I1, I2};
 use crate::support::TestApp;
 
 /// A port nothing listens on.
@@ -139,7 +140,71 @@ async fn without_nova_nothing_is_owed(app: TestApp) {
     assert!(calls_of(&app, &volume).await.is_empty());
 }
 
+/// Cinder's guard (bug #2004555), with a Nova that does not answer: a user's delete of
+/// an attachment connected to a server waits for Nova's word, so it is refused (503) and
+/// nothing changes; a request with a service token's service role, and an attachment no
+/// server was connected through, go ahead without asking.
+async fn a_users_detach_of_a_servers_attachment_waits_for_novas_word(app: TestApp) {
+    let app = app.with_settings(Settings {
+        nova: Some(silent_nova()),
+        ..Settings::default()
+    });
+    let multiattach = app.create_multiattach_type("shared").await;
+    let volume = str_of(
+        &app.create_volume(json!({"size": 1, "volume_type": multiattach}))
+            .await,
+        "id",
+    );
+    let used = app.attach_fully(&volume, I1, conn()).await;
+    let user_delete = |id: String| {
+        app.request(Method::DELETE, &format!("/v3/p1/attachments/{id}"))
+            .version("3.44")
+    };
+    let refused = user_delete(used.clone()).send().await;
+    assert_eq!(refused.status, 503, "{}", refused.text);
+    assert!(
+        refused.text.contains(&format!("instance {I1} still uses")),
+        "{}",
+        refused.text
+    );
+    assert_eq!(app.live_attachments(&volume).await, 1);
+    assert_eq!(app.volume_status(&volume).await, "in-use");
+    // A reservation was never connected: nothing to ask Nova.
+    let reserved = app.attach(&volume, Some(I2), None).await;
+    let unconnected = user_delete(reserved).send().await;
+    assert_eq!(unconnected.status, 200, "{}", unconnected.text);
+    // Without an attachment named, a volume with two is refused outright (409).
+    let second = app.attach_fully(&volume, I2, conn()).await;
+    let terminate = app
+        .volume_action(
+            &volume,
+            json!({"os-terminate_connection": {"connector": conn()}}),
+        )
+        .await;
+    assert_eq!(terminate.status, 409, "{}", terminate.text);
+    assert_eq!(
+        terminate.json["conflictingRequest"]["message"],
+        "Detach volume from instance  using the Compute API"
+    );
+    let detach = app
+        .volume_action(&volume, json!({"os-detach": {"attachment_id": second}}))
+        .await;
+    assert_eq!(detach.status, 503, "{}", detach.text);
+    assert_eq!(app.live_attachments(&volume).await, 2);
+    // With a service token's service role (noauth takes X-Service-Roles as a trusted
+    // front would set it), the deletes go ahead.
+    for id in [used, second] {
+        let by_nova = user_delete(id)
+            .header("x-service-roles", "service")
+            .send()
+            .await;
+        assert_eq!(by_nova.status, 200, "{}", by_nova.text);
+    }
+    assert_eq!(app.volume_status(&volume).await, "available");
+}
+
 backend_tests!(
     an_attached_extend_owes_nova_an_event_until_given_up,
     without_nova_nothing_is_owed,
+    a_users_detach_of_a_servers_attachment_waits_for_novas_word,
 );

@@ -62,12 +62,17 @@ async fn body_must_name_one_known_action(app: TestApp) {
     app.volume_action(&id, json!({"os-set_bootable": {"bootable": true}, "x": 1}))
         .await
         .assert_fault(400, "badRequest", "Malformed request body");
+    // Not an action of Cinder's API (an internal call of its volume manager).
     app.volume_action(
         &id,
         json!({"os-update_volume_admin_metadata": {"metadata": {}}}),
     )
     .await
-    .assert_fault(501, "notImplemented", "os-update_volume_admin_metadata");
+    .assert_fault(
+        400,
+        "badRequest",
+        "There is no such action: os-update_volume_admin_metadata.",
+    );
     // Built now: Cinder's own refusal.
     app.volume_action(&id, json!({"os-migrate_volume": {}}))
         .await
@@ -76,13 +81,14 @@ async fn body_must_name_one_known_action(app: TestApp) {
             "badRequest",
             "One of host or cluster must be provided.",
         );
-    // ...but a volume that does not exist is 404 first.
+    // An unknown action is 400 even for a volume that does not exist (Cinder picks the
+    // action before it reads the volume); a known one is 404 there.
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
         json!({"os-update_volume_admin_metadata": {"metadata": {}}}),
     )
     .await
-    .assert_fault(404, "itemNotFound", "could not be found");
+    .assert_fault(400, "badRequest", "There is no such action");
     app.volume_action(
         "8c4a7f38-0000-4000-8000-000000000000",
         json!({"os-set_bootable": {"bootable": true}}),
