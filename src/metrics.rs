@@ -63,6 +63,7 @@ pub struct Metrics {
     database_up: Gauge,
     attachments: Family<StatusLabels, Gauge>,
     volumes: Family<StatusLabels, Gauge>,
+    compute_calls: Family<StatusLabels, Gauge>,
     pool: Family<PoolLabels, Gauge>,
     resident_memory: Gauge,
     /// Scrapes set the gauges, then encode: one at a time.
@@ -76,6 +77,7 @@ impl Default for Metrics {
         let database_up = Gauge::default();
         let attachments = Family::<StatusLabels, Gauge>::default();
         let volumes = Family::<StatusLabels, Gauge>::default();
+        let compute_calls = Family::<StatusLabels, Gauge>::default();
         let pool = Family::<PoolLabels, Gauge>::default();
         let resident_memory = Gauge::default();
         let mut registry = Registry::default();
@@ -105,6 +107,11 @@ impl Default for Metrics {
             volumes.clone(),
         );
         registry.register(
+            "cinder_attach_compute_calls",
+            "Calls owed to Nova by status (pending ones not sent yet; sent and failed ones until purged)",
+            compute_calls.clone(),
+        );
+        registry.register(
             "cinder_attach_db_pool_connections",
             "Database connections by pool and state",
             pool.clone(),
@@ -120,6 +127,7 @@ impl Default for Metrics {
             database_up,
             attachments,
             volumes,
+            compute_calls,
             pool,
             resident_memory,
             registry: Mutex::new(registry),
@@ -155,10 +163,12 @@ impl Metrics {
         self.database_up.set(i64::from(counts.is_ok()));
         self.attachments.clear();
         self.volumes.clear();
+        self.compute_calls.clear();
         if let Ok(counts) = &counts {
             for (family, rows) in [
                 (&self.attachments, &counts.attachments),
                 (&self.volumes, &counts.volumes),
+                (&self.compute_calls, &counts.compute_calls),
             ] {
                 for (status, count) in rows {
                     let labels = StatusLabels {

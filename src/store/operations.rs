@@ -40,6 +40,8 @@ pub trait Operations: Send + Sync {
 pub struct StatusCounts {
     pub attachments: Vec<(String, i64)>,
     pub volumes: Vec<(String, i64)>,
+    /// Calls owed to Nova, every row (settled ones stay until purged).
+    pub compute_calls: Vec<(String, i64)>,
 }
 
 /// A configured backend as the `services` table records it.
@@ -59,6 +61,9 @@ pub struct ServiceRegistration {
 
 const ATTACHMENT_COUNTS: &str = "select attach_status, count(*) from volume_attachment \
      where deleted = false group by attach_status order by attach_status";
+
+const COMPUTE_CALL_COUNTS: &str =
+    "select status, count(*) from compute_calls group by status order by status";
 
 const VOLUME_COUNTS: &str =
     "select status, count(*) from volumes where deleted = false group by status order by status";
@@ -113,9 +118,11 @@ impl<D: Database> Operations for SqlStore<D> {
         let mut reads = self.db.begin_read().await?;
         let attachments = reads.fetch_all(Sql::new(ATTACHMENT_COUNTS)).await?;
         let volumes = reads.fetch_all(Sql::new(VOLUME_COUNTS)).await?;
+        let compute_calls = reads.fetch_all(Sql::new(COMPUTE_CALL_COUNTS)).await?;
         Ok(StatusCounts {
             attachments,
             volumes,
+            compute_calls,
         })
     }
 

@@ -29,9 +29,9 @@ impl PurgeReport {
 
 #[async_trait]
 pub trait PurgeStore: Send + Sync {
-    /// Removes rows soft-deleted before `before`, and notification events recorded
+    /// Removes rows soft-deleted before `before`, notification events recorded
     /// before it that the broker confirmed (all of them, confirmed or not, with
-    /// `unsent_events`).
+    /// `unsent_events`), and calls to Nova settled before it (never a pending one).
     async fn purge_deleted(
         &self,
         before: DateTime<Utc>,
@@ -197,6 +197,12 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from group_snapshots s where s.group_type_id = group_types.id)",
     ),
     ("events", EVENTS_SENT),
+    // Calls to Nova settled (sent, or given up) before the cut-off; a pending one is
+    // still owed and stays.
+    (
+        "compute_calls",
+        "status <> 'pending' and coalesce(updated_at, created_at) < $1",
+    ),
     ("messages", OLD),
     ("services", OLD),
     ("quotas", OLD),

@@ -76,6 +76,8 @@ async fn metrics_count_requests_and_model_state(app: TestApp) {
         sample(&text, r#"cinder_attach_volumes{status="in-use"}"#),
         Some(1.0)
     );
+    // No call owed to Nova: no series.
+    assert!(!text.contains("cinder_attach_compute_calls{"), "{text}");
     let pool = match app.db.backend {
         Backend::Sqlite => "write",
         Backend::Postgres => "main",
@@ -113,7 +115,36 @@ async fn hostile_requests_add_no_series(app: TestApp) {
     assert!(added <= 20, "{added} lines added");
 }
 
+/// Calls owed to Nova, by status: what an operator alerts on when Nova stops taking
+/// them (pending ones pile up) or refuses them (failed ones grow).
+async fn compute_calls_are_counted_by_status(app: TestApp) {
+    let now = chrono::Utc::now().to_rfc3339();
+    for (n, status) in ["pending", "sent", "sent"].iter().enumerate() {
+        app.db
+            .execute(&format!(
+                "insert into compute_calls (id, kind, volume_id, project_id, servers, status, \
+                 attempts, next_attempt_at, created_at) values \
+                 ('d000000{n}-0000-4000-8000-000000000000', 'volume-reimaged', \
+                  'b0000000-0000-4000-8000-000000000000', 'p1', '[\"s\"]', '{status}', 0, \
+                  '{now}', '{now}')"
+            ))
+            .await
+            .unwrap();
+    }
+    let text = scrape(&app).await;
+    let count = |status: &str| {
+        sample(
+            &text,
+            &format!(r#"cinder_attach_compute_calls{{status="{status}"}}"#),
+        )
+    };
+    assert_eq!(count("pending"), Some(1.0), "{text}");
+    assert_eq!(count("sent"), Some(2.0), "{text}");
+    assert_eq!(count("failed"), None, "{text}");
+}
+
 backend_tests!(
+    compute_calls_are_counted_by_status,
     metrics_count_requests_and_model_state,
     hostile_requests_add_no_series
 );

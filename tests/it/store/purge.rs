@@ -510,7 +510,44 @@ async fn purge_removes_old_deleted_backups(app: TestApp) {
     assert_eq!(rows(&app, "backup_metadata").await, 2);
 }
 
+/// Calls to Nova go once settled (sent, or given up) before the cut-off; one still
+/// pending is owed and stays, however old.
+async fn purge_removes_old_settled_compute_calls(app: TestApp) {
+    let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
+    let now = Utc::now().to_rfc3339();
+    let calls = [
+        ("sent", &long_ago, "c0000001"),
+        ("failed", &long_ago, "c0000002"),
+        ("pending", &long_ago, "c0000003"),
+        ("sent", &now, "c0000004"),
+    ];
+    for (status, at, prefix) in calls {
+        app.db
+            .execute(&format!(
+                "insert into compute_calls (id, kind, volume_id, project_id, servers, status, \
+                 attempts, next_attempt_at, created_at, updated_at) values \
+                 ('{prefix}-0000-4000-8000-000000000000', 'volume-extended', \
+                  'b0000000-0000-4000-8000-000000000000', 'p1', '[\"s\"]', '{status}', 1, \
+                  '{at}', '{at}', '{at}')"
+            ))
+            .await
+            .unwrap();
+    }
+    let report = app
+        .store
+        .purge_deleted(Utc::now() - Duration::days(7), false)
+        .await
+        .unwrap();
+    assert!(report.tables.contains(&("compute_calls", 2)), "{report:?}");
+    let left = app
+        .db
+        .column("select substr(cast(id as text), 1, 8) from compute_calls order by id")
+        .await;
+    assert_eq!(left, ["c0000003", "c0000004"]);
+}
+
 backend_tests!(
+    purge_removes_old_settled_compute_calls,
     purge_removes_old_deleted_backups,
     purge_removes_stale_services,
     purge_keeps_a_payload_while_it_is_shared,
