@@ -4,7 +4,7 @@
 -- from the statements the store logs; do not edit, regenerate with
 -- `UPDATE_CYCLE_SQL=1 cargo test --test it cycle_sql`.
 -- create
-select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name, t.qos_specs_id, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.snapshot_id, v.source_volid, v.created_at, v.updated_at, m.key, m.value from volumes v left join volume_types t on t.id = v.volume_type_id left join volume_admin_metadata m on m.volume_id = v.id and m.deleted = false where v.id = $1 and v.deleted = false;
+select v.id, v.user_id, v.project_id, v.host, v.size, v.availability_zone, v.status, v.attach_status, v.migration_status, v.display_name, v.display_description, v.volume_type_id, t.name, t.qos_specs_id, v.encryption_key_id, v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, v.provider_id, v.group_id, v.consistencygroup_id, v.snapshot_id, v.source_volid, v.created_at, v.updated_at, v.name_id, m.key, m.value from volumes v left join volume_types t on t.id = v.volume_type_id left join volume_admin_metadata m on m.volume_id = v.id and m.deleted = false where v.id = $1 and v.deleted = false;
 -- args ["$volume"]
 BEGIN IMMEDIATE;
 -- args []
@@ -27,7 +27,7 @@ RELEASE member;
 COMMIT;
 -- args []
 -- os-complete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host, s.key, s.value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = $1 and a.deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host, v.name_id, s.key, s.value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = $1 and a.deleted = false;
 -- args ["$attachment"]
 BEGIN IMMEDIATE;
 -- args []
@@ -48,7 +48,7 @@ RELEASE member;
 COMMIT;
 -- args []
 -- delete
-select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host, s.key, s.value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = $1 and a.deleted = false;
+select a.id, a.volume_id, a.instance_uuid, a.attached_host, a.mountpoint, a.attach_status, a.attach_mode, a.attach_time, a.detach_time, a.connection_info, a.created_at, v.project_id, v.host, v.name_id, s.key, s.value from volume_attachment a join volumes v on v.id = a.volume_id left join attachment_specs s on s.attachment_id = a.id and s.deleted = false where a.id = $1 and a.deleted = false;
 -- args ["$attachment"]
 BEGIN IMMEDIATE;
 -- args []

@@ -229,7 +229,10 @@ pub fn volume_detail(ctx: &ViewContext<'_>, volume: &Volume, rights: VolumeViewR
             "os-vol-mig-status-attr:migstat".into(),
             json!(volume.migration_status),
         );
-        fields.insert("os-vol-mig-status-attr:name_id".into(), Value::Null);
+        fields.insert(
+            "os-vol-mig-status-attr:name_id".into(),
+            json!(volume.name_id),
+        );
     }
     view
 }

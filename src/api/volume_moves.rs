@@ -168,11 +168,11 @@ pub async fn action(
         }
         "os-migrate_volume_completion" => {
             super::schema::validate(&MIGRATE_COMPLETION, &body.0).map_err(ApiError::BadRequest)?;
-            let new = body.0["os-migrate_volume_completion"]["new_volume"]
-                .as_str()
-                .unwrap_or_default();
+            let fields = &body.0["os-migrate_volume_completion"];
+            let new = fields["new_volume"].as_str().unwrap_or_default();
+            let error = flag(&fields["error"]);
             let saved = service
-                .complete_volume_migration(&ctx.caller, id, new)
+                .complete_volume_migration(&ctx.caller, id, new, error)
                 .await?;
             Ok(axum::Json(json!({"save_volume_id": saved})).into_response())
         }

@@ -197,6 +197,8 @@ pub struct AttachmentRecord {
     pub attachment: Attachment,
     pub project_id: String,
     pub volume_host: Option<String>,
+    /// The id the volume's storage is named after (`Volume::storage_id`).
+    pub volume_storage: VolumeId,
     pub connector: Connector,
 }
 

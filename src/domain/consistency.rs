@@ -16,6 +16,8 @@ use super::volume::VolumeStatus;
 #[derive(Debug, Clone)]
 pub struct VolumeFacts {
     pub id: VolumeId,
+    /// What its backend names its storage by (`Volume::storage_id`).
+    pub storage: VolumeId,
     pub status: VolumeStatus,
     pub multiattach: bool,
     pub host: Option<String>,
@@ -377,8 +379,9 @@ fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Findin
             .filter(|v| v.host.as_deref().map(backend_host) == Some(backend.host.as_str()))
             .map(|v| (v.id, v))
             .collect();
+        let stored: BTreeSet<VolumeId> = live.values().map(|v| v.storage).collect();
         for (id, volume) in &live {
-            if !data_optional(volume.status) && !backend.volume_ids.contains(id) {
+            if !data_optional(volume.status) && !backend.volume_ids.contains(&volume.storage) {
                 findings.push(Finding::BackendObjectMissing {
                     volume_id: *id,
                     host: volume.host.clone().unwrap_or_default(),
@@ -386,7 +389,7 @@ fn check_storage(snapshot: &Snapshot, backends: &[BackendObjects]) -> Vec<Findin
             }
         }
         for id in &backend.volume_ids {
-            if !live.contains_key(id) {
+            if !stored.contains(id) {
                 findings.push(Finding::BackendObjectWithoutVolume {
                     volume_id: *id,
                     backend_host: backend.host.clone(),

@@ -203,6 +203,9 @@ pub enum MigrationError {
     /// "Destination").
     #[error("{0} volume not mid-migration")]
     NotMidMigration(&'static str),
+    /// `os-migrate_volume_completion` naming a destination of another migration.
+    #[error("destination has migration_status {found}, expected {expected}")]
+    UnexpectedTarget { found: String, expected: String },
 }
 
 /// The cause behind an unavailable or broken database (kept for the log, never shown).

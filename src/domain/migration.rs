@@ -3,8 +3,16 @@
 //! (`migration_status` `starting`, `migrating`, then `success` or `error`; the status
 //! `maintenance` with `lock_volume`, `retyping` for a retype), and when the move may be
 //! made final.
+//!
+//! An attached volume moves as Cinder moves it: a temporary volume is made on the
+//! destination (`migration_status` `target:<id>`), Nova is asked to swap the server onto
+//! it (its hypervisor copies the data under the running guest), and Nova's
+//! `os-migrate_volume_completion` makes the volume live where the temporary one's storage
+//! is (its `name_id`), the temporary record gone.
 
+use super::attach::LiveAttachment;
 use super::attachment::AttachStatus;
+use super::ids::VolumeId;
 use super::volume::{LockedVolume, VolumeStatus};
 
 /// Why a migration does not start, or is not made final.
@@ -19,8 +27,12 @@ pub enum MigrationRefusal {
     InGroup,
     /// The destination is the volume's own backend.
     SameHost,
-    /// Attached: moving an attached volume needs Nova to swap it, which is not built.
+    /// Attached, and no Nova is configured to swap it.
     Attached,
+    /// Attached other than by one server's connected attachment: Nova swaps one server.
+    NotOneServer,
+    /// A retype that moves an attached volume (not built: detach it first).
+    AttachedRetype,
     /// At the end: the volume changed meanwhile (attached, grown, reset).
     Changed,
 }
@@ -56,10 +68,39 @@ pub fn may_start(
     if backend(from_host) == backend(to_host) {
         return Err(MigrationRefusal::SameHost);
     }
-    if volume.status == VolumeStatus::InUse || volume.attach_status == AttachStatus::Attached {
+    Ok(())
+}
+
+/// How a volume that may start moving moves: its data copied (`None`, nothing attached),
+/// or its one server swapped onto a temporary volume by Nova (`Some(server)`; `nova`:
+/// whether a Nova is configured to ask).
+pub fn swap_server(
+    volume: &LockedVolume,
+    live: &[LiveAttachment],
+    nova: bool,
+) -> Result<Option<String>, MigrationRefusal> {
+    let attached =
+        volume.status == VolumeStatus::InUse || volume.attach_status == AttachStatus::Attached;
+    if live.is_empty() && !attached {
+        return Ok(None);
+    }
+    if !nova {
         return Err(MigrationRefusal::Attached);
     }
-    Ok(())
+    match live {
+        [only] if only.attach_status == AttachStatus::Attached && only.connected => only
+            .instance_uuid
+            .clone()
+            .filter(|server| !server.is_empty())
+            .map(Some)
+            .ok_or(MigrationRefusal::NotOneServer),
+        _ => Err(MigrationRefusal::NotOneServer),
+    }
+}
+
+/// The `migration_status` of the temporary volume a swap moves `volume` onto.
+pub fn target_of(volume: VolumeId) -> String {
+    format!("target:{volume}")
 }
 
 /// The status a volume shows while it moves: `retyping` for a retype, `maintenance`

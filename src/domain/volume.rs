@@ -85,6 +85,9 @@ pub struct Volume {
     pub consistencygroup_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: Option<DateTime<Utc>>,
+    /// The volume whose storage this one uses, when not its own (Cinder's `_name_id`:
+    /// set by a move of an attached volume).
+    pub name_id: Option<VolumeId>,
     pub metadata: BTreeMap<String, String>,
     pub admin_metadata: BTreeMap<String, String>,
     /// The image it was made from, as Cinder's `volume_glance_metadata` keeps it.
@@ -93,6 +96,12 @@ pub struct Volume {
 }
 
 impl Volume {
+    /// The id its storage is named after on its backend: every backend call names the
+    /// volume by this.
+    pub fn storage_id(&self) -> VolumeId {
+        self.name_id.unwrap_or(self.id)
+    }
+
     /// The volume-wide readonly flag (admin metadata `readonly == "True"`).
     pub fn is_readonly(&self) -> bool {
         self.admin_metadata.get("readonly").map(String::as_str) == Some("True")

@@ -362,7 +362,7 @@ impl Service {
         let backend = self.backend_of(volume)?;
         let qos = self.host_qos(volume).await?;
         let (access, mut driver) =
-            export_in_turn(backend.driver.as_ref(), volume.id, &connector).await?;
+            export_in_turn(backend.driver.as_ref(), volume.storage_id(), &connector).await?;
         driver.data.insert("qos_specs".to_owned(), qos);
         let connection = NewConnection {
             attachment_id,
@@ -379,7 +379,12 @@ impl Service {
         };
         drop(turn);
         if !matches!(outcome, Ok(Outcome::Done(_))) {
-            withdraw_unused_export(backend.driver.as_ref(), volume.id, &connection.connector).await;
+            withdraw_unused_export(
+                backend.driver.as_ref(),
+                volume.storage_id(),
+                &connection.connector,
+            )
+            .await;
         }
         drop(access);
         match outcome? {
@@ -432,13 +437,13 @@ impl Service {
         // Decided in the database first, then applied to the backend, inside the
         // volume's access turn: a backend whose access follows the database cuts the host
         // off unless another live attachment still uses its connection.
-        let access = self.access_turn(volume_id, host).await;
+        let access = self.access_turn(record.volume_storage, host).await;
         let turn = self.gates.enter(volume_id).await;
         let deleted = self.store.delete_attachment(id, self.clock.now()).await;
         drop(turn);
         if matches!(deleted, Ok(Outcome::Done(_))) {
             self.withdraw_export(
-                volume_id,
+                record.volume_storage,
                 host,
                 record.attachment.attach_status,
                 &record.connector,
@@ -449,7 +454,8 @@ impl Service {
         deleted?.found().ok_or_else(|| not_found(id))
     }
 
-    /// The volume's access turn at its backend (see `Backend::access_turn`); `None` for
+    /// The access turn of the volume whose storage is `volume_id` (`Volume::storage_id`)
+    /// at its backend (see `Backend::access_turn`); `None` for
     /// backends without one, or when the backend cannot give it (logged: the change
     /// still goes ahead, and reconciliation applies it later).
     pub(super) async fn access_turn(
@@ -468,8 +474,8 @@ impl Service {
     }
 
     /// Ends the backend's export for an attachment that was connected, after the
-    /// database no longer holds it. Cinder logs a failure and goes on: the attachment
-    /// goes either way.
+    /// database no longer holds it (`volume_id`: the storage id the backend knows).
+    /// Cinder logs a failure and goes on: the attachment goes either way.
     pub(super) async fn withdraw_export(
         &self,
         volume_id: VolumeId,

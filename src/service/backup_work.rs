@@ -146,7 +146,8 @@ impl Service {
         };
         let (tx, rx) = mpsc::channel(8);
         let driver: Arc<dyn Backend> = backend.driver.clone();
-        let (volume_id, snapshot_id) = (backup.volume_id, backup.snapshot_id);
+        // The backend knows the volume by its storage id.
+        let (volume_id, snapshot_id) = (volume.storage_id(), backup.snapshot_id);
         // A volume (not a snapshot) is read as its backend keeps it for the backup, and
         // only its chunks changed since the parent's when the backend can tell.
         let changed = match snapshot_id {
@@ -252,7 +253,7 @@ impl Service {
         let manifest = Arc::new(manifest);
         let (tx, rx) = mpsc::channel(8);
         let driver: Arc<dyn Backend> = backend.driver.clone();
-        let volume_id = volume.id;
+        let volume_id = volume.storage_id();
         // A new volume reads zeros already: its blocks of zeros are skipped.
         let writing = tokio::spawn(async move {
             match is_new {

@@ -82,6 +82,14 @@ impl Service {
             self.store
                 .settle_compute_call(&call, attempt, &settlement, now)
                 .await?;
+            // A swap Nova will not make leaves the move to be undone.
+            if let (compute_call::Settlement::Failed { .. }, ComputeCallKind::SwapVolume) =
+                (&settlement, call.kind)
+            {
+                if let Some(temporary) = call.new_volume_id {
+                    self.swap_given_up(call.volume_id, temporary).await;
+                }
+            }
         }
         Ok(taken)
     }

@@ -153,7 +153,13 @@ impl Service {
                 .then_some(backend)
         });
         if let Some(backend) = together {
-            let pairs: Vec<_> = members.iter().map(|m| (m.volume, m.snapshot)).collect();
+            // The backend names each member by its storage id.
+            let mut pairs = Vec::with_capacity(members.len());
+            for member in members {
+                let volume = self.store.get_volume_brief(member.volume).await?;
+                let storage = volume.map_or(member.volume, |v| v.storage_id());
+                pairs.push((storage, member.snapshot));
+            }
             let result = backend.driver.create_consistent_snapshots(&pairs).await;
             if let Err(err) = &result {
                 tracing::warn!(error = %err, "backend could not take the group snapshot");

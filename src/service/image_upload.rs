@@ -163,9 +163,10 @@ impl Service {
         let driver = self.backend_of(&volume)?.driver.clone();
         let service = self.clone();
         let (project, disk_format) = (volume.project_id.clone(), request.disk_format);
+        let storage = volume.storage_id();
         crate::origin::spawn(async move {
             let sent = service
-                .send_volume(&driver, id, &image_id, &disk_format, token.as_deref())
+                .send_volume(&driver, storage, &image_id, &disk_format, token.as_deref())
                 .await;
             let token = token.as_deref();
             if sent.is_err() {

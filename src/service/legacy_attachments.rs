@@ -128,7 +128,8 @@ impl Service {
         connector.set_mode(mode);
         let qos = self.host_qos(&volume).await?;
         // Cinder answers a backend's failure here with a fixed text; the reason is logged.
-        let exported = export_in_turn(backend.driver.as_ref(), volume.id, &connector).await;
+        let exported =
+            export_in_turn(backend.driver.as_ref(), volume.storage_id(), &connector).await;
         let (access, mut driver) = exported.map_err(|err| match err {
             DomainError::ConnectFailed(why) => {
                 tracing::warn!(volume_id = %volume.id, error = %why, "the backend could not export the volume");
@@ -150,7 +151,12 @@ impl Service {
         let outcome = self.store.legacy_initialize(&request).await;
         drop(turn);
         if !matches!(outcome, Ok(Outcome::Done(_))) {
-            withdraw_unused_export(backend.driver.as_ref(), volume.id, &request.connector).await;
+            withdraw_unused_export(
+                backend.driver.as_ref(),
+                volume.storage_id(),
+                &request.connector,
+            )
+            .await;
         }
         drop(access);
         match outcome? {
@@ -331,7 +337,7 @@ impl Service {
         unrecorded: Option<&Connector>,
     ) -> Result<(), DomainError> {
         let volume_host = volume.host.as_deref();
-        let access = self.access_turn(volume.id, volume_host).await;
+        let access = self.access_turn(volume.storage_id(), volume_host).await;
         let turn = self.gates.enter(volume.id).await;
         let outcome = record.await;
         drop(turn);
@@ -345,10 +351,13 @@ impl Service {
         match unrecorded.filter(|_| ended.is_empty()) {
             Some(connector) => {
                 let status = AttachStatus::Attached;
-                self.withdraw_export(volume.id, volume_host, status, connector)
+                self.withdraw_export(volume.storage_id(), volume_host, status, connector)
                     .await;
             }
-            None => self.withdraw_all(volume.id, volume_host, &ended).await,
+            None => {
+                self.withdraw_all(volume.storage_id(), volume_host, &ended)
+                    .await
+            }
         }
         drop(access);
         Ok(())

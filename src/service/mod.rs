@@ -40,6 +40,7 @@ pub mod volume_migrations;
 mod volume_reimages;
 mod volume_reverts;
 mod volume_sources;
+mod volume_swaps;
 pub mod volumes;
 pub mod workers;
 

@@ -106,7 +106,7 @@ impl Service {
         self.record_snapshot(&new, &volume).await?;
         let taken = backend
             .driver
-            .manage_snapshot(volume.id, new.id, name)
+            .manage_snapshot(volume.storage_id(), new.id, name)
             .await;
         let to = match taken {
             Ok(()) => SnapshotStatus::Available,

@@ -150,7 +150,10 @@ impl Service {
         id: SnapshotId,
     ) -> Result<(), DomainError> {
         let backend = self.backend_of(&volume)?;
-        let result = backend.driver.create_snapshot(volume.id, id).await;
+        let result = backend
+            .driver
+            .create_snapshot(volume.storage_id(), id)
+            .await;
         let now = self.clock.now();
         let to = match result {
             Ok(()) => SnapshotStatus::Available,
@@ -361,9 +364,17 @@ impl Service {
         removal: Removal,
     ) -> Result<bool, DomainError> {
         let result = match (self.backend_of(volume), removal) {
-            (Ok(backend), Removal::Delete) => backend.driver.delete_snapshot(volume.id, id).await,
+            (Ok(backend), Removal::Delete) => {
+                backend
+                    .driver
+                    .delete_snapshot(volume.storage_id(), id)
+                    .await
+            }
             (Ok(backend), Removal::Unmanage) => {
-                backend.driver.unmanage_snapshot(volume.id, id).await
+                backend
+                    .driver
+                    .unmanage_snapshot(volume.storage_id(), id)
+                    .await
             }
             (Err(err), _) => Err(BackendError::Failed(err.to_string())),
         };

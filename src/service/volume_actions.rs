@@ -124,7 +124,7 @@ impl Service {
             // A volume no backend took has no storage: only its record goes, as Cinder's
             // "volume has no host" delete.
             _ if volume.host.is_none() => Ok(()),
-            Ok(backend) => match backend.driver.delete_volume(volume.id).await {
+            Ok(backend) => match backend.driver.delete_volume(volume.storage_id()).await {
                 // Still needed on the backend (clones of it exist): nothing was removed,
                 // and the volume is `available` again, as Cinder's manager leaves it.
                 Err(BackendError::Busy(why)) => {
@@ -254,7 +254,7 @@ impl Service {
         let result = match self.backend_of(&volume) {
             Ok(backend) => backend
                 .driver
-                .extend_volume(volume.id, new_size as u64)
+                .extend_volume(volume.storage_id(), new_size as u64)
                 .await
                 .map_err(|e| e.to_string()),
             Err(err) => Err(err.to_string()),
@@ -360,14 +360,16 @@ impl Service {
         }
         // Recorded first, then every removed attachment's export withdrawn, in the
         // volume's access turn (see `delete_attachment`).
-        let access = self.access_turn(id, volume.host.as_deref()).await;
+        let access = self
+            .access_turn(volume.storage_id(), volume.host.as_deref())
+            .await;
         let detached = self
             .store
             .reset_status(id, &reset, self.clock.now())
             .await?
             .found()
             .ok_or_else(|| volume_not_found(id))?;
-        self.withdraw_all(id, volume.host.as_deref(), &detached)
+        self.withdraw_all(volume.storage_id(), volume.host.as_deref(), &detached)
             .await;
         drop(access);
         Ok(())

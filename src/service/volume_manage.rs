@@ -66,12 +66,12 @@ impl Service {
             .ok_or_else(|| invalid_input(format!("Host '{host}' not found")))
     }
 
-    /// The live volume `name` names (`volume-<id>`), if any.
+    /// The live volume storage `name` names (`volume-<id>`, `id` its storage id), if any.
     pub(super) async fn volume_named(&self, name: &str) -> Result<Option<VolumeId>, DomainError> {
         let Some(id) = volume_id_in(name) else {
             return Ok(None);
         };
-        Ok(self.store.get_volume_brief(id).await?.map(|v| v.id))
+        Ok(self.store.live_volume_ids(&[id]).await?.into_iter().next())
     }
 
     /// The storage objects of the backend at `host` (admins), as Cinder's
@@ -228,7 +228,7 @@ impl Service {
             _ if volume.host.is_none() => Ok(()),
             Ok(backend) => backend
                 .driver
-                .unmanage_volume(id)
+                .unmanage_volume(volume.storage_id())
                 .await
                 .map_err(|e| e.to_string()),
             Err(err) => Err(err.to_string()),

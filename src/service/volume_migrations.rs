@@ -5,10 +5,15 @@
 //! any two of `file`, `tgt`, `rbd`), and the move is made final in one transaction, after
 //! which the old copy goes. A failure removes the new copy and leaves
 //! `migration_status` `error`; a restart does the same for a move it finds unfinished.
-//! `os-migrate_volume_completion` answers Nova's call after a swap of volumes.
+//! An attached volume moves through Nova (see `domain::migration`): its temporary
+//! volume's storage is made on the destination, Nova's swap is owed (the outbox of calls
+//! to Nova), and Nova's `os-migrate_volume_completion` makes the move final or undoes
+//! it; a swap Nova refuses, or never takes, is undone too. `os-migrate_volume_completion`
+//! also answers Nova after a swap of volumes no migration asked for.
 
 use std::sync::Arc;
 
+use super::volume_swaps::SwapPrepare;
 use super::Service;
 use crate::backend::{Backend, ConfiguredBackend};
 use crate::domain::error::MigrationError;
@@ -17,7 +22,9 @@ use crate::domain::migration;
 use crate::domain::volume::Volume;
 use crate::domain::{DomainError, Outcome, RequestContext};
 use crate::policy::{rules, Target};
-use crate::store::{MigratingRetype, MigrationEnd, MigrationEndRefusal, MigrationStart};
+use crate::store::{
+    MigratingRetype, MigrationBegun, MigrationEnd, MigrationEndRefusal, MigrationStart, SwapTarget,
+};
 
 /// What `os-migrate_volume` asks.
 #[derive(Debug, Clone)]
@@ -69,16 +76,24 @@ impl Service {
         {
             return Err(MigrationError::DestinationHolds(to_host).into());
         }
+        // An attached volume is swapped by Nova onto a temporary volume, when there is a
+        // Nova to ask.
+        let swap = self.settings.nova.as_ref().map(|_| SwapTarget {
+            id: VolumeId::generate(),
+            service: target.service_uuid,
+            shared_targets: target.driver.capabilities().shared_targets,
+        });
         let start = MigrationStart {
             volume: id,
             from_host: volume.host.clone().unwrap_or_default(),
             to_host: to_host.clone(),
             lock,
             retype: retype.clone(),
+            swap: swap.clone(),
             now: self.clock.now(),
         };
-        let size = match self.store.begin_migration(&start).await? {
-            Outcome::Done(size) => size,
+        let begun = match self.store.begin_migration(&start).await? {
+            Outcome::Done(begun) => begun,
             Outcome::Gone => return Err(super::volume_not_found(id)),
             Outcome::Refused(MigrationEndRefusal::Migration(refusal)) => {
                 return Err(MigrationError::Refused {
@@ -91,8 +106,23 @@ impl Service {
                 return Err(super::volume_actions::retype_refused(refusal))
             }
         };
+        let MigrationBegun { size, swap_server } = begun;
+        if let (Some(server), Some(swap)) = (swap_server, swap) {
+            let prepare = SwapPrepare {
+                volume: id,
+                project_id: volume.project_id.clone(),
+                temporary: swap.id,
+                target: target.driver.clone(),
+                server,
+                size,
+            };
+            let service = self.clone();
+            crate::origin::spawn(async move { service.prepare_swap(prepare).await });
+            return Ok(());
+        }
         let copy = Copy {
             volume: id,
+            source_storage: volume.storage_id(),
             source: source.driver.clone(),
             target: target.driver.clone(),
             end: MigrationEnd {
@@ -131,7 +161,7 @@ impl Service {
         match finished {
             Ok(()) => {
                 tracing::info!(volume_id = %id, host = %copy.end.to_host, "volume moved");
-                if let Err(err) = copy.source.delete_volume(id).await {
+                if let Err(err) = copy.source.delete_volume(copy.source_storage).await {
                     tracing::warn!(volume_id = %id, error = %err, "the old copy of a moved volume stays on its backend");
                 }
             }
@@ -158,8 +188,9 @@ impl Service {
             .await
             .map_err(|e| e.to_string())?;
         let (reader, writer) = (copy.source.clone(), copy.target.clone());
+        let from = copy.source_storage;
         crate::backend::data::relay(
-            move |sink| async move { reader.read_data(id, sink).await },
+            move |sink| async move { reader.read_data(from, sink).await },
             move |data| async move { writer.write_data(id, data).await },
         )
         .await
@@ -183,6 +214,12 @@ impl Service {
             let Some(_) = ours(&host) else {
                 continue; // another process's volume
             };
+            // An attached volume's move: undone if its new storage was in the making,
+            // else Nova's to finish.
+            if let Some(undone) = self.end_interrupted_swap(id).await? {
+                ended += usize::from(undone);
+                continue;
+            }
             if let (Some(target), true) = (ours(&to), to != host) {
                 if let Err(err) = target.delete_volume(id).await {
                     tracing::warn!(volume_id = %id, error = %err, "the new copy of an interrupted move stays");
@@ -196,13 +233,16 @@ impl Service {
     }
 
     /// `os-migrate_volume_completion` (admins; Nova calls it after swapping a server from
-    /// `id` to `new_volume`): for a swap that is no migration (neither volume moves),
-    /// Cinder's answer is the new volume, whose attachments Nova made.
+    /// `id` to `new_volume`, `error` when it failed): a migration's swap is made final or
+    /// undone (`volume_swaps`), and the answer is the volume's own id; for a swap that is
+    /// no migration (neither volume moves), Cinder's answer is the new volume, whose
+    /// attachments Nova made.
     pub async fn complete_volume_migration(
         &self,
         caller: &RequestContext,
         id: VolumeId,
         new_volume: &str,
+        error: bool,
     ) -> Result<VolumeId, DomainError> {
         let volume = self.get_volume(caller, id).await?;
         self.policy.enforce(
@@ -214,17 +254,29 @@ impl Service {
             .ok_or_else(|| DomainError::VolumeNotFound(new_volume.to_owned()))?;
         let new = self.get_volume(caller, new_id).await?;
         let moving = |v: &Volume| migration::is_migrating(v.migration_status.as_deref());
+        let expected = migration::target_of(volume.id);
         match (moving(&volume), moving(&new)) {
             (false, false) => Ok(new.id),
             (false, true) => Err(MigrationError::NotMidMigration("Source").into()),
-            (true, _) => Err(MigrationError::NotMidMigration("Destination").into()),
+            (true, false) => Err(MigrationError::NotMidMigration("Destination").into()),
+            (true, true) if new.migration_status.as_deref() == Some(&expected) => {
+                self.complete_swap(volume.id, new.id, error).await
+            }
+            (true, true) => Err(MigrationError::UnexpectedTarget {
+                found: new.migration_status.unwrap_or_default(),
+                expected,
+            }
+            .into()),
         }
     }
 }
 
-/// A move's data copy: the volume, both backends, and how it ends.
+/// A move's data copy: the volume, both backends, and how it ends. The copy on the
+/// destination is named after the volume's own id.
 struct Copy {
     volume: VolumeId,
+    /// What the source backend names the volume by (`Volume::storage_id`).
+    source_storage: VolumeId,
     source: Arc<dyn Backend>,
     target: Arc<dyn Backend>,
     end: MigrationEnd,

@@ -143,12 +143,17 @@ impl Service {
             Some(key_id) => Some(self.luks_of(volume.volume_type_id, key_id, token).await?),
             None => None,
         };
-        driver.delete_volume(id).await.map_err(|e| e.to_string())?;
+        // The backend knows the volume by its storage id.
+        let storage = volume.storage_id();
         driver
-            .create_volume(id, size as u64)
+            .delete_volume(storage)
             .await
             .map_err(|e| e.to_string())?;
-        self.copy_image(&driver, id, size, image, token, luks.as_ref())
+        driver
+            .create_volume(storage, size as u64)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.copy_image(&driver, storage, size, image, token, luks.as_ref())
             .await
     }
 }

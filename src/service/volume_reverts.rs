@@ -56,8 +56,9 @@ impl Service {
         let backend = self.backend_of(&volume)?.driver.clone();
         let service = self.clone();
         let snapshot = latest.id;
+        let storage = volume.storage_id();
         crate::origin::spawn(async move {
-            let reverted = backend.revert_to_snapshot(id, snapshot).await;
+            let reverted = backend.revert_to_snapshot(storage, snapshot).await;
             if let Err(err) = &reverted {
                 tracing::warn!(volume_id = %id, snapshot_id = %snapshot, error = %err, "reverting the volume to its snapshot failed");
             }

@@ -8,8 +8,9 @@ use crate::domain::snapshot::SnapshotStatus;
 use crate::domain::volume::{Volume, VolumeStatus};
 use crate::domain::{DomainError, RequestContext};
 
-/// A new volume's source, checked: its data, the volume it lives beside, and its size
-/// (the default and the least the new volume may have).
+/// A new volume's source, checked: its data (as the backend names it: the volume's
+/// storage id), the volume it lives beside, and its size (the default and the least the
+/// new volume may have).
 pub(super) struct Origin {
     pub source: DataSource,
     pub volume: Volume,
@@ -63,7 +64,7 @@ impl Service {
                 .await?
                 .ok_or_else(|| DomainError::VolumeNotFound(snapshot.volume_id.to_string()))?;
             return Ok(Some(Origin {
-                source: DataSource::Snapshot(snapshot.id, snapshot.volume_id),
+                source: DataSource::Snapshot(snapshot.id, volume.storage_id()),
                 volume,
                 size: snapshot.volume_size,
             }));
@@ -78,7 +79,7 @@ impl Service {
             return Err(DomainError::SourceVolumeUnavailable);
         }
         Ok(Some(Origin {
-            source: DataSource::Volume(id),
+            source: DataSource::Volume(volume.storage_id()),
             size: volume.size,
             volume,
         }))

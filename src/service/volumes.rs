@@ -348,10 +348,10 @@ impl Service {
                 Some(DataSource::Snapshot(id, _)) => Some(id),
                 _ => None,
             },
-            source_volid: match origin.as_ref().map(|o| o.source) {
-                Some(DataSource::Volume(id)) => Some(id),
-                _ => None,
-            },
+            source_volid: origin
+                .as_ref()
+                .filter(|o| !o.is_snapshot())
+                .map(|o| o.volume.id),
             multiattach,
             service_uuid: None,
             backend_capacity_gb: None,
@@ -665,7 +665,7 @@ impl Service {
             if volume.status == VolumeStatus::Downloading {
                 // Half an image is no volume: its data goes before it becomes `error`.
                 let backend = self.backend_of(&volume)?;
-                if let Err(err) = backend.driver.delete_volume(volume.id).await {
+                if let Err(err) = backend.driver.delete_volume(volume.storage_id()).await {
                     tracing::warn!(volume_id = %volume.id, error = %err, "could not remove a half-written volume");
                 }
             }

@@ -127,7 +127,7 @@ impl FromRow for HostConnection {
 /// One statement (one row per connector item), so one snapshot and one round trip.
 static ATTACHMENT_LOOKUP: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "select {ATTACHMENT_COLUMNS}, v.project_id, v.host, s.key, s.value \
+        "select {ATTACHMENT_COLUMNS}, v.project_id, v.host, v.name_id, s.key, s.value \
            from volume_attachment a join volumes v on v.id = a.volume_id \
            left join attachment_specs s on s.attachment_id = a.id and s.deleted = false \
           where a.id = $1 and a.deleted = false"
@@ -139,6 +139,7 @@ struct LookupRow {
     attachment: Attachment,
     project_id: String,
     volume_host: Option<String>,
+    volume_name_id: Option<VolumeId>,
     spec_key: Option<String>,
     spec_value: Option<String>,
 }
@@ -149,6 +150,7 @@ impl FromRow for LookupRow {
             attachment: Attachment::from_row(c)?,
             project_id: c.get()?,
             volume_host: c.get()?,
+            volume_name_id: c.get()?,
             spec_key: c.get()?,
             spec_value: c.get()?,
         })
@@ -321,15 +323,16 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let joined = left_joined(
             rows.into_iter()
                 .map(|r| {
-                    let head = (r.attachment, r.project_id, r.volume_host);
+                    let head = (r.attachment, r.project_id, r.volume_host, r.volume_name_id);
                     (head, r.spec_key, r.spec_value)
                 })
                 .collect(),
         );
-        let Some(((attachment, project_id, volume_host), specs)) = joined else {
+        let Some(((attachment, project_id, volume_host, name_id), specs)) = joined else {
             return Ok(None);
         };
         Ok(Some(AttachmentRecord {
+            volume_storage: name_id.unwrap_or(attachment.volume_id),
             attachment,
             project_id,
             volume_host,

@@ -57,9 +57,9 @@ pub trait ExportStore: Send + Sync {
 }
 
 /// `$1` what the backend's volume hosts start with (`<backend host>#`), `$2`/`$3` the
-/// connected statuses.
+/// connected statuses. Each grant names the volume's storage (`Volume::storage_id`).
 const HOST_GRANTS: &str = "\
-    select a.volume_id, a.attached_host, a.attach_mode, a.connection_info \
+    select coalesce(v.name_id, v.id), a.attached_host, a.attach_mode, a.connection_info \
       from volume_attachment a join volumes v on v.id = a.volume_id \
      where substr(v.host, 1, length(cast($1 as text))) = cast($1 as text) \
        and v.deleted = false and a.deleted = false \
@@ -79,21 +79,25 @@ const RECORD_EXPORT: &str = "\
 
 const FORGET_EXPORT: &str = "delete from target_exports where volume_id = $1";
 
-/// `$1` backend host, `$2`/`$3` the connected statuses.
+/// `$1` backend host, `$2`/`$3` the connected statuses. Exports are of storage: a volume
+/// whose storage is named after another id (`name_id`) is exported under that id.
 const ACCESS_GRANTS: &str = "\
-    select a.volume_id, s.value, a.attach_mode from volume_attachment a \
+    select e.volume_id, s.value, a.attach_mode from volume_attachment a \
       join attachment_specs s on s.attachment_id = a.id \
-      join target_exports e on e.volume_id = a.volume_id \
+      join volumes v on v.id = a.volume_id \
+      join target_exports e on e.volume_id = coalesce(v.name_id, v.id) \
      where e.backend_host = $1 and a.deleted = false and a.attach_status in ($2, $3) \
        and s.deleted = false and s.key = 'initiator'";
 
-/// `$1` the volume, `$2`/`$3` the connected statuses: one row per live attachment (or
-/// one with nulls), each with the export.
+/// `$1` the volume's storage id, `$2`/`$3` the connected statuses: one row per live
+/// attachment of the volume whose storage it is (or one with nulls), each with the export.
 const EXPORT_WITH_GRANTS: &str = "\
-    select e.volume_id, e.number, e.auth_username, e.auth_password, a.volume_id, s.value, \
+    select e.volume_id, e.number, e.auth_username, e.auth_password, e.volume_id, s.value, \
            a.attach_mode \
       from target_exports e \
-      left join volume_attachment a on a.volume_id = e.volume_id and a.deleted = false \
+      left join volumes v on v.deleted = false \
+                         and ((v.id = e.volume_id and v.name_id is null) or v.name_id = e.volume_id) \
+      left join volume_attachment a on a.volume_id = v.id and a.deleted = false \
                                    and a.attach_status in ($2, $3) \
       left join attachment_specs s on s.attachment_id = a.id and s.deleted = false \
                                   and s.key = 'initiator' \
@@ -256,7 +260,12 @@ impl<D: Database> ExportStore for SqlStore<D> {
             .bind(AttachStatus::Attaching)
             .bind(AttachStatus::Attached);
         if let Some(volume) = volume {
-            sql.push(" and a.volume_id = ").push_bind(volume);
+            // `volume` is a storage id (see `HOST_GRANTS`).
+            sql.push(" and ((v.id = ")
+                .push_bind(volume)
+                .push(" and v.name_id is null) or v.name_id = ")
+                .push_bind(volume)
+                .push(")");
         }
         let rows: Vec<(VolumeId, String, Option<AttachMode>, Option<String>)> =
             self.db.fetch_all(sql).await?;

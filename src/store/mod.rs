@@ -100,7 +100,8 @@ pub use snapshots::SnapshotStore;
 pub use transfers::{Recipient, TransferSecret, TransferStore};
 pub use volume_metadata::VolumeMetadataStore;
 pub use volume_migrations::{
-    MigratingRetype, MigrationEnd, MigrationEndRefusal, MigrationStart, VolumeMigrationStore,
+    MigratingRetype, MigrationBegun, MigrationEnd, MigrationEndRefusal, MigrationStart, SwapEnded,
+    SwapTarget, SwapUndone, VolumeMigrationStore,
 };
 pub use volume_reimages::{ReimageRefusal, VolumeReimageStore};
 pub use volume_reverts::{LatestSnapshot, VolumeRevertStore};

@@ -72,8 +72,8 @@ const VOLUME_COUNTS: &str =
 const SNAPSHOT_SNAPSHOTS: &str =
     "select id, volume_id from snapshots where deleted = false order by id";
 
-const SNAPSHOT_VOLUMES: &str = "select v.id, v.status, v.multiattach, v.host, \
-     v.reserved_growth from volumes v where v.deleted = false order by v.id";
+const SNAPSHOT_VOLUMES: &str = "select v.id, coalesce(v.name_id, v.id), v.status, \
+     v.multiattach, v.host, v.reserved_growth from volumes v where v.deleted = false order by v.id";
 
 /// Projects whose quotas the checker compares with their usage.
 const SNAPSHOT_PROJECTS: &str = "\
@@ -133,7 +133,7 @@ impl<D: Database> Operations for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
     async fn consistency_snapshot(&self) -> Result<Snapshot, StoreError> {
         let mut tx = self.db.begin_snapshot().await?;
-        let volumes: Vec<(VolumeId, VolumeStatus, bool, Option<String>, i64)> =
+        let volumes: Vec<(VolumeId, VolumeId, VolumeStatus, bool, Option<String>, i64)> =
             tx.fetch_all(Sql::new(SNAPSHOT_VOLUMES)).await?;
         let attachments: Vec<(AttachmentId, VolumeId, Option<String>, AttachStatus)> =
             tx.fetch_all(Sql::new(SNAPSHOT_ATTACHMENTS)).await?;
@@ -161,8 +161,9 @@ impl<D: Database> Operations for SqlStore<D> {
             volumes: volumes
                 .into_iter()
                 .map(
-                    |(id, status, multiattach, host, reserved_growth)| VolumeFacts {
+                    |(id, storage, status, multiattach, host, reserved_growth)| VolumeFacts {
                         id,
+                        storage,
                         status,
                         multiattach,
                         host,

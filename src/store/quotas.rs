@@ -62,12 +62,14 @@ const LIMIT_ROWS: &str = "\
 const CLASS_ROWS: &str =
     "select resource, hard_limit from quota_classes where class_name = $1 and deleted = false";
 
-/// Volumes, gigabytes in use and gigabytes reserved for growth, by type name.
+/// Volumes, gigabytes in use and gigabytes reserved for growth, by type name. A swap's
+/// temporary volume (`target:<id>`) is not counted, as Cinder does not count it.
 const USAGE_BY_TYPE: &str = "\
     select t.name, count(*), cast(coalesce(sum(v.size), 0) as bigint), \
            cast(coalesce(sum(v.reserved_growth), 0) as bigint) \
       from volumes v join volume_types t on t.id = v.volume_type_id \
      where v.project_id = $1 and v.deleted = false \
+       and (v.migration_status is null or v.migration_status not like 'target:%') \
      group by t.name";
 
 /// Snapshots and the gigabytes they hold, by the type name of their volume.

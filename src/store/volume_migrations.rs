@@ -11,12 +11,18 @@ use super::db::error::StoreError;
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::SqlStore;
+use crate::domain::attach;
+use crate::domain::attachment::AttachStatus;
+use crate::domain::attachment::Detached;
+use crate::domain::compute_call::NewComputeCall;
 use crate::domain::event::EventKind;
 use crate::domain::ids::{ServiceId, VolumeId};
 use crate::domain::migration::{self, MigrationRefusal};
 use crate::domain::quota::{self, QuotaOwner};
 use crate::domain::refusal::RetypeRefusal;
-use crate::domain::volume::{LockedVolume, MigrationStatus, Retype, VolumeStatus};
+use crate::domain::volume::{
+    LockedVolume, MigrationStatus, Retype, VolumeStatus, SOFT_DELETED_STATUS,
+};
 use crate::domain::{volume_rules, Outcome};
 
 /// A retype that moves the volume, with the owner its new type's quotas count.
@@ -35,7 +41,42 @@ pub struct MigrationStart {
     pub to_host: String,
     pub lock: bool,
     pub retype: Option<MigratingRetype>,
+    /// The temporary volume an attached volume is swapped onto, when Nova is configured
+    /// (recorded only if the volume turns out attached).
+    pub swap: Option<SwapTarget>,
     pub now: DateTime<Utc>,
+}
+
+/// The temporary volume of a swap, on the destination.
+#[derive(Debug, Clone)]
+pub struct SwapTarget {
+    pub id: VolumeId,
+    pub service: ServiceId,
+    pub shared_targets: Option<bool>,
+}
+
+/// A move begun: the size to copy or create, and the server Nova swaps (`None`: the
+/// data is copied here).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrationBegun {
+    pub size: i64,
+    pub swap_server: Option<String>,
+}
+
+/// A swap made final: where the volume's old storage is, to remove.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwapEnded {
+    pub old_host: Option<String>,
+    pub old_storage: VolumeId,
+}
+
+/// A swap undone: the temporary volume's storage to remove, and the connections of
+/// attachments it still had, to end first.
+#[derive(Debug, Clone)]
+pub struct SwapUndone {
+    pub host: Option<String>,
+    pub storage: VolumeId,
+    pub ended: Vec<Detached>,
 }
 
 /// A move to make final.
@@ -64,7 +105,35 @@ pub trait VolumeMigrationStore: Send + Sync {
     async fn begin_migration(
         &self,
         start: &MigrationStart,
-    ) -> Result<Outcome<i64, MigrationEndRefusal>, StoreError>;
+    ) -> Result<Outcome<MigrationBegun, MigrationEndRefusal>, StoreError>;
+    /// A swap's temporary volume has its storage: it becomes `available`, the volume
+    /// `migrating`, and `call` (Nova's swap) is owed, in one transaction. `Refused`: the
+    /// volume changed meanwhile (the swap is to be undone).
+    async fn swap_ready(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        call: &NewComputeCall,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<(), MigrationRefusal>, StoreError>;
+    /// Nova swapped the server: the volume lives where the temporary volume's storage is
+    /// (`name_id`), with the attachments Nova made to it; the temporary record goes.
+    async fn finish_swap(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<SwapEnded, MigrationRefusal>, StoreError>;
+    /// Undoes a swap: the temporary volume goes (its attachments with it) and the move
+    /// ends in `error`. `None` when there was no such swap in flight.
+    async fn undo_swap(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<SwapUndone>, StoreError>;
+    /// The temporary volume of `volume`'s swap, if one is in flight.
+    async fn swap_target_of(&self, volume: VolumeId) -> Result<Option<VolumeId>, StoreError>;
     /// `starting` becomes `migrating` (the destination holds the volume's storage).
     async fn migration_copying(
         &self,
@@ -102,7 +171,7 @@ const COPYING: &str = "update volumes set migration_status = 'migrating', update
      where id = $1 and migration_status = 'starting' and deleted = false";
 
 const FINISH: &str = "update volumes set host = $2, service_uuid = $3, shared_targets = $4, \
-     migration_status = $7, migration_host = null, \
+     migration_status = $7, migration_host = null, name_id = null, \
      status = coalesce(previous_status, $6), previous_status = null, \
      updated_at = $5 where id = $1";
 
@@ -111,6 +180,40 @@ const FAIL: &str = "update volumes set migration_status = $6, migration_host = n
      status = case when status in ($3, $4) then coalesce(previous_status, $5) else status end, \
      previous_status = null, updated_at = $2 \
      where id = $1 and deleted = false and migration_status in ('starting', 'migrating', 'completing')";
+
+/// The temporary volume of a swap (`$2` its id) as a copy of volume `$1` on the
+/// destination (`$3` host, `$7` service, `$8` shared targets), `creating`.
+const INSERT_SWAP_TARGET: &str = "\
+    insert into volumes (id, user_id, project_id, host, size, availability_zone, status, \
+                         attach_status, migration_status, display_name, display_description, \
+                         volume_type_id, encryption_key_id, bootable, multiattach, service_uuid, \
+                         shared_targets, created_at, deleted) \
+    select $2, user_id, project_id, $3, size, availability_zone, $4, $5, $6, display_name, \
+           display_description, volume_type_id, encryption_key_id, bootable, multiattach, $7, \
+           $8, $9, false \
+      from volumes where id = $1";
+
+/// The temporary volume has its storage (`$4` creating, `$5` its target marker).
+const SWAP_TARGET_READY: &str = "update volumes set status = $2, updated_at = $3 \
+     where id = $1 and deleted = false and status = $4 and migration_status = $5";
+
+const VOLUME_PLACE: &str = "select host, name_id, service_uuid, shared_targets from volumes \
+     where id = $1";
+
+/// The volume made live where the temporary volume's storage is.
+const SWAPPED: &str = "update volumes set host = $2, service_uuid = $3, shared_targets = $4, \
+     name_id = $5, status = $6, attach_status = $7, migration_status = $8, \
+     migration_host = null, previous_status = null, updated_at = $9 where id = $1";
+
+/// Nova's attachments to the temporary volume become the volume's.
+const MOVE_ATTACHMENTS: &str = "update volume_attachment set volume_id = $1, updated_at = $3 \
+     where volume_id = $2 and deleted = false";
+
+const DROP_SWAP_TARGET: &str = "update volumes set deleted = true, deleted_at = $2, \
+     status = $3, attach_status = $4, migration_status = null, updated_at = $2 where id = $1";
+
+const SWAP_TARGET_OF: &str = "select id from volumes where deleted = false \
+     and migration_status = $1";
 
 const IN_FLIGHT: &str = "select id, host, migration_host from volumes \
      where deleted = false and migration_status in ('starting', 'migrating', 'completing') \
@@ -122,7 +225,7 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
     async fn begin_migration(
         &self,
         start: &MigrationStart,
-    ) -> Result<Outcome<i64, MigrationEndRefusal>, StoreError> {
+    ) -> Result<Outcome<MigrationBegun, MigrationEndRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let Some(locked) = Self::lock_volume_with_attachments(&mut tx, start.volume).await? else {
             return Ok(Outcome::Gone);
@@ -138,8 +241,12 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
         {
             return refused(refusal);
         }
-        if !locked.live.is_empty() {
-            return refused(MigrationRefusal::Attached);
+        let swap_server = match migration::swap_server(volume, &locked.live, start.swap.is_some()) {
+            Ok(server) => server,
+            Err(refusal) => return refused(refusal),
+        };
+        if swap_server.is_some() && start.retype.is_some() {
+            return refused(MigrationRefusal::AttachedRetype);
         }
         if let Some(retype) = &start.retype {
             if let Err(refusal) = volume_rules::retype(volume, &retype.retype) {
@@ -156,8 +263,149 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
             .bind(during)
             .bind(start.now);
         tx.execute(sql).await?;
+        if let (Some(_), Some(target)) = (&swap_server, &start.swap) {
+            let sql = Sql::new(INSERT_SWAP_TARGET)
+                .bind(start.volume)
+                .bind(target.id)
+                .bind(&start.to_host)
+                .bind(VolumeStatus::Creating)
+                .bind(AttachStatus::Detached)
+                .bind(migration::target_of(start.volume))
+                .bind(target.service)
+                .bind(target.shared_targets)
+                .bind(start.now);
+            tx.execute(sql).await?;
+        }
         tx.commit().await?;
-        Ok(Outcome::Done(volume.size))
+        Ok(Outcome::Done(MigrationBegun {
+            size: volume.size,
+            swap_server,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
+    async fn swap_ready(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        call: &NewComputeCall,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<(), MigrationRefusal>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume(&mut tx, volume).await? else {
+            return Ok(Outcome::Gone);
+        };
+        if locked.migration_status.as_deref() != Some("starting") {
+            return Ok(Outcome::Refused(MigrationRefusal::Changed));
+        }
+        let ready = Sql::new(SWAP_TARGET_READY)
+            .bind(temporary)
+            .bind(VolumeStatus::Available)
+            .bind(now)
+            .bind(VolumeStatus::Creating)
+            .bind(migration::target_of(volume));
+        if tx.execute(ready).await? == 0 {
+            return Ok(Outcome::Refused(MigrationRefusal::Changed));
+        }
+        tx.execute(Sql::new(COPYING).bind(volume).bind(now)).await?;
+        Self::record_compute_call(&mut tx, call).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(()))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
+    async fn finish_swap(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Outcome<SwapEnded, MigrationRefusal>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, volume).await? else {
+            return Ok(Outcome::Gone);
+        };
+        let changed = Ok(Outcome::Refused(MigrationRefusal::Changed));
+        let Some(target) = Self::lock_volume_with_attachments(&mut tx, temporary).await? else {
+            return changed;
+        };
+        // Nova ends the server's old attachment before it calls; one left (or a new
+        // one) would be a connection to the storage about to go.
+        let swapping = locked.volume.migration_status.as_deref() == Some("migrating")
+            && target.volume.migration_status.as_deref() == Some(&migration::target_of(volume))
+            && locked.live.is_empty();
+        if !swapping {
+            return changed;
+        }
+        let place = |id| Sql::new(VOLUME_PLACE).bind(id);
+        let (old_host, old_name_id, _, _): Place =
+            tx.fetch_optional(place(volume)).await?.unwrap_or_default();
+        let (new_host, new_name_id, new_service, new_shared): Place = tx
+            .fetch_optional(place(temporary))
+            .await?
+            .unwrap_or_default();
+        let statuses = target.live.iter().map(|a| a.attach_status);
+        let state = attach::status_of(VolumeStatus::Available, false, attach::Hold::None, statuses);
+        let swapped = Sql::new(SWAPPED)
+            .bind(volume)
+            .bind(new_host)
+            .bind(new_service)
+            .bind(new_shared)
+            .bind(new_name_id.unwrap_or(temporary))
+            .bind(state.status)
+            .bind(state.attach_status)
+            .bind(MigrationStatus::Success)
+            .bind(now);
+        tx.execute(swapped).await?;
+        let moved = Sql::new(MOVE_ATTACHMENTS)
+            .bind(volume)
+            .bind(temporary)
+            .bind(now);
+        tx.execute(moved).await?;
+        tx.execute(drop_swap_target(temporary, now)).await?;
+        tx.commit().await?;
+        Ok(Outcome::Done(SwapEnded {
+            old_host,
+            old_storage: old_name_id.unwrap_or(volume),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
+    async fn undo_swap(
+        &self,
+        volume: VolumeId,
+        temporary: VolumeId,
+        now: DateTime<Utc>,
+    ) -> Result<Option<SwapUndone>, StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        Self::lock_volume(&mut tx, volume).await?;
+        let Some(target) = Self::lock_volume_with_attachments(&mut tx, temporary).await? else {
+            return Ok(None);
+        };
+        if target.volume.migration_status.as_deref() != Some(&migration::target_of(volume)) {
+            return Ok(None);
+        }
+        let ended = Self::connectors_of(&mut tx, &target).await?;
+        let ids: Vec<_> = target.live.iter().map(|a| a.id).collect();
+        Self::remove_attachments(&mut tx, &target.volume, &ids, now).await?;
+        let (host, name_id, _, _): Place = tx
+            .fetch_optional(Sql::new(VOLUME_PLACE).bind(temporary))
+            .await?
+            .unwrap_or_default();
+        tx.execute(drop_swap_target(temporary, now)).await?;
+        tx.execute(fail_sql(volume, now)).await?;
+        tx.commit().await?;
+        Ok(Some(SwapUndone {
+            host,
+            storage: name_id.unwrap_or(temporary),
+            ended,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
+    async fn swap_target_of(&self, volume: VolumeId) -> Result<Option<VolumeId>, StoreError> {
+        let sql = Sql::new(SWAP_TARGET_OF).bind(migration::target_of(volume));
+        let row: Option<(VolumeId,)> = self.db.fetch_optional(sql).await?;
+        Ok(row.map(|(id,)| id))
     }
 
     #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
@@ -207,18 +455,7 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
 
     #[tracing::instrument(skip_all, fields(volume_id = %volume), err)]
     async fn fail_migration(&self, volume: VolumeId, now: DateTime<Utc>) -> Result<(), StoreError> {
-        self.db
-            .execute(
-                Sql::new(FAIL)
-                    .bind(volume)
-                    .bind(now)
-                    .bind(VolumeStatus::Maintenance)
-                    .bind(VolumeStatus::Retyping)
-                    .bind(VolumeStatus::Available)
-                    .bind(MigrationStatus::Error),
-            )
-            .await
-            .map(drop)
+        self.db.execute(fail_sql(volume, now)).await.map(drop)
     }
 
     #[tracing::instrument(skip_all, err)]
@@ -228,6 +465,32 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
     ) -> Result<Vec<(VolumeId, Option<String>, Option<String>)>, StoreError> {
         self.db.fetch_all(Sql::new(IN_FLIGHT).bind(before)).await
     }
+}
+
+/// A volume's place: host, `name_id`, service and shared targets.
+type Place = (
+    Option<String>,
+    Option<VolumeId>,
+    Option<ServiceId>,
+    Option<bool>,
+);
+
+fn fail_sql(volume: VolumeId, now: DateTime<Utc>) -> Sql {
+    Sql::new(FAIL)
+        .bind(volume)
+        .bind(now)
+        .bind(VolumeStatus::Maintenance)
+        .bind(VolumeStatus::Retyping)
+        .bind(VolumeStatus::Available)
+        .bind(MigrationStatus::Error)
+}
+
+fn drop_swap_target(temporary: VolumeId, now: DateTime<Utc>) -> Sql {
+    Sql::new(DROP_SWAP_TARGET)
+        .bind(temporary)
+        .bind(now)
+        .bind(SOFT_DELETED_STATUS)
+        .bind(AttachStatus::Detached)
 }
 
 impl<D: Database> SqlStore<D> {

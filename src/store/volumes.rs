@@ -39,8 +39,8 @@ pub trait VolumeStore: Send + Sync {
     /// A volume with its admin metadata only: what the attach paths need, in one
     /// statement.
     async fn get_volume_brief(&self, id: VolumeId) -> Result<Option<Volume>, StoreError>;
-    /// Which of `ids` are live volumes (a manageable listing's `volume-<id>` objects),
-    /// read in a few statements whatever their number.
+    /// Which of `ids` name a live volume's storage (`Volume::storage_id`: a manageable
+    /// listing's `volume-<id>` objects), read in a few statements whatever their number.
     async fn live_volume_ids(&self, ids: &[VolumeId]) -> Result<Vec<VolumeId>, StoreError>;
     async fn list_volumes(
         &self,
@@ -65,7 +65,7 @@ const VOLUME_COLUMNS: &str = "v.id, v.user_id, v.project_id, v.host, v.size, \
      v.display_description, v.volume_type_id, t.name, t.qos_specs_id, v.encryption_key_id, \
      v.bootable, v.multiattach, v.previous_status, v.service_uuid, v.shared_targets, \
      v.provider_id, v.group_id, v.consistencygroup_id, v.snapshot_id, v.source_volid, \
-     v.created_at, v.updated_at";
+     v.created_at, v.updated_at, v.name_id";
 
 const VOLUME_FROM: &str = " from volumes v left join volume_types t on t.id = v.volume_type_id";
 
@@ -99,6 +99,7 @@ impl FromRow for Volume {
             source_volid: c.get()?,
             created_at: c.get()?,
             updated_at: c.get()?,
+            name_id: c.get()?,
             metadata: BTreeMap::new(),
             admin_metadata: BTreeMap::new(),
             image_metadata: BTreeMap::new(),
@@ -383,8 +384,15 @@ impl<D: Database> VolumeStore for SqlStore<D> {
     async fn live_volume_ids(&self, ids: &[VolumeId]) -> Result<Vec<VolumeId>, StoreError> {
         let mut live = Vec::new();
         for chunk in ids.chunks(ID_CHUNK) {
-            let mut sql = Sql::new("select id from volumes where deleted = false and id in (");
-            sql.push_list(chunk.iter().copied()).push(")");
+            // A storage object is named after the volume's `name_id` when it has one.
+            let mut sql = Sql::new(
+                "select coalesce(name_id, id) from volumes where deleted = false \
+                   and ((name_id is null and id in (",
+            );
+            sql.push_list(chunk.iter().copied())
+                .push(")) or name_id in (")
+                .push_list(chunk.iter().copied())
+                .push("))");
             let rows: Vec<(VolumeId,)> = self.db.fetch_all(sql).await?;
             live.extend(rows.into_iter().map(|(id,)| id));
         }

@@ -58,6 +58,9 @@ pub(super) fn migration_fault(err: MigrationError) -> ApiError {
         MigrationError::NotMidMigration(which) => {
             invalid_volume(format!("{which} volume not mid-migration."))
         }
+        MigrationError::UnexpectedTarget { found, expected } => invalid_volume(format!(
+            "Destination has migration_status {found}, expected {expected}."
+        )),
         MigrationError::Refused { volume, refusal } => match refusal {
             MigrationRefusal::Status(status) => invalid_volume(format!(
                 "Volume {volume} status must be available or in-use, but current status is: \
@@ -74,7 +77,15 @@ pub(super) fn migration_fault(err: MigrationError) -> ApiError {
             }
             MigrationRefusal::Attached => invalid_volume(format!(
                 "Volume {volume} is attached: moving an attached volume needs Nova to swap it, \
-                 which this service does not do; detach it first."
+                 and no Nova is configured ([nova]); detach it first."
+            )),
+            MigrationRefusal::AttachedRetype => invalid_volume(format!(
+                "Volume {volume} is attached: a retype that moves it to another backend needs \
+                 it detached first."
+            )),
+            MigrationRefusal::NotOneServer => invalid_volume(format!(
+                "Volume {volume} is attached other than by one server's connected attachment: \
+                 Nova swaps one server onto the moved volume."
             )),
             MigrationRefusal::InGroup | MigrationRefusal::Changed => invalid_volume(format!(
                 "Volume {volume} status must be available or in-use, must not be migrating, have \

@@ -1,8 +1,10 @@
 use super::*;
 
 fn volume(status: VolumeStatus, multiattach: bool) -> VolumeFacts {
+    let id = VolumeId::generate();
     VolumeFacts {
-        id: VolumeId::generate(),
+        id,
+        storage: id,
         status,
         multiattach,
         host: Some("h@file#file".to_owned()),
@@ -22,7 +24,7 @@ fn attachment(volume: &VolumeFacts, status: AttachStatus, instance: &str) -> Att
 fn storage(volumes: &[&VolumeFacts]) -> Vec<BackendObjects> {
     vec![BackendObjects {
         host: "h@file".to_owned(),
-        volume_ids: volumes.iter().map(|v| v.id).collect(),
+        volume_ids: volumes.iter().map(|v| v.storage).collect(),
         snapshot_ids: BTreeSet::new(),
     }]
 }
@@ -157,6 +159,38 @@ fn usage_over_a_limit_names_the_project_and_resource() {
         findings[0].to_string(),
         "project p9 uses 7 of gigabytes, over its limit of 5"
     );
+}
+
+#[test]
+fn a_moved_volumes_storage_is_named_after_its_name_id() {
+    let moved = VolumeFacts {
+        storage: VolumeId::generate(),
+        ..volume(VolumeStatus::InUse, false)
+    };
+    let snapshot = Snapshot {
+        volumes: vec![moved.clone()],
+        ..Snapshot::default()
+    };
+    let found = |ids: Vec<VolumeId>| {
+        let backends = vec![BackendObjects {
+            host: "h@file".to_owned(),
+            volume_ids: ids.into_iter().collect(),
+            snapshot_ids: BTreeSet::new(),
+        }];
+        check(&snapshot, &backends)
+            .into_iter()
+            .filter(|f| {
+                matches!(
+                    f,
+                    Finding::BackendObjectMissing { .. }
+                        | Finding::BackendObjectWithoutVolume { .. }
+                )
+            })
+            .count()
+    };
+    assert_eq!(found(vec![moved.storage]), 0);
+    // Storage named after its own id is a stray, and its own storage is missing.
+    assert_eq!(found(vec![moved.id]), 2);
 }
 
 #[test]

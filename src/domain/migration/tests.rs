@@ -48,12 +48,6 @@ fn a_migration_starts_only_where_cinder_lets_it() {
             "h@file",
             MigrationRefusal::SameHost,
         ),
-        (
-            crate::domain::volume::locked(VolumeStatus::InUse, AttachStatus::Attached, false),
-            false,
-            THERE,
-            MigrationRefusal::Attached,
-        ),
     ];
     for (volume, snapshots, to, refusal) in cases {
         assert_eq!(
@@ -102,4 +96,62 @@ fn the_move_is_final_only_if_nothing_changed() {
             Err(MigrationRefusal::Changed)
         );
     }
+}
+
+fn live(server: Option<&str>, status: AttachStatus, connected: bool) -> LiveAttachment {
+    LiveAttachment {
+        id: crate::domain::ids::AttachmentId::generate(),
+        volume_id: VolumeId::generate(),
+        instance_uuid: server.map(str::to_owned),
+        attach_status: status,
+        attach_mode: None,
+        attached_host: Some("compute-1".into()),
+        connected,
+    }
+}
+
+#[test]
+fn an_attached_volume_moves_only_by_swapping_its_one_server() {
+    let in_use = crate::domain::volume::locked(VolumeStatus::InUse, AttachStatus::Attached, false);
+    let used = live(Some("s1"), AttachStatus::Attached, true);
+    assert_eq!(
+        swap_server(&volume(VolumeStatus::Available), &[], true),
+        Ok(None)
+    );
+    assert_eq!(
+        swap_server(&volume(VolumeStatus::Available), &[], false),
+        Ok(None)
+    );
+    assert_eq!(
+        swap_server(&in_use, std::slice::from_ref(&used), true),
+        Ok(Some("s1".into()))
+    );
+    assert_eq!(
+        swap_server(&in_use, std::slice::from_ref(&used), false),
+        Err(MigrationRefusal::Attached)
+    );
+    let not_one = [
+        vec![used.clone(), live(Some("s2"), AttachStatus::Attached, true)],
+        vec![live(None, AttachStatus::Attached, true)],
+        vec![live(Some("s1"), AttachStatus::Reserved, false)],
+        vec![live(Some("s1"), AttachStatus::Attached, false)],
+        vec![],
+    ];
+    for attachments in not_one {
+        assert_eq!(
+            swap_server(&in_use, &attachments, true),
+            Err(MigrationRefusal::NotOneServer),
+            "{attachments:?}"
+        );
+    }
+    // A reservation alone on an available volume is not moved by copying either.
+    let reserved = [live(Some("s1"), AttachStatus::Reserved, false)];
+    assert_eq!(
+        swap_server(&volume(VolumeStatus::Reserved), &reserved, true),
+        Err(MigrationRefusal::NotOneServer)
+    );
+    assert_eq!(
+        target_of(used.volume_id),
+        format!("target:{}", used.volume_id)
+    );
 }

@@ -153,3 +153,4 @@ tuple_row!(A, B);
 tuple_row!(A, B, C);
 tuple_row!(A, B, C, D);
 tuple_row!(A, B, C, D, E);
+tuple_row!(A, B, C, D, E, F);

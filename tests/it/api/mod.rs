@@ -48,5 +48,6 @@ pub(crate) mod volume_migrations;
 mod volume_races;
 mod volume_reimages;
 mod volume_reverts;
+mod volume_swaps;
 mod volumes;
 mod workers;

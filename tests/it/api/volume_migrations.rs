@@ -15,9 +15,9 @@ use crate::support::http::ADMIN_TOKEN;
 use crate::support::{TestApp, TestResponse};
 
 const HERE: &str = "test-host@file#file";
-const THERE: &str = "test-host@file2#file2";
+pub(crate) const THERE: &str = "test-host@file2#file2";
 
-async fn two_backends(app: TestApp) -> TestApp {
+pub(crate) async fn two_backends(app: TestApp) -> TestApp {
     let (a, b) = (app.volumes_dir.join("a"), app.volumes_dir.join("b"));
     let specs = [
         format!("file=file,dir={}", a.display()),
@@ -27,17 +27,22 @@ async fn two_backends(app: TestApp) -> TestApp {
     app.with_backends(&specs).await
 }
 
-fn file_in(app: &TestApp, backend: &str, volume: &str) -> std::path::PathBuf {
+pub(crate) fn file_in(app: &TestApp, backend: &str, volume: &str) -> std::path::PathBuf {
     app.volumes_dir
         .join(backend)
         .join(format!("volume-{volume}"))
 }
 
-async fn admin(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+pub(crate) async fn admin(
+    app: &TestApp,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> TestResponse {
     call_as(app, ADMIN_TOKEN, "3.64", method, path, body).await
 }
 
-async fn on_first_backend(app: &TestApp) -> String {
+pub(crate) async fn on_first_backend(app: &TestApp) -> String {
     let t = app
         .create_type("on-file", json!({"volume_backend_name": "file"}))
         .await;
@@ -52,7 +57,7 @@ async fn on_first_backend(app: &TestApp) -> String {
     volume
 }
 
-async fn migrate(app: &TestApp, volume: &str, fields: Value) -> TestResponse {
+pub(crate) async fn migrate(app: &TestApp, volume: &str, fields: Value) -> TestResponse {
     let body = json!({"os-migrate_volume": fields});
     let path = format!("/v3/p1/volumes/{volume}/action");
     admin(app, Method::POST, &path, Some(body)).await
@@ -170,7 +175,7 @@ async fn cinders_refusals_move_nothing(app: TestApp) {
 }
 
 /// Another volume on the first backend (its type exists already).
-async fn on_first_backend_named(app: &TestApp) -> String {
+pub(crate) async fn on_first_backend_named(app: &TestApp) -> String {
     str_of(
         &app.create_volume(json!({"size": 1, "volume_type": "on-file"}))
             .await,
