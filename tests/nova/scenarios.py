@@ -9,7 +9,9 @@ cinder-attach (which it lets these scenarios stop and start):
   (`os-reimage` with `reimage_reserved`) and waits for our `volume-reimaged` event; the
   volume then holds the new image's bytes and its image metadata;
 - a user's delete of an attachment Nova uses refused (409, Cinder's guard for bug
-  #2004555) by every call that ends one, while Nova's own detach goes through.
+  #2004555) by every call that ends one, while Nova's own detach goes through;
+- an in-use volume migrated to the other backend: Nova swaps the server onto the
+  temporary volume and completes the migration; the volume keeps its id on the server.
 
 Each scenario raises AssertionError with what it saw."""
 
@@ -221,12 +223,63 @@ def a_users_detach_of_a_servers_volume_goes_through_nova(cloud):
     cloud.cinder("DELETE", f"volumes/{volume_id}")
 
 
+def an_attached_volume_moves_through_novas_swap(cloud, admin_token):
+    """os-migrate_volume of an in-use volume: Nova is asked to swap the server onto a
+    temporary volume on the other backend, calls os-migrate_volume_completion, and the
+    volume keeps its id on the server, living where the new storage is (name_id)."""
+    volume_id = new_volume(cloud, name="swap-move")
+    server_id = active_server(cloud, "swap-move", imageRef=cloud.image)
+    cloud.nova("POST", f"servers/{server_id}/os-volume_attachments",
+               {"volumeAttachment": {"volumeId": volume_id}}, version="2.79")
+    wait_for("volume in-use", lambda: volume_status(cloud, volume_id) == "in-use")
+    member_token, cloud.token = cloud.token, admin_token
+
+    def as_admin(method, path, body=None):
+        # The admin's own project is in its token: no project in the URL.
+        return cloud.call(method, f"{cloud.cinder_url}/v3/{path}", body,
+                          {"OpenStack-API-Version": "volume 3.71"}, (200, 202))
+    try:
+        here = as_admin("GET", f"volumes/{volume_id}")["volume"]["os-vol-host-attr:host"]
+        there = "tempest@file2#file2" if "@file#" in here else "tempest@file#file"
+        as_admin("POST", f"volumes/{volume_id}/action", {"os-migrate_volume": {"host": there}})
+
+        def moved():
+            volume = as_admin("GET", f"volumes/{volume_id}")["volume"]
+            assert volume["migration_status"] != "error", volume
+            return volume if volume["migration_status"] == "success" else None
+        volume = wait_for("the move through Nova's swap", moved, timeout=120)
+    finally:
+        cloud.token = member_token
+    assert volume["os-vol-host-attr:host"] == there, volume
+    assert volume["status"] == "in-use", volume
+    name_id = volume["os-vol-mig-status-attr:name_id"]
+    assert name_id and name_id != volume_id, volume
+    assert [a["server_id"] for a in volume["attachments"]] == [server_id], volume
+    on_server = cloud.nova("GET", f"servers/{server_id}/os-volume_attachments", version="2.89")
+    on_server = on_server["volumeAttachments"]
+    assert [a["volumeId"] for a in on_server] == [volume_id], on_server
+    assert on_server[0]["attachment_id"] == volume["attachments"][0]["attachment_id"], on_server
+    assert cloud.pending_calls(volume_id) == ["swap-volume:sent"], cloud.pending_calls(volume_id)
+    dirs = {"tempest@file#file": cloud.volumes_dir, "tempest@file2#file2": cloud.volumes_dir + "2"}
+    assert os.path.exists(os.path.join(dirs[there], f"volume-{name_id}")), "the new storage"
+    assert not os.path.exists(os.path.join(dirs[here], f"volume-{volume_id}")), "the old storage stays"
+
+    cloud.nova("DELETE", f"servers/{server_id}/os-volume_attachments/{volume_id}", version="2.79")
+    wait_for("volume available", lambda: volume_status(cloud, volume_id) == "available")
+    delete_server(cloud, server_id)
+    cloud.cinder("DELETE", f"volumes/{volume_id}")
+    wait_for("the storage it lived in gone",
+             lambda: not os.path.exists(os.path.join(dirs[there], f"volume-{name_id}")), timeout=60)
+
+
 def run_all(cloud, admin_token):
     """Runs each scenario; returns the names of those that failed."""
     failed = []
     for name, scenario in (("extend_event_survives_a_restart", lambda: extend_event_survives_a_restart(cloud)),
                            ("a_users_detach_of_a_servers_volume_goes_through_nova",
                             lambda: a_users_detach_of_a_servers_volume_goes_through_nova(cloud)),
+                           ("an_attached_volume_moves_through_novas_swap",
+                            lambda: an_attached_volume_moves_through_novas_swap(cloud, admin_token)),
                            ("rebuild_reimages_the_root_volume",
                             lambda: rebuild_reimages_the_root_volume(cloud, admin_token))):
         started = time.time()
