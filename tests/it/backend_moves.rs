@@ -194,6 +194,152 @@ async fn a_volume_travels_every_pair_of_backend_kinds(app: TestApp) {
     bed.app.assert_consistent(&volume).await;
 }
 
+/// A request as Nova makes it, with its service token's role.
+async fn as_nova(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
+    let request = app
+        .request(method, path)
+        .version("3.44")
+        .header("x-service-roles", "service");
+    match body {
+        Some(body) => request.json(&body).send().await,
+        None => request.send().await,
+    }
+}
+
+/// Swaps the attached `volume` onto a temporary volume on `backend`, playing Nova's
+/// part: the new attachment connected with `connector`, `data` written at `offset` of
+/// the new storage (the hypervisor's copy), the old attachment `old` deleted, the
+/// completion. The temporary volume's id (the volume's `name_id` now) and the new
+/// attachment.
+async fn swap_onto(
+    bed: &Bed,
+    volume: &str,
+    backend: &str,
+    old: &str,
+    connector: &Value,
+    (offset, data): (u64, &[u8]),
+) -> (String, String) {
+    let app = &bed.app;
+    let path = format!("/v3/p1/volumes/{volume}/action");
+    let host = format!("test-host@{backend}#{backend}");
+    let body = json!({"os-migrate_volume": {"host": host}});
+    let started = admin(app, Method::POST, &path, Some(body)).await;
+    assert_eq!(started.status, 202, "{}", started.text);
+    let marker = format!("target:{volume}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let temporary = loop {
+        let found = app
+            .db
+            .column(&format!(
+                "select cast(v.id as text) from volumes v where v.migration_status = '{marker}' \
+                   and v.status = 'available' and v.deleted = false"
+            ))
+            .await;
+        if let Some(id) = found.first() {
+            break id.clone();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no temporary volume on {backend}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let body = json!({"attachment": {"volume_uuid": temporary, "instance_uuid": I1}});
+    let created = as_nova(app, Method::POST, "/v3/p1/attachments", Some(body)).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let new = str_of(&created.json["attachment"], "id");
+    let body = json!({"attachment": {"connector": connector}});
+    let updated = as_nova(
+        app,
+        Method::PUT,
+        &format!("/v3/p1/attachments/{new}"),
+        Some(body),
+    )
+    .await;
+    assert_eq!(updated.status, 200, "{}", updated.text);
+    assert_eq!(app.complete(&new).await.status, 204);
+    bed.write(backend, &temporary, offset, data);
+    let deleted = as_nova(
+        app,
+        Method::DELETE,
+        &format!("/v3/p1/attachments/{old}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    let body = json!({"os-migrate_volume_completion": {"new_volume": temporary}});
+    let done = admin(app, Method::POST, &path, Some(body)).await;
+    assert_eq!(done.status, 200, "{}", done.text);
+    assert_eq!(done.json["save_volume_id"], volume);
+    (temporary, new)
+}
+
+/// An attached volume moves through Nova's swap onto tgt, then onto Ceph, each time
+/// living on in the storage made for the temporary volume: the host its attachment names
+/// logs in to that storage's target and no other host does; the old storage goes; and an
+/// available move afterwards copies the bytes from where the volume lives.
+async fn an_attached_volume_swaps_onto_tgt_and_ceph(app: TestApp) {
+    let app = app.with_settings(cinder_attach::service::Settings {
+        nova: Some(crate::api::nova_calls::silent_nova()),
+        ..Default::default()
+    });
+    let Some(bed) = bed(app).await else { return };
+    let volume = volume_on(&bed, "plain").await;
+    let data = noise(MIB, 31);
+    bed.write("plain", &volume, 5 * M, &data);
+    let mut connector = conn();
+    connector["initiator"] = json!("iqn.2004-10.org.test:swapped-host");
+    let mut old = bed.app.attach_fully(&volume, I1, connector.clone()).await;
+    let (mut here, mut stored) = ("plain", volume.clone());
+    for there in ["iscsi", "ceph"] {
+        let (temporary, new) =
+            swap_onto(&bed, &volume, there, &old, &connector, (5 * M, &data)).await;
+        let detail = admin(
+            &bed.app,
+            Method::GET,
+            &format!("/v3/p1/volumes/{volume}"),
+            None,
+        )
+        .await;
+        let detail = &detail.json["volume"];
+        assert_eq!(
+            host_of(detail),
+            format!("test-host@{there}#{there}"),
+            "{detail}"
+        );
+        assert_eq!(detail["status"], "in-use");
+        assert_eq!(detail["os-vol-mig-status-attr:name_id"], temporary.as_str());
+        if there == "iscsi" {
+            let shown = bed.app.show_attachment(&new).await;
+            let info = &shown.json["attachment"]["connection_info"];
+            assert_eq!(info["driver_volume_type"], "iscsi", "{info}");
+            let mine = crate::support::tgtd::can_log_in(info, "iqn.2004-10.org.test:swapped-host");
+            assert!(
+                mine.await,
+                "the attached host reaches the storage the volume lives in"
+            );
+            let other = crate::support::tgtd::can_log_in(info, "iqn.2004-10.org.test:stranger");
+            assert!(!other.await, "no other host does");
+        }
+        bed.wait_until_gone(here, &stored).await;
+        (old, here, stored) = (new, there, temporary);
+    }
+    let detached = as_nova(
+        &bed.app,
+        Method::DELETE,
+        &format!("/v3/p1/attachments/{old}"),
+        None,
+    )
+    .await;
+    assert_eq!(detached.status, 200, "{}", detached.text);
+    let detail = migrate(&bed.app, &volume, "plain").await;
+    assert_eq!(detail["migration_status"], "success", "{detail}");
+    assert_eq!(detail["os-vol-mig-status-attr:name_id"], Value::Null);
+    assert_eq!(bed.read("plain", &volume, 5 * M, MIB), data);
+    bed.wait_until_gone("ceph", &stored).await;
+    bed.app.assert_consistent(&volume).await;
+}
+
 async fn a_revert_puts_back_the_snapshots_bytes_on_each_kind(app: TestApp) {
     let Some(bed) = bed(app).await else { return };
     for backend in ["plain", "iscsi", "ceph"] {
@@ -226,6 +372,7 @@ async fn a_revert_puts_back_the_snapshots_bytes_on_each_kind(app: TestApp) {
 }
 
 backend_tests!(
+    an_attached_volume_swaps_onto_tgt_and_ceph,
     a_volume_travels_every_pair_of_backend_kinds,
     a_revert_puts_back_the_snapshots_bytes_on_each_kind,
 );
