@@ -31,8 +31,6 @@ pub enum MigrationRefusal {
     Attached,
     /// Attached other than by one server's connected attachment: Nova swaps one server.
     NotOneServer,
-    /// A retype that moves an attached volume (not built: detach it first).
-    AttachedRetype,
     /// At the end: the volume changed meanwhile (attached, grown, reset).
     Changed,
 }

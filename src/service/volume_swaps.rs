@@ -13,7 +13,10 @@ use crate::backend::Backend;
 use crate::domain::compute_call::{ComputeCallKind, NewComputeCall};
 use crate::domain::error::MigrationError;
 use crate::domain::ids::{ComputeCallId, VolumeId};
+use crate::domain::quota::QuotaOwner;
+use crate::domain::volume::Retype;
 use crate::domain::{DomainError, Outcome};
+use crate::store::MigratingRetype;
 
 /// A swap begun: what its temporary volume needs, and whom Nova moves.
 pub(super) struct SwapPrepare {
@@ -68,9 +71,10 @@ impl Service {
             self.undo_swap(id, temporary).await;
             return Ok(id);
         }
+        let retype = self.swap_retype(id, temporary).await?;
         let ended = match self
             .store
-            .finish_swap(id, temporary, self.clock.now())
+            .finish_swap(id, temporary, retype.as_ref(), self.clock.now())
             .await?
         {
             Outcome::Done(ended) => ended,
@@ -84,6 +88,9 @@ impl Service {
             }
         };
         tracing::info!(volume_id = %id, "the attached volume moved");
+        if let Some(refusal) = &ended.retype_refused {
+            tracing::warn!(volume_id = %id, ?refusal, "the volume moved, but its retype no longer fits: it keeps its type");
+        }
         match self.backend_at(ended.old_host.as_deref(), id) {
             Ok(old) => {
                 if let Err(err) = old.driver.delete_volume(ended.old_storage).await {
@@ -95,6 +102,39 @@ impl Service {
             }
         }
         Ok(id)
+    }
+
+    /// The retype a swap carries: the temporary volume was made of the new type.
+    async fn swap_retype(
+        &self,
+        id: VolumeId,
+        temporary: VolumeId,
+    ) -> Result<Option<MigratingRetype>, DomainError> {
+        let (Some(volume), Some(target)) = (
+            self.store.get_volume_brief(id).await?,
+            self.store.get_volume_brief(temporary).await?,
+        ) else {
+            return Ok(None);
+        };
+        if volume.volume_type_id == target.volume_type_id {
+            return Ok(None);
+        }
+        let Some(new_type) = self.store.get_volume_type(target.volume_type_id).await? else {
+            return Ok(None);
+        };
+        let retype = Retype {
+            volume_id: id,
+            new_type_id: new_type.id,
+            expected_multiattach: volume.multiattach,
+            new_multiattach: new_type.is_multiattach(),
+            new_single_writer: new_type.is_single_writer(),
+        };
+        let owner = QuotaOwner {
+            project_id: volume.project_id,
+            type_name: new_type.name,
+            defaults: self.settings.quota_defaults.clone(),
+        };
+        Ok(Some(MigratingRetype { retype, owner }))
     }
 
     /// Undoes the swap of `id` onto `temporary`, if it is still in flight: the temporary

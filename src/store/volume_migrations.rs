@@ -63,11 +63,13 @@ pub struct MigrationBegun {
     pub swap_server: Option<String>,
 }
 
-/// A swap made final: where the volume's old storage is, to remove.
+/// A swap made final: where the volume's old storage is, to remove, and why a retype
+/// that came with it was not applied, if it was not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwapEnded {
     pub old_host: Option<String>,
     pub old_storage: VolumeId,
+    pub retype_refused: Option<RetypeRefusal>,
 }
 
 /// A swap undone: the temporary volume's storage to remove, and the connections of
@@ -122,6 +124,7 @@ pub trait VolumeMigrationStore: Send + Sync {
         &self,
         volume: VolumeId,
         temporary: VolumeId,
+        retype: Option<&MigratingRetype>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<SwapEnded, MigrationRefusal>, StoreError>;
     /// Undoes a swap: the temporary volume goes (its attachments with it) and the move
@@ -182,15 +185,16 @@ const FAIL: &str = "update volumes set migration_status = $6, migration_host = n
      where id = $1 and deleted = false and migration_status in ('starting', 'migrating', 'completing')";
 
 /// The temporary volume of a swap (`$2` its id) as a copy of volume `$1` on the
-/// destination (`$3` host, `$7` service, `$8` shared targets), `creating`.
+/// destination (`$3` host, `$7` service, `$8` shared targets), `creating`, of a retype's
+/// new type (`$10`, `$11` its multiattach flag) when the move is a retype's.
 const INSERT_SWAP_TARGET: &str = "\
     insert into volumes (id, user_id, project_id, host, size, availability_zone, status, \
                          attach_status, migration_status, display_name, display_description, \
                          volume_type_id, encryption_key_id, bootable, multiattach, service_uuid, \
                          shared_targets, created_at, deleted) \
     select $2, user_id, project_id, $3, size, availability_zone, $4, $5, $6, display_name, \
-           display_description, volume_type_id, encryption_key_id, bootable, multiattach, $7, \
-           $8, $9, false \
+           display_description, coalesce($10, volume_type_id), encryption_key_id, bootable, \
+           coalesce($11, multiattach), $7, $8, $9, false \
       from volumes where id = $1";
 
 /// The temporary volume has its storage (`$4` creating, `$5` its target marker).
@@ -245,9 +249,6 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
             Ok(server) => server,
             Err(refusal) => return refused(refusal),
         };
-        if swap_server.is_some() && start.retype.is_some() {
-            return refused(MigrationRefusal::AttachedRetype);
-        }
         if let Some(retype) = &start.retype {
             if let Err(refusal) = volume_rules::retype(volume, &retype.retype) {
                 return Ok(Outcome::Refused(MigrationEndRefusal::Retype(refusal)));
@@ -273,7 +274,9 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
                 .bind(migration::target_of(start.volume))
                 .bind(target.service)
                 .bind(target.shared_targets)
-                .bind(start.now);
+                .bind(start.now)
+                .bind(start.retype.as_ref().map(|r| r.retype.new_type_id))
+                .bind(start.retype.as_ref().map(|r| r.retype.new_multiattach));
             tx.execute(sql).await?;
         }
         tx.commit().await?;
@@ -318,6 +321,7 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
         &self,
         volume: VolumeId,
         temporary: VolumeId,
+        retype: Option<&MigratingRetype>,
         now: DateTime<Utc>,
     ) -> Result<Outcome<SwapEnded, MigrationRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
@@ -362,10 +366,20 @@ impl<D: Database> VolumeMigrationStore for SqlStore<D> {
             .bind(now);
         tx.execute(moved).await?;
         tx.execute(drop_swap_target(temporary, now)).await?;
+        // Nova has moved the server already: a retype that no longer fits (its quota
+        // used up meanwhile) leaves the volume moved under its old type.
+        let retype_refused = match retype {
+            Some(retype) => self
+                .apply_retype(&mut tx, &locked.volume, retype, now)
+                .await?
+                .err(),
+            None => None,
+        };
         tx.commit().await?;
         Ok(Outcome::Done(SwapEnded {
             old_host,
             old_storage: old_name_id.unwrap_or(volume),
+            retype_refused,
         }))
     }
 

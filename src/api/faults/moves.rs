@@ -79,10 +79,6 @@ pub(super) fn migration_fault(err: MigrationError) -> ApiError {
                 "Volume {volume} is attached: moving an attached volume needs Nova to swap it, \
                  and no Nova is configured ([nova]); detach it first."
             )),
-            MigrationRefusal::AttachedRetype => invalid_volume(format!(
-                "Volume {volume} is attached: a retype that moves it to another backend needs \
-                 it detached first."
-            )),
             MigrationRefusal::NotOneServer => invalid_volume(format!(
                 "Volume {volume} is attached other than by one server's connected attachment: \
                  Nova swaps one server onto the moved volume."

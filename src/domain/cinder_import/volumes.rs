@@ -73,7 +73,7 @@ fn take_volume<'a>(
     if let Some(name_id) = &v.name_id {
         return Err(format!(
             "its storage is named after {name_id} (a migration's left-over name); \
-             this service names storage after the volume's own id"
+             the import takes only volumes whose storage is named after their own id"
         ));
     }
     if v.group_id.is_some() || v.consistencygroup_id.is_some() {

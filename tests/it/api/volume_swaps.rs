@@ -288,7 +288,125 @@ async fn a_failed_or_refused_swap_is_undone(app: TestApp) {
     undone(&app, &volume, &temporary).await;
 }
 
+/// What a process killed during a swap leaves: while the temporary volume's storage was
+/// being made (`starting`), the swap is undone at the restart; once Nova was asked
+/// (`migrating`), it is Nova's to finish and the restart leaves it alone.
+async fn a_restart_undoes_only_a_swap_not_yet_owed_to_nova(app: TestApp) {
+    let app = with_nova(app, chrono::Duration::minutes(10)).await;
+    let mut cases = Vec::new();
+    for (n, state) in ["starting", "migrating"].into_iter().enumerate() {
+        let volume = if n == 0 {
+            on_first_backend(&app).await
+        } else {
+            on_first_backend_named(&app).await
+        };
+        app.attach_fully(&volume, I1, conn()).await;
+        let temporary = on_first_backend_named(&app).await;
+        std::fs::create_dir_all(app.volumes_dir.join("b")).unwrap();
+        std::fs::write(file_in(&app, "b", &temporary), b"new storage").unwrap();
+        let temp_status = if state == "starting" {
+            "creating"
+        } else {
+            "available"
+        };
+        for sql in [
+            format!(
+                "update volumes set migration_status = '{state}', migration_host = '{THERE}', \
+                 previous_status = 'in-use', updated_at = '2026-01-01T00:00:00+00:00' \
+                 where id = '{volume}'"
+            ),
+            format!(
+                "update volumes set migration_status = 'target:{volume}', host = '{THERE}', \
+                 status = '{temp_status}' where id = '{temporary}'"
+            ),
+        ] {
+            app.db.execute(&sql).await.unwrap();
+        }
+        cases.push((volume, temporary));
+    }
+    let handled = app
+        .state
+        .service
+        .recover_interrupted_work(chrono::Duration::seconds(1))
+        .await
+        .unwrap();
+    assert_eq!(handled, 1, "only the swap not yet owed to Nova");
+    let (undone, temporary) = &cases[0];
+    let shown = detail(&app, undone).await;
+    assert_eq!(shown["migration_status"], "error", "{shown}");
+    assert_eq!(shown["status"], "in-use");
+    let gone = admin(
+        &app,
+        Method::GET,
+        &format!("/v3/p1/volumes/{temporary}"),
+        None,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
+    assert!(!file_in(&app, "b", temporary).exists());
+    let (waiting, temporary) = &cases[1];
+    assert_eq!(detail(&app, waiting).await["migration_status"], "migrating");
+    assert_eq!(detail(&app, temporary).await["status"], "available");
+    assert!(file_in(&app, "b", temporary).exists());
+}
+
+/// A retype with `migration_policy: on-demand` of an attached volume moves it the same
+/// way: `retyping` while Nova swaps, then of the new type on the new backend, `in-use`,
+/// counted under the new type's quota.
+async fn an_attached_retype_moves_through_novas_swap(app: TestApp) {
+    let app = with_nova(app, chrono::Duration::minutes(10)).await;
+    let volume = on_first_backend(&app).await;
+    let old = app.attach_fully(&volume, I1, conn()).await;
+    app.create_type("on-file2", json!({"volume_backend_name": "file2"}))
+        .await;
+    let path = format!("/v3/p1/volumes/{volume}/action");
+    let body = json!({"os-retype": {"new_type": "on-file2", "migration_policy": "on-demand"}});
+    let retyped = call_as(&app, MEMBER_P1, "3.64", Method::POST, &path, Some(body)).await;
+    assert_eq!(retyped.status, 202, "{}", retyped.text);
+    let temporary = swap_owed(&app, &volume).await;
+    assert_eq!(detail(&app, &volume).await["status"], "retyping");
+    assert_eq!(detail(&app, &temporary).await["volume_type"], "on-file2");
+
+    let body = json!({"attachment": {"volume_uuid": temporary, "instance_uuid": I1}});
+    let created = as_nova(&app, Method::POST, "/v3/p1/attachments", Some(body)).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let new = str_of(&created.json["attachment"], "id");
+    assert_eq!(app.put_attachment(&new, conn()).await.status, 200);
+    assert_eq!(app.complete(&new).await.status, 204);
+    let deleted = as_nova(
+        &app,
+        Method::DELETE,
+        &format!("/v3/p1/attachments/{old}"),
+        None,
+    )
+    .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    assert_eq!(detail(&app, &volume).await["status"], "retyping");
+    let body = json!({"os-migrate_volume_completion": {"new_volume": temporary}});
+    let done = admin(&app, Method::POST, &path, Some(body)).await;
+    assert_eq!(done.status, 200, "{}", done.text);
+
+    let moved = detail(&app, &volume).await;
+    assert_eq!(moved["volume_type"], "on-file2", "{moved}");
+    assert_eq!(moved["status"], "in-use");
+    assert_eq!(moved["migration_status"], "success");
+    assert_eq!(moved["os-vol-host-attr:host"], THERE);
+    let usage = admin(
+        &app,
+        Method::GET,
+        "/v3/p1/os-quota-sets/p1?usage=true",
+        None,
+    )
+    .await;
+    let usage = &usage.json["quota_set"];
+    assert_eq!(usage["volumes_on-file2"]["in_use"], 1, "{usage}");
+    assert_eq!(usage["volumes_on-file"]["in_use"], 0, "{usage}");
+    app.assert_consistent(&volume).await;
+}
+
 backend_tests!(
+    an_attached_retype_moves_through_novas_swap,
+    a_restart_undoes_only_a_swap_not_yet_owed_to_nova,
     an_attached_volume_moves_through_novas_swap,
     a_failed_or_refused_swap_is_undone,
 );
