@@ -194,18 +194,6 @@ async fn a_volume_travels_every_pair_of_backend_kinds(app: TestApp) {
     bed.app.assert_consistent(&volume).await;
 }
 
-/// A request as Nova makes it, with its service token's role.
-async fn as_nova(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
-    let request = app
-        .request(method, path)
-        .version("3.44")
-        .header("x-service-roles", "service");
-    match body {
-        Some(body) => request.json(&body).send().await,
-        None => request.send().await,
-    }
-}
-
 /// Swaps the attached `volume` onto a temporary volume on `backend`, playing Nova's
 /// part: the new attachment connected with `connector`, `data` written at `offset` of
 /// the new storage (the hypervisor's copy), the old attachment `old` deleted, the

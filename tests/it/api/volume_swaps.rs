@@ -12,7 +12,7 @@ use super::volume_migrations::{
     admin, file_in, migrate, on_first_backend, on_first_backend_named, two_backends, THERE,
 };
 use crate::support::helpers::*;
-use crate::support::{TestApp, TestResponse};
+use crate::support::TestApp;
 use cinder_attach::service::Settings;
 
 async fn with_nova(app: TestApp, retry_for: chrono::Duration) -> TestApp {
@@ -52,16 +52,20 @@ async fn swap_owed(app: &TestApp, volume: &str) -> String {
     parts[1].to_owned()
 }
 
-/// A request as Nova makes it: its service token's role.
-async fn as_nova(app: &TestApp, method: Method, path: &str, body: Option<Value>) -> TestResponse {
-    let request = app
-        .request(method, path)
-        .version("3.44")
-        .header("x-service-roles", "service");
-    match body {
-        Some(body) => request.json(&body).send().await,
-        None => request.send().await,
-    }
+/// Nova's part of a swap before its completion: the server attached to the temporary
+/// volume (created, connected, completed), then its old attachment deleted. The new
+/// attachment.
+async fn nova_moves_the_server(app: &TestApp, temporary: &str, old: &str) -> String {
+    let body = json!({"attachment": {"volume_uuid": temporary, "instance_uuid": I1}});
+    let created = as_nova(app, Method::POST, "/v3/p1/attachments", Some(body)).await;
+    assert_eq!(created.status, 200, "{}", created.text);
+    let new = str_of(&created.json["attachment"], "id");
+    assert_eq!(app.put_attachment(&new, conn()).await.status, 200);
+    assert_eq!(app.complete(&new).await.status, 204);
+    let path = format!("/v3/p1/attachments/{old}");
+    let deleted = as_nova(app, Method::DELETE, &path, None).await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    new
 }
 
 async fn an_attached_volume_moves_through_novas_swap(app: TestApp) {
@@ -111,20 +115,7 @@ async fn an_attached_volume_moves_through_novas_swap(app: TestApp) {
         "in-use",
         "hidden while migrating"
     );
-    let body = json!({"attachment": {"volume_uuid": temporary, "instance_uuid": I1}});
-    let created = as_nova(&app, Method::POST, "/v3/p1/attachments", Some(body)).await;
-    assert_eq!(created.status, 200, "{}", created.text);
-    let new = str_of(&created.json["attachment"], "id");
-    assert_eq!(app.put_attachment(&new, conn()).await.status, 200);
-    assert_eq!(app.complete(&new).await.status, 204);
-    let deleted = as_nova(
-        &app,
-        Method::DELETE,
-        &format!("/v3/p1/attachments/{old}"),
-        None,
-    )
-    .await;
-    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    let new = nova_moves_the_server(&app, &temporary, &old).await;
     assert_eq!(
         detail(&app, &volume).await["status"],
         "in-use",
@@ -367,20 +358,7 @@ async fn an_attached_retype_moves_through_novas_swap(app: TestApp) {
     assert_eq!(detail(&app, &volume).await["status"], "retyping");
     assert_eq!(detail(&app, &temporary).await["volume_type"], "on-file2");
 
-    let body = json!({"attachment": {"volume_uuid": temporary, "instance_uuid": I1}});
-    let created = as_nova(&app, Method::POST, "/v3/p1/attachments", Some(body)).await;
-    assert_eq!(created.status, 200, "{}", created.text);
-    let new = str_of(&created.json["attachment"], "id");
-    assert_eq!(app.put_attachment(&new, conn()).await.status, 200);
-    assert_eq!(app.complete(&new).await.status, 204);
-    let deleted = as_nova(
-        &app,
-        Method::DELETE,
-        &format!("/v3/p1/attachments/{old}"),
-        None,
-    )
-    .await;
-    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    nova_moves_the_server(&app, &temporary, &old).await;
     assert_eq!(detail(&app, &volume).await["status"], "retyping");
     let body = json!({"os-migrate_volume_completion": {"new_volume": temporary}});
     let done = admin(&app, Method::POST, &path, Some(body)).await;
