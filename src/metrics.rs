@@ -64,6 +64,7 @@ pub struct Metrics {
     attachments: Family<StatusLabels, Gauge>,
     volumes: Family<StatusLabels, Gauge>,
     compute_calls: Family<StatusLabels, Gauge>,
+    host_fences: Family<StatusLabels, Gauge>,
     pool: Family<PoolLabels, Gauge>,
     resident_memory: Gauge,
     /// Scrapes set the gauges, then encode: one at a time.
@@ -78,6 +79,7 @@ impl Default for Metrics {
         let attachments = Family::<StatusLabels, Gauge>::default();
         let volumes = Family::<StatusLabels, Gauge>::default();
         let compute_calls = Family::<StatusLabels, Gauge>::default();
+        let host_fences = Family::<StatusLabels, Gauge>::default();
         let pool = Family::<PoolLabels, Gauge>::default();
         let resident_memory = Gauge::default();
         let mut registry = Registry::default();
@@ -112,6 +114,11 @@ impl Default for Metrics {
             compute_calls.clone(),
         );
         registry.register(
+            "cinder_attach_host_fences",
+            "Fences of detached hosts on backends with shared credentials, by outcome (fenced, nothing-open, kept, failed; until purged)",
+            host_fences.clone(),
+        );
+        registry.register(
             "cinder_attach_db_pool_connections",
             "Database connections by pool and state",
             pool.clone(),
@@ -128,6 +135,7 @@ impl Default for Metrics {
             attachments,
             volumes,
             compute_calls,
+            host_fences,
             pool,
             resident_memory,
             registry: Mutex::new(registry),
@@ -164,11 +172,13 @@ impl Metrics {
         self.attachments.clear();
         self.volumes.clear();
         self.compute_calls.clear();
+        self.host_fences.clear();
         if let Ok(counts) = &counts {
             for (family, rows) in [
                 (&self.attachments, &counts.attachments),
                 (&self.volumes, &counts.volumes),
                 (&self.compute_calls, &counts.compute_calls),
+                (&self.host_fences, &counts.host_fences),
             ] {
                 for (status, count) in rows {
                     let labels = StatusLabels {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 pub use crate::domain::attachment::{Connector, DriverConnection};
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
+use crate::domain::host_fence::{FenceReport, HostFence};
 use crate::domain::ids::{BackupId, ServiceId, SnapshotId, VolumeId};
 use async_trait::async_trait;
 
@@ -55,6 +56,14 @@ pub trait AccessRecords: Send + Sync {
     /// The volume's turn at changing who may reach it, taken in the database so that
     /// every process serving the backend, on any machine, takes turns with the others.
     async fn access_turn(&self, volume: VolumeId) -> Result<AccessTurn, String>;
+    /// The `ip` each live, connected attachment of the volume connects from.
+    async fn connected_ips(&self, volume: VolumeId) -> Result<Vec<String>, String>;
+    /// Keeps a fence's record.
+    async fn record_fence(&self, report: FenceReport) -> Result<(), String>;
+    /// This backend's fences that failed and were not tried again since.
+    async fn failed_fences(&self) -> Result<Vec<HostFence>, String>;
+    /// A failed fence was tried again.
+    async fn settle_fence(&self, id: uuid::Uuid) -> Result<(), String>;
 }
 
 /// Records for drivers built without a database (fuzz targets, unit tests): nothing is
@@ -90,6 +99,18 @@ impl AccessRecords for NoRecords {
     /// Without a database there is nothing to take turns at.
     async fn access_turn(&self, _: VolumeId) -> Result<AccessTurn, String> {
         Ok(AccessTurn::new(()))
+    }
+    async fn connected_ips(&self, _: VolumeId) -> Result<Vec<String>, String> {
+        Ok(Vec::new())
+    }
+    async fn record_fence(&self, _: FenceReport) -> Result<(), String> {
+        Ok(())
+    }
+    async fn failed_fences(&self) -> Result<Vec<HostFence>, String> {
+        Ok(Vec::new())
+    }
+    async fn settle_fence(&self, _: uuid::Uuid) -> Result<(), String> {
+        Ok(())
     }
 }
 

@@ -251,7 +251,9 @@ impl BackendSpec {
     /// `rbd`: `conf` (ceph.conf), `pool` (the RADOS pool, `rbd` by default), `user`
     /// (`client.<user>`; none: `client.admin`, auth off for hosts), `keyring`,
     /// `secret_uuid`, `cluster_name`, `flatten_volume_from_snapshot`, `max_clone_depth`
-    /// (5), `report_discard_supported`, `credentials` (`shared`), and the common options;
+    /// (5), `report_discard_supported`, `credentials` (`shared`), `fence` (`on`: with
+    /// shared credentials, a host whose attachment ends is cut off), `fence_seconds`
+    /// (3600: how long a fenced client stays blocklisted), and the common options;
     /// Cinder's `rbd_*` names are read from cinder.conf into these.
     fn build_rbd(
         &self,
@@ -268,6 +270,8 @@ impl BackendSpec {
             "report_discard_supported",
             "credentials",
             "connect_timeout",
+            "fence",
+            "fence_seconds",
         ];
         let common = self.common(Some(false), &known)?;
         let get = |key: &str| self.options.get(key).map(String::as_str);
@@ -315,6 +319,8 @@ impl BackendSpec {
             max_clone_depth: number("max_clone_depth", 5)?,
             discard: flag("report_discard_supported", false)?,
             credentials,
+            fence: flag("fence", true)?,
+            fence_seconds: number("fence_seconds", 3600)?.max(1),
             multiattach: common.multiattach,
             capacity_gb: common.capacity_gb,
         };

@@ -89,6 +89,8 @@ const RBD_OPTIONS: &[(&str, &str)] = &[
     ("rados_connect_timeout", "connect_timeout"),
     ("report_discard_supported", "report_discard_supported"),
     ("credentials", "credentials"),
+    ("fence", "fence"),
+    ("fence_seconds", "fence_seconds"),
 ];
 
 /// Reads the files in order; a later file's option wins, as with oslo.config.

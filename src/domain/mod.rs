@@ -16,6 +16,7 @@ pub mod export;
 pub mod group;
 pub mod group_snapshot;
 pub mod group_type;
+pub mod host_fence;
 pub mod ids;
 pub mod image_properties;
 pub mod legacy_attach;

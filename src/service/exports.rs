@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use crate::backend::{AccessRecords, AccessTurn, Backends};
 use crate::clock::Clock;
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
+use crate::domain::host_fence::{FenceReport, HostFence};
 use crate::domain::ids::VolumeId;
 use crate::store::{NewExport, Store};
 
@@ -110,6 +111,44 @@ impl AccessRecords for StoreRecords {
         let stripe = (volume.uuid().as_u128() % LOCAL_TURN_STRIPES as u128) as usize;
         let held = Arc::clone(&self.local_turns[stripe]).lock_owned().await;
         Ok(AccessTurn::new(held))
+    }
+
+    async fn connected_ips(&self, volume: VolumeId) -> Result<Vec<String>, String> {
+        self.store
+            .connected_ips(volume)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn record_fence(&self, report: FenceReport) -> Result<(), String> {
+        let fence = HostFence {
+            id: uuid::Uuid::new_v4(),
+            volume_id: report.volume_id,
+            backend_host: self.backend_host.clone(),
+            host_ip: report.host_ip,
+            addresses: report.addresses,
+            outcome: report.outcome,
+            reason: report.reason,
+            created_at: self.clock.now(),
+        };
+        self.store
+            .record_fence(&fence)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn failed_fences(&self) -> Result<Vec<HostFence>, String> {
+        self.store
+            .failed_fences(&self.backend_host)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn settle_fence(&self, id: uuid::Uuid) -> Result<(), String> {
+        self.store
+            .settle_fence(id, self.clock.now())
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 

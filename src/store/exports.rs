@@ -11,6 +11,7 @@ use super::db::{Database, HeldLock};
 use super::SqlStore;
 use crate::domain::attachment::{AttachMode, AttachStatus};
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
+use crate::domain::host_fence::{FenceOutcome, HostFence};
 use crate::domain::ids::VolumeId;
 
 /// A volume's export as a backend asks for it: the number is the store's to allocate.
@@ -54,6 +55,53 @@ pub trait ExportStore: Send + Sync {
     /// database, held until the value is dropped; `None` where the database is one
     /// process's (SQLite), whose turns are taken in the process.
     async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<HeldLock>, StoreError>;
+    /// The `ip` each live, connected attachment of the volume whose storage is
+    /// `volume_id` connects from (as its connector said).
+    async fn connected_ips(&self, volume_id: VolumeId) -> Result<Vec<String>, StoreError>;
+    /// Keeps a fence's record.
+    async fn record_fence(&self, fence: &HostFence) -> Result<(), StoreError>;
+    /// The backend's fences that failed and were not tried again since, oldest first.
+    async fn failed_fences(&self, backend_host: &str) -> Result<Vec<HostFence>, StoreError>;
+    /// A failed fence was tried again (its new try recorded on its own).
+    async fn settle_fence(&self, id: uuid::Uuid, now: DateTime<Utc>) -> Result<(), StoreError>;
+}
+
+/// `$1`/`$2` the connected statuses, `$3` the storage id.
+const CONNECTED_IPS: &str = "\
+    select s.value from volume_attachment a \
+      join volumes v on v.id = a.volume_id \
+      join attachment_specs s on s.attachment_id = a.id and s.deleted = false and s.key = 'ip' \
+     where v.deleted = false and a.deleted = false and a.attach_status in ($1, $2) \
+       and ((v.id = $3 and v.name_id is null) or v.name_id = $3)";
+
+const INSERT_FENCE: &str = "\
+    insert into host_fences (id, volume_id, backend_host, host_ip, addresses, outcome, reason, \
+                             created_at) values ($1, $2, $3, $4, $5, $6, $7, $8)";
+
+const FAILED_FENCES: &str = "\
+    select id, volume_id, backend_host, host_ip, addresses, outcome, reason, created_at \
+      from host_fences where backend_host = $1 and outcome = 'failed' and settled_at is null \
+     order by created_at, id";
+
+const SETTLE_FENCE: &str = "update host_fences set settled_at = $2 where id = $1";
+
+impl FromRow for HostFence {
+    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
+        Ok(HostFence {
+            id: c.get()?,
+            volume_id: c.get()?,
+            backend_host: c.get()?,
+            host_ip: c.get()?,
+            addresses: serde_json::from_str(&c.get::<String>()?).map_err(StoreError::corrupt)?,
+            outcome: {
+                let text: String = c.get()?;
+                FenceOutcome::parse(&text)
+                    .ok_or_else(|| StoreError::corrupt(format!("fence outcome {text:?}")))?
+            },
+            reason: c.get()?,
+            created_at: c.get()?,
+        })
+    }
 }
 
 /// `$1` what the backend's volume hosts start with (`<backend host>#`), `$2`/`$3` the
@@ -247,6 +295,51 @@ impl<D: Database> ExportStore for SqlStore<D> {
         self.db
             .hold_lock(format!("cinder-attach access {volume_id}"))
             .await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn connected_ips(&self, volume_id: VolumeId) -> Result<Vec<String>, StoreError> {
+        let sql = Sql::new(CONNECTED_IPS)
+            .bind(AttachStatus::Attaching)
+            .bind(AttachStatus::Attached)
+            .bind(volume_id);
+        let rows: Vec<(Option<String>,)> = self.db.fetch_all(sql).await?;
+        // Connector values are kept as JSON text.
+        Ok(rows
+            .into_iter()
+            .filter_map(|(text,)| serde_json::from_str::<serde_json::Value>(&text?).ok())
+            .filter_map(|ip| ip.as_str().map(str::to_owned))
+            .collect())
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn record_fence(&self, fence: &HostFence) -> Result<(), StoreError> {
+        let addresses = serde_json::to_string(&fence.addresses).map_err(StoreError::corrupt)?;
+        let sql = Sql::new(INSERT_FENCE)
+            .bind(fence.id)
+            .bind(fence.volume_id)
+            .bind(fence.backend_host.as_str())
+            .bind(fence.host_ip.clone())
+            .bind(addresses)
+            .bind(fence.outcome.as_str())
+            .bind(fence.reason.as_str())
+            .bind(fence.created_at);
+        self.db.execute(sql).await.map(drop)
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn failed_fences(&self, backend_host: &str) -> Result<Vec<HostFence>, StoreError> {
+        self.db
+            .fetch_all(Sql::new(FAILED_FENCES).bind(backend_host))
+            .await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn settle_fence(&self, id: uuid::Uuid, now: DateTime<Utc>) -> Result<(), StoreError> {
+        self.db
+            .execute(Sql::new(SETTLE_FENCE).bind(id).bind(now))
+            .await
+            .map(drop)
     }
 
     #[tracing::instrument(skip_all, err)]

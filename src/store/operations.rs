@@ -42,6 +42,8 @@ pub struct StatusCounts {
     pub volumes: Vec<(String, i64)>,
     /// Calls owed to Nova, every row (settled ones stay until purged).
     pub compute_calls: Vec<(String, i64)>,
+    /// Host fences by outcome, every row (until purged).
+    pub host_fences: Vec<(String, i64)>,
 }
 
 /// A configured backend as the `services` table records it.
@@ -64,6 +66,9 @@ const ATTACHMENT_COUNTS: &str = "select attach_status, count(*) from volume_atta
 
 const COMPUTE_CALL_COUNTS: &str =
     "select status, count(*) from compute_calls group by status order by status";
+
+const HOST_FENCE_COUNTS: &str =
+    "select outcome, count(*) from host_fences group by outcome order by outcome";
 
 const VOLUME_COUNTS: &str =
     "select status, count(*) from volumes where deleted = false group by status order by status";
@@ -119,10 +124,12 @@ impl<D: Database> Operations for SqlStore<D> {
         let attachments = reads.fetch_all(Sql::new(ATTACHMENT_COUNTS)).await?;
         let volumes = reads.fetch_all(Sql::new(VOLUME_COUNTS)).await?;
         let compute_calls = reads.fetch_all(Sql::new(COMPUTE_CALL_COUNTS)).await?;
+        let host_fences = reads.fetch_all(Sql::new(HOST_FENCE_COUNTS)).await?;
         Ok(StatusCounts {
             attachments,
             volumes,
             compute_calls,
+            host_fences,
         })
     }
 

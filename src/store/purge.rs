@@ -203,6 +203,12 @@ const PURGES: &[(&str, &str)] = &[
         "compute_calls",
         "status <> 'pending' and coalesce(updated_at, created_at) < $1",
     ),
+    // Fences recorded before the cut-off, but never one that failed and waits to be
+    // tried again.
+    (
+        "host_fences",
+        "created_at < $1 and (outcome <> 'failed' or settled_at is not null)",
+    ),
     ("messages", OLD),
     ("services", OLD),
     ("quotas", OLD),

@@ -16,6 +16,7 @@ mod import_cinder;
 mod keystone;
 mod multiprocess;
 mod outage;
+mod qemu_hosts;
 mod rbd;
 mod rbd_backup_reads;
 mod rbd_backups;

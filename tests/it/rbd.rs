@@ -76,7 +76,7 @@ fn snapshots_of(conf: &str, volume: &str) -> Vec<String> {
     image.snapshots().unwrap()
 }
 
-async fn create(app: &TestApp, fields: Value) -> String {
+pub(super) async fn create(app: &TestApp, fields: Value) -> String {
     let created = app.post_volume(fields, "3.71").await;
     assert_eq!(created.status, 202, "{}", created.text);
     assert_eq!(

@@ -19,11 +19,6 @@ use crate::domain::ids::VolumeId;
 /// share a pool must name their backends apart).
 pub const IDENTITY_PREFIX: &str = "ca.";
 
-/// How long a blocklisted address stays refused: longer than any client keeps trying
-/// the address it had (a restarted client gets a new one, and a removed identity cannot
-/// authenticate it).
-pub const BLOCKLIST_SECONDS: f64 = 3600.0;
-
 /// The identity (without `client.`) of backend `backend` for `host` on `volume`.
 pub fn identity(backend: &str, volume: &str, host: &str, read_only: bool) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, host.as_bytes());
@@ -281,6 +276,7 @@ pub fn fence(
     cluster: &Cluster,
     monitors: &[String],
     identity: &str,
+    seconds: u32,
 ) -> Result<Vec<String>, CephError> {
     let entity = format!("client.{identity}");
     let addresses = session_addresses(cluster, monitors, &entity)?;
@@ -289,11 +285,7 @@ pub fn fence(
         _ => {}
     }
     for address in &addresses {
-        cluster.mon_command(
-            &json!({"prefix": "osd blocklist", "blocklistop": "add", "addr": address,
-                    "expire": BLOCKLIST_SECONDS}),
-            None,
-        )?;
+        cluster.blocklist(address, seconds)?;
     }
     Ok(addresses)
 }

@@ -87,6 +87,7 @@ impl RbdBackend {
         let name = self.name.clone();
         let chains = self.chains.clone();
         let known = self.known.clone();
+        let seconds = self.options.fence_seconds;
         let work = tokio::task::spawn_blocking(move || {
             let prefix = access::volume_prefix(&name, &volume.to_string());
             let present: Vec<String> = match &scope {
@@ -114,7 +115,7 @@ impl RbdBackend {
             for id in &present {
                 let backed = wanted.iter().any(|(w, _)| w == id) || adding.as_deref() == Some(id);
                 if !backed {
-                    let fenced = access::fence(&cluster, &monitors.names, id)?;
+                    let fenced = access::fence(&cluster, &monitors.names, id, seconds)?;
                     remember(id, false);
                     changes.push(format!(
                         "volume {volume}: removed identity client.{id}, blocklisted {fenced:?}"
@@ -127,6 +128,12 @@ impl RbdBackend {
                 Err(e) if e.errno == ceph::ENOENT => return Ok((changes, None)),
                 other => other?,
             };
+            if !changes.is_empty() {
+                // The OSD serving the image's header takes the map with the blocklist
+                // before this answers (see `host_fences`).
+                cluster.wait_for_latest_map()?;
+                io.object_exists(&format!("rbd_header.{}", chain.0.id))?;
+            }
             if scope == Scope::Listed {
                 for (id, grant) in &wanted {
                     if present.contains(id) || adding.as_deref() == Some(id) {

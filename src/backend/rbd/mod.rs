@@ -10,13 +10,15 @@
 //! that holds its key) or with an identity of their own per volume and mode
 //! (`credentials=per-attachment`, `access.rs`), which follows the database: decided there
 //! first, applied to the cluster after, under a turn per volume that every process takes
-//! in the database, and reconciled every few seconds.
+//! in the database, and reconciled every few seconds. With shared credentials, a host
+//! whose attachment ends has its clients of the volume blocklisted (`host_fences.rs`).
 
 mod access;
 mod backup_reads;
 pub mod ceph;
 mod cluster_info;
 mod group_snapshots;
+mod host_fences;
 mod identities;
 mod images;
 mod options;
@@ -458,6 +460,9 @@ impl Backend for RbdBackend {
 
     async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
         match self.options.credentials {
+            // A fence reads who is attached: an attach from the fenced host is recorded
+            // before it (and keeps the host) or connects after it (a new client).
+            Credentials::Shared if self.options.fence => Ok(Some(self.turn(volume_id).await?)),
             Credentials::Shared => Ok(None),
             Credentials::PerAttachment => Ok(Some(self.turn(volume_id).await?)),
         }
@@ -522,14 +527,18 @@ impl Backend for RbdBackend {
         })
     }
 
-    /// Shared: nothing (Cinder's driver does nothing). Per attachment: once no live,
-    /// connected attachment of the volume backs the host's identity, it is fenced.
+    /// Shared: the host's clients of the volume are fenced (`fence=off`: nothing, as
+    /// Cinder's driver). Per attachment: once no live, connected attachment of the
+    /// volume backs the host's identity, it is fenced.
     async fn terminate_connection(
         &self,
         volume_id: VolumeId,
         connector: &Connector,
     ) -> Result<(), BackendError> {
         if self.options.credentials == Credentials::Shared {
+            if self.options.fence {
+                return self.fence_host(volume_id, connector).await;
+            }
             return Ok(());
         }
         let identity = self.identity_for(volume_id, connector)?;
@@ -559,7 +568,10 @@ impl Backend for RbdBackend {
         // Best effort: connection info keeps the monitors last read until they answer.
         let _ = self.refresh_monitors().await;
         if self.options.credentials == Credentials::Shared {
-            return Ok(Vec::new());
+            if !self.options.fence {
+                return Ok(Vec::new());
+            }
+            return self.retry_failed_fences(repair).await;
         }
         let wanted = self.wanted(None).await?;
         let cluster = self.cluster().await?;

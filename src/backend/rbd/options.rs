@@ -29,6 +29,11 @@ pub struct RbdOptions {
     /// `report_discard_supported`.
     pub discard: bool,
     pub credentials: Credentials,
+    /// With shared credentials, whether a host's clients of a volume are blocklisted
+    /// when its attachment ends (`fence=on`, the default); `off` is Cinder's way.
+    pub fence: bool,
+    /// How long a fenced client's address stays blocklisted.
+    pub fence_seconds: u32,
     pub multiattach: bool,
     /// An operator's bound on the pool's size; else the cluster's own figure.
     pub capacity_gb: Option<f64>,

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use crate::support::helpers::{conn, str_of};
 use crate::support::{Backend, TestApp};
 
-async fn scrape(app: &TestApp) -> String {
+pub(crate) async fn scrape(app: &TestApp) -> String {
     let response = cinder_attach::api::metrics_router(app.state.clone())
         .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
         .await
@@ -26,7 +26,7 @@ async fn scrape(app: &TestApp) -> String {
 }
 
 /// The value of the sample named exactly `series` (name and labels).
-fn sample(text: &str, series: &str) -> Option<f64> {
+pub(crate) fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }

@@ -22,7 +22,7 @@ mod hostile;
 mod hostile_images;
 mod image_metadata;
 mod legacy_attach;
-mod metrics;
+pub(crate) mod metrics;
 mod multiattach;
 pub(crate) mod nova_calls;
 mod placement;

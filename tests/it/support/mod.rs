@@ -16,6 +16,7 @@ pub mod lock;
 pub mod patroni;
 pub mod pg_cluster;
 pub mod process;
+pub mod qemu_host;
 pub mod tgtd;
 
 pub use db::{Backend, TestDb};

@@ -9,6 +9,8 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 mod objects;
+mod watchers;
+pub use watchers::{address_ip, entity_addresses, Watcher};
 mod symbols;
 
 use symbols::{api, Api, Handle, SnapInfo};
@@ -171,6 +173,31 @@ impl Cluster {
         // SAFETY: the string was malloc'd by librados and is freed once.
         unsafe { libc_free(addrs.cast()) };
         Ok(text)
+    }
+
+    /// Blocklists a client by its address (`ip:port/nonce`) for `seconds`: the OSDs
+    /// refuse its every request from the map that holds the entry on.
+    pub fn blocklist(&self, address: &str, seconds: u32) -> Result<(), CephError> {
+        self.mon_command(
+            &serde_json::json!({"prefix": "osd blocklist", "blocklistop": "add",
+                                "addr": address, "expire": f64::from(seconds)}),
+            None,
+        )
+        .map(drop)
+    }
+
+    /// Waits until this client has the cluster's latest OSD map (its requests then carry
+    /// that map's epoch, which an OSD catches up to before it serves them).
+    pub fn wait_for_latest_map(&self) -> Result<(), CephError> {
+        // SAFETY: a connected handle.
+        let r = unsafe { (self.api.rados_wait_for_latest_osdmap)(self.handle) };
+        check(r, "cannot read the latest OSD map").map(drop)
+    }
+
+    /// This client's addresses (`ip:port/nonce`, without the protocol), as watchers
+    /// and blocklists name them.
+    pub fn own_addresses(&self) -> Result<Vec<String>, CephError> {
+        Ok(entity_addresses(&self.address()?))
     }
 
     /// A mon command (JSON), answered with its output and status text; `target` sends it

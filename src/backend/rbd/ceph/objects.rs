@@ -30,6 +30,19 @@ impl Io<'_> {
         check(r, format!("cannot write object {name}")).map(drop)
     }
 
+    /// Whether object `name` exists (a round trip to the OSD that serves it).
+    pub fn object_exists(&self, name: &str) -> Result<bool, CephError> {
+        let name_c = c_text(name)?;
+        let (mut size, mut mtime) = (0u64, 0i64);
+        // SAFETY: a live ioctx, a string and out-pointers to locals.
+        let r =
+            unsafe { (self.api.rados_stat)(self.handle, name_c.as_ptr(), &mut size, &mut mtime) };
+        if r == -super::ENOENT {
+            return Ok(false);
+        }
+        check(r, format!("cannot find object {name}")).map(|_| true)
+    }
+
     /// The whole of object `name` (ENOENT when there is none).
     pub fn read_object(&self, name: &str) -> Result<Vec<u8>, CephError> {
         let name_c = c_text(name)?;

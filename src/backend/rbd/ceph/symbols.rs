@@ -19,6 +19,14 @@ pub(super) struct SnapInfo {
 }
 
 /// The functions used, resolved once.
+/// librbd's `rbd_image_watcher_t`: a client that watches an image's header.
+#[repr(C)]
+pub(super) struct ImageWatcher {
+    pub(super) addr: *mut c_char,
+    pub(super) id: i64,
+    pub(super) cookie: u64,
+}
+
 pub(super) struct Api {
     pub(super) rados_create2:
         unsafe extern "C" fn(*mut Handle, *const c_char, *const c_char, u64) -> c_int,
@@ -27,6 +35,7 @@ pub(super) struct Api {
     pub(super) rados_connect: unsafe extern "C" fn(Handle) -> c_int,
     pub(super) rados_shutdown: unsafe extern "C" fn(Handle),
     pub(super) rados_getaddrs: unsafe extern "C" fn(Handle, *mut *mut c_char) -> c_int,
+    pub(super) rados_wait_for_latest_osdmap: unsafe extern "C" fn(Handle) -> c_int,
     pub(super) rados_ioctx_create:
         unsafe extern "C" fn(Handle, *const c_char, *mut Handle) -> c_int,
     pub(super) rados_ioctx_destroy: unsafe extern "C" fn(Handle),
@@ -123,6 +132,9 @@ pub(super) struct Api {
     pub(super) rbd_read: unsafe extern "C" fn(Handle, u64, usize, *mut c_char) -> isize,
     pub(super) rbd_write: unsafe extern "C" fn(Handle, u64, usize, *const c_char) -> isize,
     pub(super) rbd_flush: unsafe extern "C" fn(Handle) -> c_int,
+    pub(super) rbd_watchers_list:
+        unsafe extern "C" fn(Handle, *mut ImageWatcher, *mut usize) -> c_int,
+    pub(super) rbd_watchers_list_cleanup: unsafe extern "C" fn(*mut ImageWatcher, usize),
     #[allow(clippy::type_complexity)]
     pub(super) rbd_diff_iterate2: unsafe extern "C" fn(
         Handle,
@@ -173,6 +185,7 @@ impl Api {
             rados_write_full: resolve!(rados, rados_write_full),
             rados_read: resolve!(rados, rados_read),
             rados_stat: resolve!(rados, rados_stat),
+            rados_wait_for_latest_osdmap: resolve!(rados, rados_wait_for_latest_osdmap),
             rados_remove: resolve!(rados, rados_remove),
             rbd_create2: resolve!(rbd, rbd_create2),
             rbd_remove: resolve!(rbd, rbd_remove),
@@ -205,6 +218,8 @@ impl Api {
             rbd_read: resolve!(rbd, rbd_read),
             rbd_write: resolve!(rbd, rbd_write),
             rbd_flush: resolve!(rbd, rbd_flush),
+            rbd_watchers_list: resolve!(rbd, rbd_watchers_list),
+            rbd_watchers_list_cleanup: resolve!(rbd, rbd_watchers_list_cleanup),
             rbd_diff_iterate2: resolve!(rbd, rbd_diff_iterate2),
             _libraries: (rados, rbd),
         })

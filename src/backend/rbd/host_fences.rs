@@ -1,0 +1,189 @@
+//! Fencing with shared credentials (`fence=on`, the default): every host reaches the
+//! pool with the backend's one identity (Cinder's way, all a stock Nova can use), so a
+//! detached host cannot be cut off by removing its key. Its clients can be, one by one:
+//! each disk a hypervisor opens is a librados client of its own, and each watches the
+//! image's header while it has it open, so the image's watchers name the clients that
+//! hold it by the address they connect from. When an attachment ends, the watchers at
+//! its connector's `ip` are blocklisted, unless another live attachment of the volume
+//! connects from there too (whose client is whose cannot be told then). Each try is
+//! recorded; one that failed is tried again by reconciliation.
+
+use super::ceph::{self, address_ip, CephError};
+use super::images::image_name;
+use super::RbdBackend;
+use crate::backend::{BackendError, Connector};
+use crate::domain::host_fence::{addresses_to_fence, host_to_fence, FenceOutcome, FenceReport};
+use crate::domain::ids::VolumeId;
+
+impl RbdBackend {
+    /// Fences the host of an attachment of `volume` that ended (its record already
+    /// gone), recording how it went. An error when the cluster could not do it (the
+    /// record says so; reconciliation tries again).
+    pub(super) async fn fence_host(
+        &self,
+        volume: VolumeId,
+        connector: &Connector,
+    ) -> Result<(), BackendError> {
+        let report = self.fence_address(volume, connector.text("ip")).await?;
+        let failed = report.outcome == FenceOutcome::Failed;
+        let reason = report.reason.clone();
+        self.record(report).await;
+        if failed {
+            return Err(self.failed(&format!("fence the host of volume {volume}"), reason));
+        }
+        Ok(())
+    }
+
+    /// Decides and, where it is to be, does the fence of the clients `host_ip` has open
+    /// on `volume`, reading who is attached now.
+    async fn fence_address(
+        &self,
+        volume: VolumeId,
+        host_ip: Option<&str>,
+    ) -> Result<FenceReport, BackendError> {
+        let live = self
+            .records
+            .connected_ips(volume)
+            .await
+            .map_err(|e| self.failed("read who is attached", e))?;
+        let mut report = FenceReport {
+            volume_id: volume,
+            host_ip: host_ip.map(str::to_owned),
+            addresses: Vec::new(),
+            outcome: FenceOutcome::Kept,
+            reason: String::new(),
+        };
+        let ip = match host_to_fence(host_ip, &live) {
+            Ok(ip) => ip.to_owned(),
+            Err(kept) => {
+                report.reason = kept.reason();
+                return Ok(report);
+            }
+        };
+        match self.blocklist_clients_at(volume, &ip).await {
+            Ok(addresses) if addresses.is_empty() => {
+                report.outcome = FenceOutcome::NothingOpen;
+                report.reason = format!("no client at {ip} had the image open");
+            }
+            Ok(addresses) => {
+                report.outcome = FenceOutcome::Fenced;
+                report.reason = format!(
+                    "blocklisted for {} s the clients at {ip} that had the image open",
+                    self.options.fence_seconds
+                );
+                report.addresses = addresses;
+            }
+            Err(err) => {
+                report.outcome = FenceOutcome::Failed;
+                report.reason = err.to_string();
+            }
+        }
+        Ok(report)
+    }
+
+    /// Blocklists the watchers of the volume's image that connect from `ip` (never this
+    /// process's own client); the addresses blocklisted. An image that is gone has none.
+    async fn blocklist_clients_at(
+        &self,
+        volume: VolumeId,
+        ip: &str,
+    ) -> Result<Vec<String>, BackendError> {
+        let cluster = self.cluster().await?;
+        let pool = self.options.pool.clone();
+        let seconds = self.options.fence_seconds;
+        let ip = ip.to_owned();
+        let work = tokio::task::spawn_blocking(move || {
+            let own = cluster.own_addresses()?;
+            let io = cluster.io(&pool, None)?;
+            // Opened read-only: this process adds no watcher of its own.
+            let image = match io.open(&image_name(volume), None, true) {
+                Err(e) if e.errno == ceph::ENOENT => return Ok(Vec::new()),
+                other => other?,
+            };
+            let watchers: Vec<(String, String)> = image
+                .watchers()?
+                .into_iter()
+                .flat_map(|w| ceph::entity_addresses(&w.address))
+                .map(|address| {
+                    let ip = address_ip(&address).to_owned();
+                    (address, ip)
+                })
+                .collect();
+            let header = format!("rbd_header.{}", image.id()?);
+            drop(image);
+            let addresses = addresses_to_fence(&watchers, &ip, &own);
+            for address in &addresses {
+                cluster.blocklist(address, seconds)?;
+            }
+            if !addresses.is_empty() {
+                // A request carrying the new map makes the OSD serving the image's header
+                // take it before answering: the detach answers once that OSD refuses the
+                // fenced clients (others follow at their next map, well within a second).
+                cluster.wait_for_latest_map()?;
+                io.object_exists(&header)?;
+            }
+            Ok::<_, CephError>(addresses)
+        });
+        work.await
+            .map_err(|e| self.failed("fence a host", e))?
+            .map_err(|e| self.failed(&format!("fence the host of volume {volume}"), e))
+    }
+
+    /// Keeps a fence's record and logs it (a record that cannot be kept is logged too).
+    async fn record(&self, report: FenceReport) {
+        let (volume, outcome) = (report.volume_id, report.outcome.as_str());
+        let ip = report.host_ip.clone().unwrap_or_default();
+        match report.outcome {
+            FenceOutcome::Failed => tracing::warn!(backend = %self.name, %volume, ip, outcome,
+                reason = %report.reason, "a detached host could not be fenced"),
+            _ => tracing::info!(backend = %self.name, %volume, ip, outcome,
+                addresses = ?report.addresses, reason = %report.reason, "host fence"),
+        }
+        if let Err(err) = self.records.record_fence(report).await {
+            tracing::warn!(backend = %self.name, %volume, error = %err, "a fence was not recorded");
+        }
+    }
+
+    /// Fences that failed and were not tried again: described (`repair` false), or
+    /// tried again, each under its volume's turn, with what was done described.
+    pub(super) async fn retry_failed_fences(
+        &self,
+        repair: bool,
+    ) -> Result<Vec<String>, BackendError> {
+        let failed = self
+            .records
+            .failed_fences()
+            .await
+            .map_err(|e| self.failed("read its failed fences", e))?;
+        let mut described = Vec::new();
+        for fence in failed {
+            let volume = fence.volume_id;
+            let ip = fence.host_ip.clone().unwrap_or_default();
+            if !repair {
+                described.push(format!(
+                    "volume {volume}: the fence of host {ip} failed at {}: {}",
+                    fence.created_at.to_rfc3339(),
+                    fence.reason
+                ));
+                continue;
+            }
+            let _turn = self.turn(volume).await?;
+            let report = self.fence_address(volume, fence.host_ip.as_deref()).await?;
+            let outcome = report.outcome;
+            let reason = report.reason.clone();
+            self.record(report).await;
+            if outcome == FenceOutcome::Failed {
+                continue;
+            }
+            self.records
+                .settle_fence(fence.id)
+                .await
+                .map_err(|e| self.failed("record a fence tried again", e))?;
+            described.push(format!(
+                "volume {volume}: the fence of host {ip} tried again: {}: {reason}",
+                outcome.as_str()
+            ));
+        }
+        Ok(described)
+    }
+}
