@@ -2,7 +2,8 @@
 # The rbd backend next to the file backend and next to its cluster's own limit, in one
 # run, on PostgreSQL: 16 clients (or CLIENTS) run own-mode attach cycles for SECONDS
 # against a server with a `file` backend, one with an `rbd` backend with shared
-# credentials, and one with per-attachment credentials, alternately, ROUNDS times; each
+# credentials (fencing detached hosts, the default, and with fence=off, Cinder's way), and
+# one with per-attachment credentials, alternately, ROUNDS times; each
 # round also measures the cluster's own limit for per-attachment cycles
 # (bench/ceph-identity-ceiling.py: identity pairs with no application). One line per
 # run: cycles/s, errors, p99 of attachment create, CPU ms per cycle of the server, the
@@ -49,6 +50,7 @@ rbd="ceph=rbd,conf=$CEPH_CONF,pool=$CEPH_POOL,capacity_gb=100000"
 for _ in $(seq 1 "$rounds"); do
   run file "file=file,dir=DIR"
   run "rbd shared" "$rbd"
+  run "rbd shared fence=off" "$rbd,fence=off"
   run "rbd per-attachment" "$rbd,credentials=per-attachment"
   /usr/bin/python3 bench/ceph-identity-ceiling.py "$CEPH_CONF" "$CEPH_PIDS" "$seconds" "$clients"
 done

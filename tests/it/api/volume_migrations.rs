@@ -96,7 +96,14 @@ async fn an_available_volume_moves_with_its_data(app: TestApp) {
     assert_eq!(detail["os-vol-mig-status-attr:migstat"], "success");
     assert_eq!(detail["os-vol-host-attr:host"], THERE);
     assert_eq!(detail["status"], "available", "the lock is lifted");
-    assert!(!file_in(&app, "a", &volume).exists(), "the old copy goes");
+    // The old copy goes after the move is recorded (as Cinder deletes the source volume
+    // once migrate_volume_completion has run).
+    let old = file_in(&app, "a", &volume);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while old.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!old.exists(), "the old copy goes");
     let bytes = std::fs::read(file_in(&app, "b", &volume)).unwrap();
     assert_eq!(bytes.len(), 1 << 30);
     assert_eq!(&bytes[3 * MIB..4 * MIB], noise(MIB, 7).as_slice());
