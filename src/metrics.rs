@@ -115,7 +115,7 @@ impl Default for Metrics {
         );
         registry.register(
             "cinder_attach_host_fences",
-            "Fences of detached hosts on backends with shared credentials, by outcome (fenced, nothing-open, kept, failed; until purged)",
+            "Fences of detached hosts on backends with shared credentials, by outcome (fenced, kept, failed; until purged)",
             host_fences.clone(),
         );
         registry.register(

@@ -31,6 +31,11 @@ pub enum EventKind {
     /// A create that ended in `error` (no backend took it, or the backend failed):
     /// Cinder's manager sends nothing then; the audit trail needs the end of the story.
     VolumeCreateError,
+    /// The clients of a host whose attachment ended were fenced, kept or found to be
+    /// none (ours: `rbd` with shared credentials; the payload is the fence's record).
+    VolumeHostFence,
+    /// A fence the cluster could not make (reconciliation makes it later).
+    VolumeHostFenceError,
     VolumeTransferCreateStart,
     VolumeTransferCreateEnd,
     VolumeTransferDeleteStart,
@@ -114,6 +119,8 @@ impl EventKind {
             EventKind::AttachmentCompleteEnd => "attachment.complete.end",
             EventKind::AttachmentDeleteEnd => "attachment.delete.end",
             EventKind::VolumeCreateError => "volume.create.error",
+            EventKind::VolumeHostFence => "volume.host_fence",
+            EventKind::VolumeHostFenceError => "volume.host_fence.error",
             EventKind::VolumeTransferCreateStart => "volume.transfer.create.start",
             EventKind::VolumeTransferCreateEnd => "volume.transfer.create.end",
             EventKind::VolumeTransferDeleteStart => "volume.transfer.delete.start",
@@ -192,7 +199,7 @@ impl EventKind {
     /// The notification's priority: failures are `ERROR`, as oslo's notifier's `error()`.
     pub fn priority(self) -> &'static str {
         match self {
-            EventKind::VolumeCreateError => "ERROR",
+            EventKind::VolumeCreateError | EventKind::VolumeHostFenceError => "ERROR",
             _ => "INFO",
         }
     }

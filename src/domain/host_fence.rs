@@ -70,6 +70,15 @@ pub struct FenceReport {
     pub reason: String,
 }
 
+impl FenceReport {
+    /// Whether the fence is kept on record (and sent as an event): it blocklisted, failed,
+    /// or left a host alone on purpose. One that found nothing open, or had no address to
+    /// look for, changed nothing and is only logged (most detaches are such).
+    pub fn is_recorded(&self) -> bool {
+        self.host_ip.is_some() && self.outcome != FenceOutcome::NothingOpen
+    }
+}
+
 /// Why a host is not fenced at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NoFence {

@@ -7,12 +7,14 @@ use chrono::{DateTime, Utc};
 use super::db::error::StoreError;
 use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
-use super::db::{Database, HeldLock};
+use super::db::{Database, Executor, HeldLock, Transaction};
 use super::SqlStore;
 use crate::domain::attachment::{AttachMode, AttachStatus};
+use crate::domain::event::EventKind;
 use crate::domain::export::{AccessGrant, HostGrant, TargetExport};
 use crate::domain::host_fence::{FenceOutcome, HostFence};
 use crate::domain::ids::VolumeId;
+use crate::domain::time::format_timestamp;
 
 /// A volume's export as a backend asks for it: the number is the store's to allocate.
 #[derive(Clone)]
@@ -324,7 +326,25 @@ impl<D: Database> ExportStore for SqlStore<D> {
             .bind(fence.outcome.as_str())
             .bind(fence.reason.as_str())
             .bind(fence.created_at);
-        self.db.execute(sql).await.map(drop)
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(sql).await?;
+        let kind = match fence.outcome {
+            FenceOutcome::Failed => EventKind::VolumeHostFenceError,
+            _ => EventKind::VolumeHostFence,
+        };
+        let payload = serde_json::json!({
+            "fence_id": fence.id,
+            "backend_host": fence.backend_host,
+            "host_ip": fence.host_ip,
+            "addresses": fence.addresses,
+            "outcome": fence.outcome.as_str(),
+            "reason": fence.reason,
+            "created_at": format_timestamp(&fence.created_at),
+        });
+        self.record_volume_payload_event(&mut tx, kind, fence.volume_id, payload, fence.created_at)
+            .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     #[tracing::instrument(skip_all, err)]

@@ -105,6 +105,18 @@ async fn fences(app: &TestApp, outcome: &str) -> f64 {
     .unwrap_or(0.0)
 }
 
+/// The `volume.host_fence` events of `volume` in the audit trail.
+async fn fence_events(app: &TestApp, volume: &str) -> Vec<Value> {
+    let listed = app
+        .get(&format!(
+            "/v3/p1/events?volume_id={volume}&event_type=volume.host_fence"
+        ))
+        .send()
+        .await;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    listed.json["events"].as_array().unwrap().clone()
+}
+
 async fn open(disk: Disk, ip: &str) -> QemuHost {
     QemuHost::open(&disk, ip, false)
         .await
@@ -163,6 +175,22 @@ async fn a_detached_host_is_fenced_with_shared_credentials(app: TestApp) {
     let read = a3.read(0x5a, 0, 4096).await;
     assert!(read.ok, "{}", read.text);
     assert_eq!(fences(&app, "fenced").await, 1.0);
+    let recorded = fence_events(&app, &a).await;
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    let payload = &recorded[0]["payload"];
+    assert_eq!(payload["outcome"], "fenced");
+    assert_eq!(payload["host_ip"], "127.0.0.2");
+    assert_eq!(
+        payload["addresses"].as_array().unwrap().len(),
+        1,
+        "{payload}"
+    );
+    assert!(payload["addresses"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.2:"));
+    assert_eq!(recorded[0]["priority"], "INFO");
+    assert!(fence_events(&app, &b).await.is_empty());
 
     // The host attaches the volume again: a new client, let in.
     let (_, again) = attach_at(&app, &a, "host-2", "127.0.0.2", "rw").await;
@@ -203,6 +231,15 @@ async fn a_host_that_keeps_another_attachment_is_not_fenced(app: TestApp) {
         "the host's other server keeps its disk"
     );
     assert_eq!(fences(&app, "kept").await, 1.0);
+    let recorded = fence_events(&app, &a).await;
+    assert_eq!(recorded[0]["payload"]["outcome"], "kept");
+    assert!(
+        recorded[0]["payload"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("another live attachment"),
+        "{recorded:?}"
+    );
     detach(&app, &second).await;
     let answered = Instant::now();
     let failed = disk

@@ -5,15 +5,21 @@
 //! image's header while it has it open, so the image's watchers name the clients that
 //! hold it by the address they connect from. When an attachment ends, the watchers at
 //! its connector's `ip` are blocklisted, unless another live attachment of the volume
-//! connects from there too (whose client is whose cannot be told then). Each try is
+//! connects from there too (whose client is whose cannot be told then). A fence is
 //! recorded; one that failed is tried again by reconciliation.
 
-use super::ceph::{self, address_ip, CephError};
+use super::ceph::{self, address_ip};
 use super::images::image_name;
 use super::RbdBackend;
 use crate::backend::{BackendError, Connector};
 use crate::domain::host_fence::{addresses_to_fence, host_to_fence, FenceOutcome, FenceReport};
 use crate::domain::ids::VolumeId;
+
+/// The clients a host has open on a volume's image, and the image's header object.
+struct OpenClients {
+    addresses: Vec<String>,
+    header: String,
+}
 
 impl RbdBackend {
     /// Fences the host of an attachment of `volume` that ended (its record already
@@ -35,17 +41,16 @@ impl RbdBackend {
     }
 
     /// Decides and, where it is to be, does the fence of the clients `host_ip` has open
-    /// on `volume`, reading who is attached now.
+    /// on `volume`. The clients are listed first and who is attached read after: a host
+    /// opens its disk only once its attachment is recorded, so a client listed here whose
+    /// attachment is live is seen live below (and kept), and one that opens later is not
+    /// listed (and not fenced). No turn is needed, and a detach that finds nothing open
+    /// (most do) reads nothing from the database.
     async fn fence_address(
         &self,
         volume: VolumeId,
         host_ip: Option<&str>,
     ) -> Result<FenceReport, BackendError> {
-        let live = self
-            .records
-            .connected_ips(volume)
-            .await
-            .map_err(|e| self.failed("read who is attached", e))?;
         let mut report = FenceReport {
             volume_id: volume,
             host_ip: host_ip.map(str::to_owned),
@@ -53,25 +58,43 @@ impl RbdBackend {
             outcome: FenceOutcome::Kept,
             reason: String::new(),
         };
-        let ip = match host_to_fence(host_ip, &live) {
+        let ip = match host_to_fence(host_ip, &[]) {
             Ok(ip) => ip.to_owned(),
             Err(kept) => {
                 report.reason = kept.reason();
                 return Ok(report);
             }
         };
-        match self.blocklist_clients_at(volume, &ip).await {
-            Ok(addresses) if addresses.is_empty() => {
-                report.outcome = FenceOutcome::NothingOpen;
-                report.reason = format!("no client at {ip} had the image open");
+        let open = match self.clients_at(volume, &ip).await {
+            Ok(open) => open,
+            Err(err) => {
+                report.outcome = FenceOutcome::Failed;
+                report.reason = err.to_string();
+                return Ok(report);
             }
-            Ok(addresses) => {
+        };
+        if open.addresses.is_empty() {
+            report.outcome = FenceOutcome::NothingOpen;
+            report.reason = format!("no client at {ip} had the image open");
+            return Ok(report);
+        }
+        let live = self
+            .records
+            .connected_ips(volume)
+            .await
+            .map_err(|e| self.failed("read who is attached", e))?;
+        if let Err(kept) = host_to_fence(Some(&ip), &live) {
+            report.reason = kept.reason();
+            return Ok(report);
+        }
+        match self.blocklist(volume, &open).await {
+            Ok(()) => {
                 report.outcome = FenceOutcome::Fenced;
                 report.reason = format!(
                     "blocklisted for {} s the clients at {ip} that had the image open",
                     self.options.fence_seconds
                 );
-                report.addresses = addresses;
+                report.addresses = open.addresses;
             }
             Err(err) => {
                 report.outcome = FenceOutcome::Failed;
@@ -81,23 +104,19 @@ impl RbdBackend {
         Ok(report)
     }
 
-    /// Blocklists the watchers of the volume's image that connect from `ip` (never this
-    /// process's own client); the addresses blocklisted. An image that is gone has none.
-    async fn blocklist_clients_at(
-        &self,
-        volume: VolumeId,
-        ip: &str,
-    ) -> Result<Vec<String>, BackendError> {
-        let cluster = self.cluster().await?;
-        let pool = self.options.pool.clone();
-        let seconds = self.options.fence_seconds;
+    /// The watchers of the volume's image that connect from `ip` (never this process's
+    /// own client). An image that is gone has none.
+    async fn clients_at(&self, volume: VolumeId, ip: &str) -> Result<OpenClients, BackendError> {
         let ip = ip.to_owned();
-        let work = tokio::task::spawn_blocking(move || {
-            let own = cluster.own_addresses()?;
-            let io = cluster.io(&pool, None)?;
+        self.on_pool("list who has the image open", move |io| {
             // Opened read-only: this process adds no watcher of its own.
             let image = match io.open(&image_name(volume), None, true) {
-                Err(e) if e.errno == ceph::ENOENT => return Ok(Vec::new()),
+                Err(e) if e.errno == ceph::ENOENT => {
+                    return Ok(OpenClients {
+                        addresses: Vec::new(),
+                        header: String::new(),
+                    })
+                }
                 other => other?,
             };
             let watchers: Vec<(String, String)> = image
@@ -109,35 +128,52 @@ impl RbdBackend {
                     (address, ip)
                 })
                 .collect();
-            let header = format!("rbd_header.{}", image.id()?);
-            drop(image);
-            let addresses = addresses_to_fence(&watchers, &ip, &own);
+            let own = io.cluster_addresses()?;
+            Ok(OpenClients {
+                addresses: addresses_to_fence(&watchers, &ip, &own),
+                header: format!("rbd_header.{}", image.id()?),
+            })
+        })
+        .await
+    }
+
+    /// Blocklists `open`'s clients; it returns once the OSD serving the image's header
+    /// refuses them (a request carrying the new map makes that OSD take it first; others
+    /// follow at their next map, well within a second).
+    async fn blocklist(&self, volume: VolumeId, open: &OpenClients) -> Result<(), BackendError> {
+        let cluster = self.cluster().await?;
+        let pool = self.options.pool.clone();
+        let seconds = self.options.fence_seconds;
+        let (addresses, header) = (open.addresses.clone(), open.header.clone());
+        let work = tokio::task::spawn_blocking(move || {
             for address in &addresses {
                 cluster.blocklist(address, seconds)?;
             }
-            if !addresses.is_empty() {
-                // A request carrying the new map makes the OSD serving the image's header
-                // take it before answering: the detach answers once that OSD refuses the
-                // fenced clients (others follow at their next map, well within a second).
-                cluster.wait_for_latest_map()?;
-                io.object_exists(&header)?;
-            }
-            Ok::<_, CephError>(addresses)
+            cluster.wait_for_latest_map()?;
+            cluster.io(&pool, None)?.object_exists(&header).map(drop)
         });
         work.await
             .map_err(|e| self.failed("fence a host", e))?
             .map_err(|e| self.failed(&format!("fence the host of volume {volume}"), e))
     }
 
-    /// Keeps a fence's record and logs it (a record that cannot be kept is logged too).
+    /// Logs a fence and keeps its record where it is worth one (a record that cannot be
+    /// kept is logged too).
     async fn record(&self, report: FenceReport) {
         let (volume, outcome) = (report.volume_id, report.outcome.as_str());
         let ip = report.host_ip.clone().unwrap_or_default();
         match report.outcome {
             FenceOutcome::Failed => tracing::warn!(backend = %self.name, %volume, ip, outcome,
                 reason = %report.reason, "a detached host could not be fenced"),
+            _ if report.host_ip.is_none() => tracing::warn!(backend = %self.name, %volume,
+                reason = %report.reason, "a detached host cannot be fenced"),
+            FenceOutcome::NothingOpen => tracing::debug!(backend = %self.name, %volume, ip,
+                outcome, "host fence"),
             _ => tracing::info!(backend = %self.name, %volume, ip, outcome,
                 addresses = ?report.addresses, reason = %report.reason, "host fence"),
+        }
+        if !report.is_recorded() {
+            return;
         }
         if let Err(err) = self.records.record_fence(report).await {
             tracing::warn!(backend = %self.name, %volume, error = %err, "a fence was not recorded");
@@ -145,7 +181,7 @@ impl RbdBackend {
     }
 
     /// Fences that failed and were not tried again: described (`repair` false), or
-    /// tried again, each under its volume's turn, with what was done described.
+    /// tried again, with what was done described.
     pub(super) async fn retry_failed_fences(
         &self,
         repair: bool,
@@ -167,7 +203,6 @@ impl RbdBackend {
                 ));
                 continue;
             }
-            let _turn = self.turn(volume).await?;
             let report = self.fence_address(volume, fence.host_ip.as_deref()).await?;
             let outcome = report.outcome;
             let reason = report.reason.clone();

@@ -460,9 +460,7 @@ impl Backend for RbdBackend {
 
     async fn access_turn(&self, volume_id: VolumeId) -> Result<Option<AccessTurn>, BackendError> {
         match self.options.credentials {
-            // A fence reads who is attached: an attach from the fenced host is recorded
-            // before it (and keeps the host) or connects after it (a new client).
-            Credentials::Shared if self.options.fence => Ok(Some(self.turn(volume_id).await?)),
+            // A fence needs none (`host_fences`).
             Credentials::Shared => Ok(None),
             Credentials::PerAttachment => Ok(Some(self.turn(volume_id).await?)),
         }

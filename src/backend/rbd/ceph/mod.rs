@@ -162,17 +162,7 @@ impl Cluster {
 
     /// This client's address as the cluster sees it (what a blocklist names).
     pub fn address(&self) -> Result<String, CephError> {
-        let mut addrs: *mut c_char = std::ptr::null_mut();
-        // SAFETY: out-pointer to a local; librados allocates the string.
-        let r = unsafe { (self.api.rados_getaddrs)(self.handle, &mut addrs) };
-        check(r, "cannot read the client's address")?;
-        // SAFETY: librados returned a NUL-terminated string it allocated with malloc.
-        let text = unsafe { CStr::from_ptr(addrs) }
-            .to_string_lossy()
-            .into_owned();
-        // SAFETY: the string was malloc'd by librados and is freed once.
-        unsafe { libc_free(addrs.cast()) };
-        Ok(text)
+        client_address(self.api, self.handle)
     }
 
     /// Blocklists a client by its address (`ip:port/nonce`) for `seconds`: the OSDs
@@ -192,12 +182,6 @@ impl Cluster {
         // SAFETY: a connected handle.
         let r = unsafe { (self.api.rados_wait_for_latest_osdmap)(self.handle) };
         check(r, "cannot read the latest OSD map").map(drop)
-    }
-
-    /// This client's addresses (`ip:port/nonce`, without the protocol), as watchers
-    /// and blocklists name them.
-    pub fn own_addresses(&self) -> Result<Vec<String>, CephError> {
-        Ok(entity_addresses(&self.address()?))
     }
 
     /// A mon command (JSON), answered with its output and status text; `target` sends it
@@ -294,6 +278,21 @@ extern "C" {
     fn libc_free(pointer: *mut c_void);
 }
 
+/// The address of the client `handle` as the cluster sees it.
+fn client_address(api: &'static Api, handle: Handle) -> Result<String, CephError> {
+    let mut addrs: *mut c_char = std::ptr::null_mut();
+    // SAFETY: out-pointer to a local; librados allocates the string.
+    let r = unsafe { (api.rados_getaddrs)(handle, &mut addrs) };
+    check(r, "cannot read the client's address")?;
+    // SAFETY: librados returned a NUL-terminated string it allocated with malloc.
+    let text = unsafe { CStr::from_ptr(addrs) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: the string was malloc'd by librados and is freed once.
+    unsafe { libc_free(addrs.cast()) };
+    Ok(text)
+}
+
 /// An I/O context on `pool` of the connected cluster `cluster`.
 fn open_io<'c>(api: &'static Api, cluster: Handle, pool: &str) -> Result<Io<'c>, CephError> {
     let name = c_text(pool)?;
@@ -325,6 +324,12 @@ impl Drop for Io<'_> {
 }
 
 impl<'c> Io<'c> {
+    /// The addresses (`ip:port/nonce`, without the protocol) of the client this context
+    /// belongs to, as watchers and blocklists name them.
+    pub fn cluster_addresses(&self) -> Result<Vec<String>, CephError> {
+        Ok(entity_addresses(&client_address(self.api, self.cluster)?))
+    }
+
     /// An I/O context on another pool of the same cluster (where a clone's parent is).
     pub fn sibling(&self, pool: &str) -> Result<Io<'c>, CephError> {
         open_io(self.api, self.cluster, pool)
