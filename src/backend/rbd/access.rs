@@ -173,7 +173,7 @@ pub(super) fn chain_of(
     if let Some(known) = chains.lock().ok().and_then(|c| c.get(&volume).cloned()) {
         return Ok(known);
     }
-    let chain = Arc::new(image_chain(io, pool, &super::images::image_name(volume))?);
+    let chain = Arc::new(image_chain(io, pool, &super::names::image_name(volume))?);
     if let Ok(mut known) = chains.lock() {
         known.insert(volume, chain.clone());
     }

@@ -9,14 +9,10 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::ceph::{self, CephError, Io};
-use super::images::{image_name, send_ranges};
+use super::images::send_ranges;
+use super::names::{image_name, is_backup_snapshot};
 use crate::backend::{ChangedChunks, DataOut};
 use crate::domain::ids::{BackupId, VolumeId};
-
-/// Whether `snapshot` is one a backup keeps of its volume (Cinder's name for it too).
-pub(super) fn is_backup_snapshot(snapshot: &str) -> bool {
-    snapshot.starts_with("backup.") && snapshot.contains(".snap.")
-}
 
 fn prefix_of(backup: BackupId) -> String {
     format!("backup.{backup}.snap.")

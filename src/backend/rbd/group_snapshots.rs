@@ -7,28 +7,9 @@
 //! the copy.
 
 use super::ceph::{self, CephError, Io};
-use super::images::{image_name, remove_snapshot, snapshot_name};
+use super::images::remove_snapshot;
+use super::names::{image_name, member_image, snapshot_name};
 use crate::domain::ids::{SnapshotId, VolumeId};
-
-/// The image holding a member's part of a group snapshot.
-pub(super) fn member_image(volume: VolumeId, snapshot: SnapshotId) -> String {
-    format!("{}.gsnap-{snapshot}", image_name(volume))
-}
-
-/// The image a snapshot's data hangs off: its own copy for a member of a group
-/// snapshot, else the volume's image.
-pub(super) fn snapshot_parent(
-    io: &Io<'_>,
-    volume: VolumeId,
-    snapshot: SnapshotId,
-) -> Result<String, CephError> {
-    let copy = member_image(volume, snapshot);
-    match io.open(&copy, None, true) {
-        Ok(_) => Ok(copy),
-        Err(e) if e.errno == ceph::ENOENT => Ok(image_name(volume)),
-        Err(e) => Err(e),
-    }
-}
 
 /// Removes a snapshot's data: the snapshot on the volume's image, or a group snapshot
 /// member's own image (copy) with its snapshot.

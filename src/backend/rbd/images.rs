@@ -1,8 +1,9 @@
 //! The images, as Cinder's RBD driver keeps them: names, clones (flattened past the
 //! clone depth) and the order in which snapshots and images are removed.
 
-use super::access;
 use super::ceph::{self, features, CephError, Cluster, Io};
+pub(super) use super::names::{image_name, snapshot_name};
+use super::names::{is_backup_snapshot, member_image};
 use crate::domain::ids::{SnapshotId, VolumeId};
 
 /// Images are made with layering (clones) and deep-flatten, without exclusive-lock and
@@ -14,12 +15,19 @@ pub(super) const IMAGE_FEATURES: u64 = features::LAYERING | features::DEEP_FLATT
 /// The snapshot a clone of a volume hangs off (Cinder's name for it).
 pub(super) const CLONE_SNAP_SUFFIX: &str = ".clone_snap";
 
-pub(super) fn image_name(volume: VolumeId) -> String {
-    format!("volume-{volume}")
-}
-
-pub(super) fn snapshot_name(snapshot: SnapshotId) -> String {
-    format!("snapshot-{snapshot}")
+/// The image a snapshot's data hangs off: its own copy for a member of a group
+/// snapshot (`group_snapshots`), else the volume's image.
+pub(super) fn snapshot_parent(
+    io: &Io<'_>,
+    volume: VolumeId,
+    snapshot: SnapshotId,
+) -> Result<String, CephError> {
+    let copy = member_image(volume, snapshot);
+    match io.open(&copy, None, true) {
+        Ok(_) => Ok(copy),
+        Err(e) if e.errno == ceph::ENOENT => Ok(image_name(volume)),
+        Err(e) => Err(e),
+    }
 }
 
 /// The volumes whose images (`volume-<id>`) the pool holds.
@@ -48,7 +56,7 @@ pub(super) fn create_from(
     match source {
         DataSource::Snapshot(snapshot, volume) => clone_to(
             io,
-            &super::group_snapshots::snapshot_parent(io, volume, snapshot)?,
+            &snapshot_parent(io, volume, snapshot)?,
             &snapshot_name(snapshot),
             child,
             size,
@@ -240,9 +248,13 @@ pub(super) fn snapshot_ids(io: &Io<'_>) -> Result<Vec<SnapshotId>, CephError> {
 
 /// How many clones stand behind `image` (Cinder's `_get_clone_depth`).
 pub(super) fn clone_depth(io: &Io<'_>, image: &str) -> Result<u32, CephError> {
-    // Only the count is read: the pool names in the chain do not matter here.
-    let (_, ancestors) = access::image_chain(io, "", image)?;
-    Ok(ancestors.len() as u32)
+    let mut depth = 0;
+    let mut parent = io.open(image, None, true)?.parent()?;
+    while let Some(p) = parent {
+        depth += 1;
+        parent = io.sibling(&p.pool)?.open(&p.image, None, true)?.parent()?;
+    }
+    Ok(depth)
 }
 
 /// Creates `child` as a clone of `parent@snapshot`, grown to `size` bytes, and flattened
@@ -305,8 +317,7 @@ pub(super) fn delete_image(io: &Io<'_>, image: &str) -> Result<(), CephError> {
     };
     let parent = opened.parent()?;
     for snapshot in opened.snapshots()? {
-        let own = snapshot.ends_with(CLONE_SNAP_SUFFIX)
-            || super::backup_reads::is_backup_snapshot(&snapshot);
+        let own = snapshot.ends_with(CLONE_SNAP_SUFFIX) || is_backup_snapshot(&snapshot);
         if !own {
             return Err(CephError {
                 errno: ceph::EBUSY,

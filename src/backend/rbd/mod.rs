@@ -21,6 +21,7 @@ mod group_snapshots;
 mod host_fences;
 mod identities;
 mod images;
+mod names;
 mod options;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -417,7 +418,7 @@ impl Backend for RbdBackend {
         sink: DataOut,
     ) -> Result<(), BackendError> {
         self.on_pool("read the snapshot's data", move |io| {
-            let image = group_snapshots::snapshot_parent(io, volume_id, snapshot_id)?;
+            let image = images::snapshot_parent(io, volume_id, snapshot_id)?;
             images::read_into(io, &image, Some(&snapshot_name(snapshot_id)), sink)
         })
         .await
