@@ -1,13 +1,16 @@
 # Multi-stage build: compile with the Rust toolchain, run on a slim Debian as non-root.
 FROM rust:1-slim-bookworm AS build
 WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
+COPY Cargo.toml Cargo.lock build.rs ./
 # SQLite's compile-time options (SQLITE_DEFAULT_MEMSTATUS=0 and friends).
 COPY .cargo ./.cargo
 COPY src ./src
 COPY migrations ./migrations
 # The manifest names the load generator's sources too (it is not built here).
 COPY bench/loadgen ./bench/loadgen
+# The commit `--version` names (the context holds no .git): docker build --build-arg
+# CINDER_ATTACH_BUILD_COMMIT=$(git rev-parse --short=12 HEAD) .
+ARG CINDER_ATTACH_BUILD_COMMIT=unknown
 RUN cargo build --release --locked --bin cinder-attach
 
 FROM debian:bookworm-slim

@@ -21,11 +21,17 @@ pub use image_args::ImageArgs;
 pub use key_args::{KeyArgs, KeyBackend};
 pub use nova_args::NovaArgs;
 
+/// What `--version` prints: the release and the commit it was built from.
+pub static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let commit = option_env!("CINDER_ATTACH_BUILD_COMMIT").unwrap_or("unknown");
+    format!("{} (commit {commit})", env!("CARGO_PKG_VERSION"))
+});
+
 /// A block-storage control plane speaking the OpenStack Cinder v3 API.
 #[derive(Debug, Parser)]
 #[command(
     name = "cinder-attach",
-    version,
+    version = VERSION.as_str(),
     about,
     args_conflicts_with_subcommands = true,
     after_help = "With no subcommand, cinder-attach runs `serve`; `cinder-attach serve --help` lists its options."

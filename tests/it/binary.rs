@@ -384,3 +384,34 @@ fn the_systemd_unit_verifies() {
     assert!(stderr.trim().is_empty(), "warnings: {stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--version` names the release (the newest entry of CHANGELOG.md) and, built from a
+/// checkout, the commit.
+#[test]
+fn the_version_names_its_changelog_entry_and_commit() {
+    let out = binary().arg("--version").output().expect("runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    let commit = text
+        .trim()
+        .strip_prefix(&format!("cinder-attach {version} (commit "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{text:?}"));
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if manifest.join(".git").exists() {
+        assert!(
+            commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+            "{text:?}"
+        );
+    }
+    let changelog = std::fs::read_to_string(manifest.join("CHANGELOG.md")).unwrap();
+    let newest = changelog
+        .lines()
+        .find_map(|line| line.strip_prefix("## "))
+        .expect("a version in CHANGELOG.md");
+    assert!(
+        newest.starts_with(&format!("{version} ")),
+        "CHANGELOG.md's newest entry is {newest:?}, the binary's version {version}"
+    );
+}
