@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::api::metrics::{sample, scrape};
-use crate::rbd::{admin, ceph_conf, create, pool};
+use crate::rbd::{admin, attach_with, ceph_conf, create, pool};
 use crate::support::helpers::*;
 use crate::support::qemu_host::{self, Disk, QemuHost};
 use crate::support::tgtd::Tgtd;
@@ -70,23 +70,6 @@ async fn attach_at(
     mode: &str,
 ) -> (String, Value) {
     attach_with(app, volume, connector_at(host, ip), mode).await
-}
-
-/// Attaches `volume` with `connector` in `mode`: the attachment's id and connection info.
-async fn attach_with(app: &TestApp, volume: &str, connector: Value, mode: &str) -> (String, Value) {
-    let attached = app
-        .post_attachment(
-            json!({"volume_uuid": volume, "instance_uuid": uuid::Uuid::new_v4().to_string(),
-                   "connector": connector, "mode": mode}),
-            "3.54",
-        )
-        .await;
-    assert_eq!(attached.status, 200, "{}", attached.text);
-    let attachment = &attached.json["attachment"];
-    (
-        str_of(attachment, "id"),
-        attachment["connection_info"].clone(),
-    )
 }
 
 async fn detach(app: &TestApp, attachment: &str) -> Duration {

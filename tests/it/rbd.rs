@@ -367,10 +367,21 @@ pub(super) async fn attach_as(
     host: &str,
     mode: &str,
 ) -> (String, Value) {
+    attach_with(app, volume, conn_for(host, "/dev/vdb"), mode).await
+}
+
+/// Attaches `volume` with `connector` in `mode` at 3.54; the attachment's id and
+/// connection info.
+pub(super) async fn attach_with(
+    app: &TestApp,
+    volume: &str,
+    connector: Value,
+    mode: &str,
+) -> (String, Value) {
     let attached = app
         .post_attachment(
             json!({"volume_uuid": volume, "instance_uuid": uuid::Uuid::new_v4().to_string(),
-                   "connector": conn_for(host, "/dev/vdb"), "mode": mode}),
+                   "connector": connector, "mode": mode}),
             "3.54",
         )
         .await;
