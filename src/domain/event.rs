@@ -31,8 +31,8 @@ pub enum EventKind {
     /// A create that ended in `error` (no backend took it, or the backend failed):
     /// Cinder's manager sends nothing then; the audit trail needs the end of the story.
     VolumeCreateError,
-    /// The clients of a host whose attachment ended were fenced, kept or found to be
-    /// none (ours: `rbd` with shared credentials; the payload is the fence's record).
+    /// The clients of a host whose attachment ended were fenced, or kept on purpose
+    /// (ours: `rbd` with shared credentials; the payload is the fence's record).
     VolumeHostFence,
     /// A fence the cluster could not make (reconciliation makes it later).
     VolumeHostFenceError,

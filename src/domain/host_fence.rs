@@ -14,7 +14,7 @@ use super::ids::VolumeId;
 pub enum FenceOutcome {
     /// The host's clients of the volume were blocklisted.
     Fenced,
-    /// The host had no client of the volume open (or none could be told apart).
+    /// The host had no client of the volume open (logged, not recorded).
     NothingOpen,
     /// The host was left alone, on purpose (`reason` says why).
     Kept,

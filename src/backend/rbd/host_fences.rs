@@ -138,8 +138,7 @@ impl RbdBackend {
     }
 
     /// Blocklists `open`'s clients; it returns once the OSD serving the image's header
-    /// refuses them (a request carrying the new map makes that OSD take it first; others
-    /// follow at their next map, well within a second).
+    /// refuses them (others follow at their next map, well within a second).
     async fn blocklist(&self, volume: VolumeId, open: &OpenClients) -> Result<(), BackendError> {
         let cluster = self.cluster().await?;
         let pool = self.options.pool.clone();
@@ -149,8 +148,7 @@ impl RbdBackend {
             for address in &addresses {
                 cluster.blocklist(address, seconds)?;
             }
-            cluster.wait_for_latest_map()?;
-            cluster.io(&pool, None)?.object_exists(&header).map(drop)
+            cluster.io(&pool, None)?.bring_latest_map_to(&header)
         });
         work.await
             .map_err(|e| self.failed("fence a host", e))?

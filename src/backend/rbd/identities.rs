@@ -130,9 +130,8 @@ impl RbdBackend {
             };
             if !changes.is_empty() {
                 // The OSD serving the image's header takes the map with the blocklist
-                // before this answers (see `host_fences`).
-                cluster.wait_for_latest_map()?;
-                io.object_exists(&format!("rbd_header.{}", chain.0.id))?;
+                // before this answers.
+                io.bring_latest_map_to(&format!("rbd_header.{}", chain.0.id))?;
             }
             if scope == Scope::Listed {
                 for (id, grant) in &wanted {

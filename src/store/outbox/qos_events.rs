@@ -2,7 +2,9 @@
 //! Cinder's API controller sends them from its `QoSSpecs` notifier (the specs' id or
 //! name, their times, the specs given or the type concerned), and groups and group
 //! snapshots, as its volume manager reports them. They concern no volume: the row has no
-//! `volume_id` and belongs to the caller's project.
+//! `volume_id` and belongs to the caller's project. Host fences (`volume.host_fence`)
+//! are the one kind built in code that concerns a volume: their row names it and belongs
+//! to its project.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;

@@ -176,14 +176,6 @@ impl Cluster {
         .map(drop)
     }
 
-    /// Waits until this client has the cluster's latest OSD map (its requests then carry
-    /// that map's epoch, which an OSD catches up to before it serves them).
-    pub fn wait_for_latest_map(&self) -> Result<(), CephError> {
-        // SAFETY: a connected handle.
-        let r = unsafe { (self.api.rados_wait_for_latest_osdmap)(self.handle) };
-        check(r, "cannot read the latest OSD map").map(drop)
-    }
-
     /// A mon command (JSON), answered with its output and status text; `target` sends it
     /// to one mon by name (the commands the mon serves itself, such as `sessions`).
     pub fn mon_command(
@@ -328,6 +320,17 @@ impl<'c> Io<'c> {
     /// belongs to, as watchers and blocklists name them.
     pub fn cluster_addresses(&self) -> Result<Vec<String>, CephError> {
         Ok(entity_addresses(&client_address(self.api, self.cluster)?))
+    }
+
+    /// Returns once the OSD serving `object` has the cluster's latest map: this client
+    /// takes that map, then asks the OSD for the object with it, and an OSD catches up to
+    /// a request's map before it serves it. After a blocklist entry, that OSD refuses the
+    /// blocklisted clients from then on (others follow at their next map).
+    pub fn bring_latest_map_to(&self, object: &str) -> Result<(), CephError> {
+        // SAFETY: the connected cluster this context was made from.
+        let r = unsafe { (self.api.rados_wait_for_latest_osdmap)(self.cluster) };
+        check(r, "cannot read the latest OSD map")?;
+        self.object_exists(object).map(drop)
     }
 
     /// An I/O context on another pool of the same cluster (where a clone's parent is).

@@ -15,13 +15,6 @@ pub struct Watcher {
     pub client: i64,
 }
 
-impl Watcher {
-    /// The IP address the client connected from (no port, no brackets).
-    pub fn ip(&self) -> &str {
-        address_ip(&self.address)
-    }
-}
-
 /// The addresses of an address vector as Ceph prints one (`[v2:a/n,v1:b/n]`, `v1:a/n`
 /// or `a/n`), each without its protocol.
 pub fn entity_addresses(text: &str) -> Vec<String> {
