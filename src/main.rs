@@ -26,7 +26,8 @@ async fn main() -> ExitCode {
             Ok(())
         }
         Command::Serve(args) => commands::run(args).await,
-        Command::Migrate(database) => commands::migrate(&database).await,
+        Command::Migrate(args) if args.check => return commands::check_migrations(&args).await,
+        Command::Migrate(args) => commands::migrate(&args.database).await,
         Command::Policy(args) => commands::print_policy(&args),
         Command::Purge(args) => commands::purge(&args).await,
         Command::Events(args) => commands::print_events(&args).await,

@@ -286,8 +286,9 @@ impl Parsed {
 pub enum Command {
     /// Run the API service (the default when no subcommand is given).
     Serve(ServeArgs),
-    /// Apply pending database migrations and exit.
-    Migrate(DatabaseArgs),
+    /// Apply pending database migrations and exit; with --check, only say which the
+    /// database lacks.
+    Migrate(MigrateArgs),
     /// Print the effective policy rules (defaults with --policy-file laid over) and exit.
     Policy(PolicyArgs),
     /// Check the database and the backends' storage for broken invariants (read-only).
@@ -396,6 +397,18 @@ pub struct EventsArgs {
     /// At most this many events (oldest first).
     #[arg(long, default_value_t = 1000)]
     pub limit: u32,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Apply nothing: list the migrations the database lacks and any a newer version
+    /// applied. Exit status 0: nothing to apply, 1: migrations pending (listed), 2: the
+    /// check could not run, 3: this version cannot serve the database (a newer version's
+    /// contract step, or a migration changed or unfinished).
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Clone, clap::Args)]

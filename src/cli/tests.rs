@@ -142,16 +142,16 @@ fn a_flag_beats_the_file_which_beats_the_default() {
     let cli = try_parse_from(["cinder-attach", "migrate", &format!("--config-file={file}")])
         .expect("parses");
     match cli.into_command() {
-        Command::Migrate(database) => {
-            assert_eq!(database.database_url, "sqlite://from-file.db")
+        Command::Migrate(args) => {
+            assert_eq!(args.database.database_url, "sqlite://from-file.db")
         }
         other => panic!("{other:?}"),
     }
     // Before the subcommand's name too, as the top-level help offers it.
     let cli = try_parse_from(["cinder-attach", "--config-file", file, "migrate"]).expect("parses");
     match cli.into_command() {
-        Command::Migrate(database) => {
-            assert_eq!(database.database_url, "sqlite://from-file.db")
+        Command::Migrate(args) => {
+            assert_eq!(args.database.database_url, "sqlite://from-file.db")
         }
         other => panic!("{other:?}"),
     }

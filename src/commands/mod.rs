@@ -14,7 +14,7 @@ use std::net::SocketAddr;
 
 pub use events::print_events;
 pub use healthcheck::healthcheck;
-pub use migrate::migrate;
+pub use migrate::{check as check_migrations, migrate};
 pub use policy::print_policy;
 pub use purge::purge;
 pub use serve::{run, serve};
@@ -22,7 +22,7 @@ pub use serve::{run, serve};
 use crate::cli::DatabaseArgs;
 use crate::policy::file::PolicyFileError;
 use crate::service::RegisterError;
-use crate::store::{self, ConnectOptions};
+use crate::store::{self, ConnectOptions, SchemaUse};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -58,7 +58,11 @@ fn connect_options(db: &DatabaseArgs, migrate: bool, upkeep: bool) -> ConnectOpt
         url: db.database_url.clone(),
         max_connections: db.db_max_connections,
         acquire_timeout: db.acquire_timeout(),
-        migrate,
+        schema: if migrate {
+            SchemaUse::Migrate
+        } else {
+            SchemaUse::Require
+        },
         upkeep,
         record_events: true,
         // A serving or migrating process waits for the database to come (as Cinder's

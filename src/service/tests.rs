@@ -19,7 +19,7 @@ use crate::domain::ids::{ServiceId, SnapshotId, VolumeId};
 use crate::domain::volume::StatusReset;
 use crate::domain::RequestContext;
 use crate::policy::{Policy, PolicyEngine};
-use crate::store::{self, ConnectOptions};
+use crate::store::{self, ConnectOptions, SchemaUse};
 
 /// The file driver, with every `terminate_connection` recorded.
 struct Recording {
@@ -123,7 +123,7 @@ async fn service() -> (Service, Arc<Recording>) {
         url: "sqlite::memory:".into(),
         max_connections: 4,
         acquire_timeout: std::time::Duration::from_secs(5),
-        migrate: true,
+        schema: SchemaUse::Migrate,
         upkeep: false,
         record_events: true,
         start_wait: crate::store::StartWait::ONCE,

@@ -75,10 +75,11 @@ pub use backups::{BackupEnd, BackupRefusal, BackupStore};
 pub use cinder_import::{CinderImportStore, ImportTally};
 pub use compute_calls::ComputeCallStore;
 pub use db::connect::{
-    redact_password, ConnectError, ConnectOptions, PoolUse, StartWait, StoreKind,
+    redact_password, ConnectError, ConnectOptions, PoolUse, SchemaUse, StartWait, StoreKind,
 };
 pub use db::error::{BoxError, StoreError};
 pub use db::postgres::Postgres;
+pub use db::schema::{Named as NamedMigration, Refusal as SchemaRefusal, SchemaStatus};
 pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
 pub use default_types::DefaultTypeStore;
@@ -208,6 +209,28 @@ pub async fn connect(options: &ConnectOptions) -> Result<Arc<dyn Store>, Connect
             events: options.record_events,
             relay_listening: Default::default(),
         }))
+    } else {
+        Err(ConnectError::UnsupportedScheme(redact_password(url)))
+    }
+}
+
+/// Which migrations the database named by `options` has, against this binary's; nothing
+/// is applied or refused.
+pub async fn schema_status(options: &ConnectOptions) -> Result<SchemaStatus, ConnectError> {
+    let options = ConnectOptions {
+        schema: SchemaUse::Inspect,
+        upkeep: false,
+        ..options.clone()
+    };
+    let url = options.url.as_str();
+    if url.starts_with("sqlite:") {
+        match Sqlite::connect(&options).await {
+            Ok(db) => Ok(db.schema().clone()),
+            Err(ConnectError::Missing(_)) => Ok(Sqlite::schema_of_missing()),
+            Err(err) => Err(err),
+        }
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Ok(Postgres::connect(&options).await?.schema().clone())
     } else {
         Err(ConnectError::UnsupportedScheme(redact_password(url)))
     }

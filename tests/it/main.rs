@@ -25,6 +25,7 @@ mod rbd_import;
 mod rbd_manage;
 mod rbd_outages;
 mod recovery;
+mod schema_versions;
 mod shutdown;
 mod store;
 mod tgt;

@@ -3,7 +3,7 @@ use sqlx::Connection as _;
 
 use super::super::db::postgres::Postgres;
 use super::super::db::sqlite::Sqlite;
-use super::super::ConnectOptions;
+use super::super::{ConnectOptions, SchemaUse};
 use super::*;
 
 fn options(url: String) -> ConnectOptions {
@@ -11,7 +11,7 @@ fn options(url: String) -> ConnectOptions {
         url,
         max_connections: 2,
         acquire_timeout: Duration::from_secs(5),
-        migrate: true,
+        schema: SchemaUse::Migrate,
         upkeep: false,
         record_events: false,
         start_wait: crate::store::StartWait::ONCE,

@@ -28,7 +28,7 @@ pub struct ConnectOptions {
     pub url: String,
     pub max_connections: u32,
     pub acquire_timeout: Duration,
-    pub migrate: bool,
+    pub schema: SchemaUse,
     /// Do the store's own upkeep in this process (SQLite: WAL checkpoints). Serving
     /// processes do; short-lived commands (`migrate`, `check`) do not, so they never take
     /// a running server's write lock.
@@ -37,6 +37,17 @@ pub struct ConnectOptions {
     pub record_events: bool,
     /// How long a PostgreSQL store waits at start for a primary to answer.
     pub start_wait: StartWait,
+}
+
+/// What a connecting process does with the database's migrations (`db/schema.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaUse {
+    /// Apply this version's pending migrations (`migrate`, `serve --migrate auto`).
+    Migrate,
+    /// Refuse a database that lacks one of them (every other command).
+    Require,
+    /// Only read which the database has (`migrate --check`).
+    Inspect,
 }
 
 /// oslo.db's `[database] max_retries` and `retry_interval`: tries at start, the pause
@@ -62,7 +73,7 @@ impl std::fmt::Debug for ConnectOptions {
             .field("url", &redact_password(&self.url))
             .field("max_connections", &self.max_connections)
             .field("acquire_timeout", &self.acquire_timeout)
-            .field("migrate", &self.migrate)
+            .field("schema", &self.schema)
             .field("upkeep", &self.upkeep)
             .field("record_events", &self.record_events)
             .field("start_wait", &self.start_wait)
@@ -94,6 +105,8 @@ pub enum ConnectError {
         #[source]
         source: std::io::Error,
     },
+    #[error("no database at {0}: `cinder-attach migrate` (or serve's --migrate auto) makes one")]
+    Missing(String),
     #[error("cannot connect to {url}: {source}")]
     Connect {
         url: String,
@@ -108,4 +121,12 @@ pub enum ConnectError {
     },
     #[error("cannot apply migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot read which migrations {url} has: {source}")]
+    ReadSchema {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    #[error("{url}: {message}")]
+    Schema { url: String, message: String },
 }

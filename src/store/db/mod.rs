@@ -11,6 +11,7 @@ mod pg_pool;
 pub mod postgres;
 mod read_only;
 pub mod row;
+pub mod schema;
 pub mod sql;
 pub mod sqlite;
 

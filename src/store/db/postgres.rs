@@ -20,6 +20,7 @@ use super::pg_hosts;
 use super::pg_pool::{PgPool, PoolChecks, Pooled, IDLE_TIMEOUT, MAX_LIFETIME};
 use super::read_only::{self, opened_since_read_only};
 use super::row::{Columns, FromRow, Row};
+use super::schema::{self, Applied, SchemaStatus};
 use super::sql::{trace_control, Arg, Sql};
 use super::{Database, Executor, HeldLock, Transaction};
 
@@ -31,6 +32,7 @@ pub struct Postgres {
     /// Bounds the connections that hold a lock for `hold_lock` to half the pool: each
     /// holder still needs one more for the write it holds the lock around.
     lock_holders: Arc<Semaphore>,
+    schema: SchemaStatus,
 }
 
 impl Postgres {
@@ -57,18 +59,50 @@ impl Postgres {
         first_connection(&pool, options.start_wait, &url)
             .await
             .map_err(connect_error)?;
-        if options.migrate {
-            let mut conn = pool.acquire().await.map_err(connect_error)?;
+        let mut conn = pool.acquire().await.map_err(connect_error)?;
+        let applied =
+            applied_migrations(conn.start())
+                .await
+                .map_err(|source| ConnectError::ReadSchema {
+                    url: url.clone(),
+                    source,
+                })?;
+        conn.finish();
+        let schema = schema::judge(&MIGRATOR, &applied);
+        if schema::settle(&schema, options.schema, &url)? {
             MIGRATOR.run(conn.start()).await?;
             conn.finish();
         }
+        drop(conn);
         let holders = (options.max_connections / 2).max(1) as usize;
         Ok(Self {
             pool,
             listener: tokio::sync::Mutex::new(None),
             lock_holders: Arc::new(Semaphore::new(holders)),
+            schema,
         })
     }
+
+    /// The migrations the database had when this store connected (before migrating).
+    pub fn schema(&self) -> &SchemaStatus {
+        &self.schema
+    }
+}
+
+/// sqlx's bookkeeping rows; none before the first migration.
+async fn applied_migrations(conn: &mut PgConnection) -> Result<Vec<Applied>, sqlx::Error> {
+    let (exists,): (bool,) = sqlx::query_as("select to_regclass('_sqlx_migrations') is not null")
+        .fetch_one(&mut *conn)
+        .await?;
+    if !exists {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(
+        "select version, description, checksum, success from _sqlx_migrations order by version",
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(Applied::from).collect())
 }
 
 /// The first connection, so that a wrong password shows at start. While no server

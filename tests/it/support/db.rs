@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cinder_attach::store::{self, ConnectOptions, Store};
+use cinder_attach::store::{self, ConnectOptions, SchemaUse, Store};
 use sqlx::Connection;
 use uuid::Uuid;
 
@@ -99,7 +99,7 @@ impl TestDb {
             url: self.url.clone(),
             max_connections: 8,
             acquire_timeout: std::time::Duration::from_secs(5),
-            migrate: true,
+            schema: SchemaUse::Migrate,
             upkeep: true,
             record_events: true,
             start_wait: cinder_attach::store::StartWait::ONCE,

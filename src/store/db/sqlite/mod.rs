@@ -29,7 +29,9 @@ use std::sync::Arc;
 
 use rusqlite::{Connection, ErrorCode};
 use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
 use sqlx::ConnectOptions as _;
 use uuid::Uuid;
 
@@ -37,9 +39,10 @@ use self::checkpoint::Checkpointer;
 use self::pool::{Opener, ReadPool};
 pub use self::writer::Transaction;
 use self::writer::Writer;
-use super::connect::{ConnectError, ConnectOptions, PoolUse, StoreKind};
+use super::connect::{ConnectError, ConnectOptions, PoolUse, SchemaUse, StoreKind};
 use super::error::StoreError;
 use super::row::FromRow;
+use super::schema::{self, Applied, SchemaStatus};
 use super::sql::Sql;
 use super::{Database, Executor};
 
@@ -50,6 +53,7 @@ pub struct Sqlite {
     writer: Writer,
     /// `None` for an in-memory database (no WAL) and without `upkeep`.
     _checkpointer: Option<Checkpointer>,
+    schema: SchemaStatus,
 }
 
 impl Sqlite {
@@ -64,7 +68,9 @@ impl Sqlite {
         };
         let mut sqlite = SqliteConnectOptions::from_str(&options.url)
             .map_err(connect_error)?
-            .create_if_missing(true)
+            // Only a migrating process makes a new database; a command reading one
+            // (`migrate --check`, `check`, `events`) must not leave an empty file behind.
+            .create_if_missing(options.schema == SchemaUse::Migrate)
             .foreign_keys(true)
             .busy_timeout(options.acquire_timeout);
         // sqlx names `sqlite::memory:` `file:sqlx-in-memory-N`: the URL tells.
@@ -83,8 +89,12 @@ impl Sqlite {
                 busy_timeout: options.acquire_timeout,
             }
         } else {
-            if let Some(dir) = sqlite.get_filename().parent() {
-                if !dir.as_os_str().is_empty() {
+            let path = sqlite.get_filename();
+            if options.schema != SchemaUse::Migrate && !path.exists() {
+                return Err(ConnectError::Missing(path.display().to_string()));
+            }
+            if let Some(dir) = path.parent() {
+                if !dir.as_os_str().is_empty() && options.schema == SchemaUse::Migrate {
                     std::fs::create_dir_all(dir).map_err(|source| ConnectError::Directory {
                         path: dir.display().to_string(),
                         source,
@@ -104,16 +114,24 @@ impl Sqlite {
         // to it does, and the migrator's connection closes when it is done.
         let writer = Writer::new(opener.open().map_err(open_error)?, options.acquire_timeout)
             .map_err(open_error)?;
-        if options.migrate {
-            let migrations = SqlitePoolOptions::new()
-                .max_connections(1)
-                .acquire_timeout(options.acquire_timeout)
-                .connect_with(sqlite.disable_statement_logging())
+        let migrations = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(options.acquire_timeout)
+            .connect_with(sqlite.disable_statement_logging())
+            .await
+            .map_err(connect_error)?;
+        let applied =
+            applied_migrations(&migrations)
                 .await
-                .map_err(connect_error)?;
+                .map_err(|source| ConnectError::ReadSchema {
+                    url: options.url.clone(),
+                    source,
+                })?;
+        let schema = schema::judge(&MIGRATOR, &applied);
+        if schema::settle(&schema, options.schema, &options.url)? {
             MIGRATOR.run(&migrations).await?;
-            migrations.close().await;
         }
+        migrations.close().await;
         let checkpointer = match options.upkeep && !in_memory {
             true => Some(Checkpointer::start(&opener, &writer).map_err(open_error)?),
             false => None,
@@ -125,8 +143,37 @@ impl Sqlite {
             pool,
             writer,
             _checkpointer: checkpointer,
+            schema,
         })
     }
+
+    /// The migrations the database had when this store connected (before migrating).
+    pub fn schema(&self) -> &SchemaStatus {
+        &self.schema
+    }
+
+    /// A database not made yet lacks every migration.
+    pub fn schema_of_missing() -> SchemaStatus {
+        schema::judge(&MIGRATOR, &[])
+    }
+}
+
+/// sqlx's bookkeeping rows; none before the first migration.
+async fn applied_migrations(pool: &SqlitePool) -> Result<Vec<Applied>, sqlx::Error> {
+    let (exists,): (bool,) = sqlx::query_as(
+        "select count(*) > 0 from sqlite_master where type = 'table' and name = '_sqlx_migrations'",
+    )
+    .fetch_one(pool)
+    .await?;
+    if !exists {
+        return Ok(Vec::new());
+    }
+    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(
+        "select version, description, checksum, success from _sqlx_migrations order by version",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(Applied::from).collect())
 }
 
 impl Executor for Transaction {

@@ -25,6 +25,7 @@ fn memory_database() -> Sqlite {
         pool: ReadPool::new(opener, 4),
         writer,
         _checkpointer: None,
+        schema: SchemaStatus::default(),
     }
 }
 
@@ -176,6 +177,7 @@ async fn a_group_commits_once_and_acknowledges_no_member_before() {
             .unwrap(),
         pool: ReadPool::new(opener, 2),
         _checkpointer: None,
+        schema: SchemaStatus::default(),
     });
     db.execute(Sql::new("create table t (id text primary key)"))
         .await
@@ -319,6 +321,7 @@ async fn the_wal_stays_bounded_under_steady_writes_and_reads() {
         pool: ReadPool::new(opener.clone(), 4),
         writer,
         _checkpointer: Some(checkpointer),
+        schema: SchemaStatus::default(),
     });
     db.execute(Sql::new(
         "create table t (id integer primary key, body text)",
