@@ -12,6 +12,7 @@ mod console;
 mod default_types;
 mod encrypted_backups;
 pub(crate) mod encryption;
+mod event_payloads;
 mod events;
 mod faults;
 mod group_snapshots;
