@@ -42,18 +42,7 @@ async fn scenario(app: &TestApp) {
         json!({"metadata": {"purpose": "shared"}}),
     )
     .await;
-    let rw = app
-        .attach_fully(&volume, I1, conn_for("h1", "/dev/vdb"))
-        .await;
-    let ro = app.attach(&volume, Some(I2), None).await;
-    let updated = app
-        .request(Method::PUT, &format!("/v3/p1/attachments/{ro}"))
-        .version("3.54")
-        .json(&json!({"attachment": {"connector": conn_for("h2", "/dev/vdc")}}))
-        .send()
-        .await;
-    assert_eq!(updated.status, 200, "{}", updated.text);
-    assert_eq!(app.complete(&ro).await.status, 204);
+    let (rw, ro) = super::events::attach_twice(app, &volume).await;
     let taken = ok(
         app,
         Method::POST,

@@ -18,6 +18,24 @@ fn types(events: &[Value]) -> Vec<String> {
     events.iter().map(|e| str_of(e, "event_type")).collect()
 }
 
+/// Two attachments of one volume, each made as Nova makes it: `rw` on h1 with its
+/// connector at once; `ro` reserved first, its connector given by an update, completed.
+pub(super) async fn attach_twice(app: &TestApp, volume: &str) -> (String, String) {
+    let rw = app
+        .attach_fully(volume, I1, conn_for("h1", "/dev/vdb"))
+        .await;
+    let ro = app.attach(volume, Some(I2), None).await;
+    let updated = app
+        .request(Method::PUT, &format!("/v3/p1/attachments/{ro}"))
+        .version("3.54")
+        .json(&json!({"attachment": {"connector": conn_for("h2", "/dev/vdc")}}))
+        .send()
+        .await;
+    assert_eq!(updated.status, 200, "{}", updated.text);
+    assert_eq!(app.complete(&ro).await.status, 204);
+    (rw, ro)
+}
+
 async fn a_shared_volume_cycle_is_reported(app: TestApp) {
     let volume = app.multiattach_volume().await;
     let created = events(&app, &format!("?volume_id={volume}")).await;
@@ -42,18 +60,7 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
         .await;
     assert_eq!(tagged.status, 200, "{}", tagged.text);
 
-    let rw = app
-        .attach_fully(&volume, I1, conn_for("h1", "/dev/vdb"))
-        .await;
-    let ro = app.attach(&volume, Some(I2), None).await;
-    let updated = app
-        .request(Method::PUT, &format!("/v3/p1/attachments/{ro}"))
-        .version("3.54")
-        .json(&json!({"attachment": {"connector": conn_for("h2", "/dev/vdc")}}))
-        .send()
-        .await;
-    assert_eq!(updated.status, 200, "{}", updated.text);
-    assert_eq!(app.complete(&ro).await.status, 204);
+    let (rw, ro) = attach_twice(&app, &volume).await;
     assert_eq!(app.delete_attachment(&rw).await.status, 200);
 
     let cycle = events(
