@@ -79,7 +79,7 @@ pub use db::connect::{
 };
 pub use db::error::{BoxError, StoreError};
 pub use db::postgres::Postgres;
-pub use db::schema::{Named as NamedMigration, Refusal as SchemaRefusal, SchemaStatus};
+pub use db::schema::SchemaStatus;
 pub use db::sqlite::Sqlite;
 pub use db::HeldLock;
 pub use default_types::DefaultTypeStore;

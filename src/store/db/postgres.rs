@@ -97,11 +97,9 @@ async fn applied_migrations(conn: &mut PgConnection) -> Result<Vec<Applied>, sql
     if !exists {
         return Ok(Vec::new());
     }
-    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(
-        "select version, description, checksum, success from _sqlx_migrations order by version",
-    )
-    .fetch_all(conn)
-    .await?;
+    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(schema::SELECT_APPLIED)
+        .fetch_all(conn)
+        .await?;
     Ok(rows.into_iter().map(Applied::from).collect())
 }
 

@@ -13,6 +13,11 @@ use sqlx::migrate::{Migration, Migrator};
 
 use super::connect::{redact_password, ConnectError, SchemaUse};
 
+/// sqlx's bookkeeping rows, read alike from both databases once each knows the table is
+/// there (the test for it is each dialect's own).
+pub const SELECT_APPLIED: &str =
+    "select version, description, checksum, success from _sqlx_migrations order by version";
+
 /// One row of sqlx's `_sqlx_migrations`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Applied {

@@ -94,7 +94,7 @@ impl Sqlite {
                 return Err(ConnectError::Missing(path.display().to_string()));
             }
             if let Some(dir) = path.parent() {
-                if !dir.as_os_str().is_empty() && options.schema == SchemaUse::Migrate {
+                if !dir.as_os_str().is_empty() {
                     std::fs::create_dir_all(dir).map_err(|source| ConnectError::Directory {
                         path: dir.display().to_string(),
                         source,
@@ -168,11 +168,9 @@ async fn applied_migrations(pool: &SqlitePool) -> Result<Vec<Applied>, sqlx::Err
     if !exists {
         return Ok(Vec::new());
     }
-    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(
-        "select version, description, checksum, success from _sqlx_migrations order by version",
-    )
-    .fetch_all(pool)
-    .await?;
+    let rows: Vec<(i64, String, Vec<u8>, bool)> = sqlx::query_as(schema::SELECT_APPLIED)
+        .fetch_all(pool)
+        .await?;
     Ok(rows.into_iter().map(Applied::from).collect())
 }
 
