@@ -6,15 +6,16 @@
 # the mean of `no-events`. The variants are measurements, not designs: `folded` and
 # `cheap-payload` would record wrong payloads.
 #
-#   events         the cycle as the store runs it (six events in four statements)
+#   events         the cycle as the store runs it (six events, four outbox rows, in four
+#                  statements)
 #   no-events      every events statement and CTE removed: the work of `--events off`
 #   cheap-payload  the events recorded with an empty payload (no JSON built)
 #   folded         each events statement that follows a write moved into that write's
 #                  statement as a CTE (three statements fewer; the payload then reads the
 #                  rows as they were before the write)
 #   folded-cheap   both of the above
-#   no-indexes     the events table without its primary key and three indexes
-#   unlogged       the events table unlogged (no WAL)
+#   no-indexes     the outbox table without its primary key and three indexes
+#   unlogged       the outbox table unlogged (no WAL)
 #
 # Usage: bench/events-cost.sh [ROUNDS] [SECONDS] [CLIENTS]   (VARIANTS="events no-events ...")
 # Needs pgbench, PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432) and a
@@ -34,11 +35,11 @@ lines = open(sys.argv[1]).read().split("\n")
 out = sys.argv[2]
 
 def is_events(line):
-    return line.startswith("with p as materialized") and "insert into events" in line
+    return line.startswith("with p as materialized") and "insert into outbox" in line
 
 def without_events(line):
     # A write whose first CTE records the events as the rows were before it.
-    if line.startswith("with w0 as (with p") and "insert into events" in line:
+    if line.startswith("with w0 as (with p") and "insert into outbox" in line:
         return "with w1 as (" + line[line.index("), w1 as (") + len("), w1 as ("):]
     return line
 
@@ -71,8 +72,8 @@ PY
 
 schema_change() {
   case "$1" in
-    no-indexes) echo "alter table events drop constraint events_pkey; drop index events_pending, events_volume, events_created" ;;
-    unlogged) echo "alter table events set unlogged" ;;
+    no-indexes) echo "alter table outbox drop constraint outbox_pkey; drop index outbox_pending, outbox_volume, outbox_created" ;;
+    unlogged) echo "alter table outbox set unlogged" ;;
     *) echo "select 1" ;;
   esac
 }

@@ -284,6 +284,19 @@ pub struct RecordedEvent {
     pub created_at: DateTime<Utc>,
     /// When the broker confirmed it; `None` while it waits.
     pub sent_at: Option<DateTime<Utc>>,
+    /// The outbox row that holds it, which the relay marks sent once the broker
+    /// confirmed every event in it.
+    #[serde(skip)]
+    pub row: OutboxRow,
+}
+
+/// A row of the outbox: one of the transaction points of today's `outbox` (holding
+/// the events recorded at that point, numbered from its `seq`), or one of the
+/// one-event rows of `events`, where versions before 0.3.0 recorded them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutboxRow {
+    Point(i64),
+    Event(i64),
 }
 
 /// Which events an audit query wants; every field narrows it.
@@ -342,6 +355,7 @@ mod tests {
             payload: serde_json::json!({"volume_id": "v"}),
             created_at: DateTime::from_timestamp(0, 0).expect("epoch"),
             sent_at: None,
+            row: OutboxRow::Point(7),
         };
         let envelope = oslo_envelope(&event);
         assert_eq!(envelope["oslo.version"], "2.0");

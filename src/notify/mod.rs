@@ -1,6 +1,6 @@
 //! The relay of the notification outbox (`store::EventStore`): publishes the events the
-//! writes recorded, in order, to the message bus, and marks each sent once the broker
-//! confirmed it. Delivery is at least once: an event published but not yet marked when
+//! writes recorded, in order, to the message bus, and marks each outbox row sent once
+//! the broker confirmed every event it holds. Delivery is at least once: an event published but not yet marked when
 //! the process dies goes out again, with the same `message_id`. The broker being down
 //! holds events back without holding up the API; they go out when it returns.
 
@@ -17,6 +17,7 @@ pub use bus_url::{bus_url, with_tls};
 pub use health::{RelayHealth, RelayState};
 
 use crate::clock::Clock;
+use crate::domain::event::{OutboxRow, RecordedEvent};
 use crate::store::Store;
 
 /// Events read and published per round.
@@ -136,7 +137,8 @@ async fn relay(
             tokio::time::timeout(BROKER_TIMEOUT, current.publish(&bus.topic, &pending))
                 .await
                 .unwrap_or((Vec::new(), Some(PublishError::TimedOut)));
-        if let Err(err) = store.mark_events_sent(&confirmed, clock.now()).await {
+        let done = rows_confirmed(&pending, &confirmed);
+        if let Err(err) = store.mark_events_sent(&done, clock.now()).await {
             // They go out again later: at least once, with the same message ids.
             tracing::warn!(error = %err, "notification relay: cannot mark events sent");
         }
@@ -154,5 +156,68 @@ async fn relay(
                 backoff = (backoff * 2).min(MAX_BACKOFF);
             }
         }
+    }
+}
+
+/// The rows of `pending` whose every event is among `confirmed` (a row's events go
+/// out again together when one of them was not confirmed).
+fn rows_confirmed(pending: &[RecordedEvent], confirmed: &[i64]) -> Vec<OutboxRow> {
+    let confirmed: std::collections::HashSet<i64> = confirmed.iter().copied().collect();
+    let mut rows: Vec<OutboxRow> = Vec::new();
+    let mut missing: std::collections::HashSet<OutboxRow> = std::collections::HashSet::new();
+    for event in pending {
+        if !confirmed.contains(&event.seq) {
+            missing.insert(event.row);
+        } else if rows.last() != Some(&event.row) {
+            rows.push(event.row);
+        }
+    }
+    rows.retain(|row| !missing.contains(row));
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_is_marked_sent_only_once_all_its_events_were_confirmed() {
+        let event = |seq, row| RecordedEvent {
+            seq,
+            message_id: uuid::Uuid::nil(),
+            event_type: "volume.detach.end".into(),
+            priority: "INFO".into(),
+            publisher_id: "volume.h".into(),
+            volume_id: None,
+            attachment_id: None,
+            project_id: "p".into(),
+            caller_user_id: None,
+            caller_project_id: None,
+            request_id: None,
+            payload: serde_json::Value::Null,
+            created_at: chrono::DateTime::from_timestamp(0, 0).expect("epoch"),
+            sent_at: None,
+            row,
+        };
+        let pending = [
+            event(3, OutboxRow::Event(3)),
+            event(8, OutboxRow::Point(8)),
+            event(9, OutboxRow::Point(8)),
+            event(16, OutboxRow::Point(16)),
+        ];
+        assert_eq!(
+            rows_confirmed(&pending, &[3, 8]),
+            [OutboxRow::Event(3)],
+            "row 8 waits for its second event"
+        );
+        assert_eq!(
+            rows_confirmed(&pending, &[3, 8, 9, 16]),
+            [
+                OutboxRow::Event(3),
+                OutboxRow::Point(8),
+                OutboxRow::Point(16)
+            ]
+        );
+        assert!(rows_confirmed(&pending, &[]).is_empty());
     }
 }

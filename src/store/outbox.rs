@@ -1,14 +1,16 @@
 //! The outbox of notifications (`domain::event`). A write that Cinder would notify about
 //! records its events with `record_events`, inside its own transaction, so an event
-//! exists exactly when its change committed. The payload (Cinder's volume usage info) is
-//! built by the database from the rows as the transaction left them: one statement for
-//! the events a transaction records at one point, the payload built once for them and
-//! stored once, in the last of them (the others' `payload` is null and reads as that
-//! one's), no read back into the service. The relay reads the pending events in `seq`
-//! order and marks them sent once the broker confirmed them; one process relays at a
-//! time, the holder of a lease row.
+//! exists exactly when its change committed. Each point of a transaction that records
+//! events adds one row to `outbox`: the events as an array (event i numbered `seq + i`)
+//! and their one payload (Cinder's volume usage info), built by the database from the
+//! rows as the transaction left them, in the same statement, no read back into the
+//! service. The relay reads the pending rows in `seq` order (`reads`) and marks a row
+//! sent once the broker confirmed all its events; one process relays at a time, the
+//! holder of a lease row. Rows a 0.2.0 process recorded, one per event, in `events`, are
+//! read and relayed alongside until a contract step moves them.
 
 mod qos_events;
+mod reads;
 mod type_events;
 
 use std::sync::LazyLock;
@@ -21,11 +23,10 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::db::error::StoreError;
-use super::db::row::{Columns, FromRow};
 use super::db::sql::Sql;
 use super::db::{Database, Executor, Transaction};
 use super::{SqlStore, StoreKind};
-use crate::domain::event::{EventFilters, EventKind, RecordedEvent};
+use crate::domain::event::{EventFilters, EventKind, OutboxRow, RecordedEvent};
 use crate::domain::ids::{AttachmentId, SnapshotId, VolumeId};
 pub(crate) use type_events::SpecsChange;
 
@@ -34,14 +35,19 @@ pub trait EventStore: Send + Sync {
     /// Recorded events matching `filters`, oldest first.
     async fn list_events(&self, filters: &EventFilters) -> Result<Vec<RecordedEvent>, StoreError>;
 
-    /// Up to `limit` events the broker has not confirmed yet, in `seq` order.
+    /// About `limit` events the broker has not confirmed yet, in `seq` order: the
+    /// events of the rows that hold the first `limit`, so a row is never cut in two.
     async fn pending_events(&self, limit: u32) -> Result<Vec<RecordedEvent>, StoreError>;
 
     /// How many events wait for the broker, and when the oldest of them was recorded.
     async fn event_backlog(&self) -> Result<EventBacklog, StoreError>;
 
-    /// The broker confirmed these events.
-    async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError>;
+    /// The broker confirmed every event these rows hold.
+    async fn mark_events_sent(
+        &self,
+        rows: &[OutboxRow],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError>;
 
     /// Waits for new events, as the relay's lease holder with nothing left to send: on
     /// PostgreSQL until a write of this process records one (it notifies while the relay
@@ -80,14 +86,10 @@ struct JsonDialect {
     to_text: &'static str,
     /// `v.multiattach` as a JSON boolean (SQLite keeps booleans as 0 and 1).
     multiattach: &'static str,
-    /// The rows of the events' JSON array as `k` (its place in `k.n`), and the message
-    /// id and event type of the current one.
-    each_event: &'static str,
-    message_id: &'static str,
-    event_type: &'static str,
-    priority: &'static str,
-    /// Whether the current one is the last (`$9` events in all), which keeps the payload.
-    last_event: &'static str,
+    /// The column and value of the row's number where the insert gives one: SQLite's
+    /// next number of the counter both outbox tables share (migration 0028).
+    seq_column: &'static str,
+    seq_value: &'static str,
 }
 
 const POSTGRES_JSON: JsonDialect = JsonDialect {
@@ -100,11 +102,8 @@ const POSTGRES_JSON: JsonDialect = JsonDialect {
     subquery_close: ")",
     to_text: "::text",
     multiattach: "v.multiattach",
-    each_event: "json_array_elements($1::json) with ordinality k(e, n)",
-    message_id: "(k.e->>0)::uuid",
-    event_type: "k.e->>1",
-    priority: "k.e->>2",
-    last_event: "k.n = $9",
+    seq_column: "",
+    seq_value: "",
 };
 
 const SQLITE_JSON: JsonDialect = JsonDialect {
@@ -117,21 +116,17 @@ const SQLITE_JSON: JsonDialect = JsonDialect {
     subquery_close: "))",
     to_text: "",
     multiattach: "json(case when v.multiattach then 'true' else 'false' end)",
-    each_event: "(select value as e, key as n from json_each($1)) k",
-    message_id: "json_extract(k.e, '$[0]')",
-    event_type: "json_extract(k.e, '$[1]')",
-    priority: "json_extract(k.e, '$[2]')",
-    last_event: "k.n = $9 - 1",
+    seq_column: "seq, ",
+    seq_value: "(select seq from sqlite_sequence where name = 'events') + 1, ",
 };
 
-/// Records a transaction's events about one volume in one statement, the payload built
-/// once for all of them: `$1` the events as a JSON array of `[message id, event type,
+/// Records the events of one point of a transaction about one volume as one row, their
+/// payload built once: `$1` the events as a JSON array of `[message id, event type,
 /// priority]`, in order, `$2` publisher, `$3` attachment (or null), `$4` caller user, `$5`
-/// caller project, `$6` request id, `$7` time, `$8` the volume, `$9` how many events. The
-/// payload has the fields of Cinder's `_usage_from_volume` (no replication, no glance
-/// metadata), plus the attachment the events are about, if any; only the last event
-/// stores it (on a volume shared by 64 hosts it is about 16 KB, and storing it in every
-/// event cost SQLite a third of its attach cycles, BENCHMARKS.md).
+/// caller project, `$6` request id, `$7` time, `$8` the volume. The payload has the
+/// fields of Cinder's `_usage_from_volume` (no replication, no glance metadata), plus the
+/// attachment the events are about, if any (on a volume shared by 64 hosts it is about
+/// 16 KB: stored once, not once per event, BENCHMARKS.md).
 fn insert_events(d: &JsonDialect) -> String {
     let JsonDialect {
         object,
@@ -176,24 +171,19 @@ fn insert_events(d: &JsonDialect) -> String {
     )
 }
 
-/// The insert of `insert_events` and `insert_snapshot_events`, from `p` (the volume's
-/// id, the project and the payload).
+/// The insert of every events statement, from `p` (the volume's id or null, the
+/// project and the payload): one row.
 fn insert_from_payload(d: &JsonDialect) -> String {
     let JsonDialect {
-        each_event,
-        message_id,
-        event_type,
-        priority,
-        last_event,
+        seq_column,
+        seq_value,
         ..
     } = d;
     format!(
-        "insert into events (message_id, event_type, priority, publisher_id, volume_id, \
-                             attachment_id, project_id, caller_user_id, caller_project_id, \
-                             request_id, created_at, payload) \
-         select {message_id}, {event_type}, {priority}, $2, p.id, $3, p.project_id, $4, $5, \
-                $6, $7, case when {last_event} then p.payload end \
-           from p, {each_event} order by k.n"
+        "insert into outbox ({seq_column}events, publisher_id, volume_id, attachment_id, \
+                             project_id, caller_user_id, caller_project_id, request_id, \
+                             created_at, payload) \
+         select {seq_value}$1, $2, p.id, $3, p.project_id, $4, $5, $6, $7, p.payload from p"
     )
 }
 
@@ -252,29 +242,20 @@ pub(super) fn waking(statement: &str) -> String {
             &format!("with wake as materialized (select pg_notify('{RELAY_CHANNEL}', '')), p as materialized ("),
             1,
         )
-        .replacen("from p, ", "from p, wake, ", 1);
+        .replacen(" from p", " from p, wake", 1);
     debug_assert_eq!(woken.matches("wake").count(), 2, "{statement}");
     woken
 }
-
-/// An event without a payload of its own shares the one of the next event recorded with
-/// it (the same volume and time, the next `seq` that has one; `purge` keeps that one as
-/// long as it is shared).
-const EVENT_COLUMNS: &str = "select seq, message_id, event_type, priority, publisher_id, \
-     volume_id, attachment_id, project_id, caller_user_id, caller_project_id, request_id, \
-     coalesce(payload, (select h.payload from events h \
-                         where h.volume_id = events.volume_id \
-                           and h.created_at = events.created_at and h.seq > events.seq \
-                           and h.payload is not null order by h.seq limit 1)), \
-     created_at, sent_at from events";
-
-const MARK_SENT: &str = "update events set sent_at = $1 where sent_at is null and seq in (";
 
 /// Takes the lease when it is free, expired or already `$1`'s.
 const TAKE_LEASE: &str = "\
     insert into event_relay (name, holder, expires_at) values ('notifications', $1, $3) \
     on conflict (name) do update set holder = $1, expires_at = $3 \
      where event_relay.holder = $1 or event_relay.expires_at < $2";
+
+/// How many numbers a row of the outbox takes, the most events one point may record
+/// (the step of the sequence both tables share, migration 0028).
+pub(crate) const POINT_SIZE: usize = 8;
 
 /// The channel writes notify an idle relay on.
 const RELAY_CHANNEL: &str = "cinder_attach_events";
@@ -288,31 +269,11 @@ const LINGER: [Duration; 5] = [
     Duration::from_millis(160),
 ];
 
-/// Whether any event waits for the broker.
-const ANY_PENDING: &str = "select seq from events where sent_at is null limit 1";
+/// Whether any event waits for the broker, in either table.
+const ANY_PENDING: &str = "select seq from outbox where sent_at is null \
+     union all select seq from events where sent_at is null limit 1";
 
 const LEASE_HOLDER: &str = "select holder from event_relay where name = 'notifications'";
-
-impl FromRow for RecordedEvent {
-    fn from_row(c: &mut Columns<'_>) -> Result<Self, StoreError> {
-        Ok(RecordedEvent {
-            seq: c.get()?,
-            message_id: c.get()?,
-            event_type: c.get()?,
-            priority: c.get()?,
-            publisher_id: c.get()?,
-            volume_id: c.get()?,
-            attachment_id: c.get()?,
-            project_id: c.get()?,
-            caller_user_id: c.get()?,
-            caller_project_id: c.get()?,
-            request_id: c.get()?,
-            payload: c.get()?,
-            created_at: c.get()?,
-            sent_at: c.get()?,
-        })
-    }
-}
 
 impl<D: Database> SqlStore<D> {
     /// The relay's wait while `relay_listening` is set. A write whose statement ran before
@@ -411,6 +372,11 @@ impl<D: Database> SqlStore<D> {
         if !self.events || kinds.is_empty() {
             return None;
         }
+        // A row's events are numbered from its `seq`, which steps by POINT_SIZE.
+        assert!(
+            kinds.len() <= POINT_SIZE,
+            "more than {POINT_SIZE} events at one point"
+        );
         let origin = crate::origin::current();
         let events: Vec<(Uuid, &str, &str)> = kinds
             .iter()
@@ -424,8 +390,7 @@ impl<D: Database> SqlStore<D> {
             .bind(&origin.project_id)
             .bind(&origin.request_id)
             .bind(now)
-            .bind(subject)
-            .bind(events.len() as i64);
+            .bind(subject);
         Some(sql)
     }
 }
@@ -434,47 +399,25 @@ impl<D: Database> SqlStore<D> {
 impl<D: Database> EventStore for SqlStore<D> {
     #[tracing::instrument(skip_all, err)]
     async fn list_events(&self, filters: &EventFilters) -> Result<Vec<RecordedEvent>, StoreError> {
-        let mut sql = Sql::new(EVENT_COLUMNS);
-        sql.push(" where 1 = 1");
-        if let Some(volume) = filters.volume_id {
-            sql.push(" and volume_id = ").push_bind(volume);
-        }
-        if let Some(attachment) = filters.attachment_id {
-            sql.push(" and attachment_id = ").push_bind(attachment);
-        }
-        if let Some(project) = &filters.project_id {
-            sql.push(" and project_id = ").push_bind(project);
-        }
-        if let Some(event_type) = &filters.event_type {
-            sql.push(" and event_type = ").push_bind(event_type);
-        }
-        if let Some(since) = filters.since {
-            sql.push(" and created_at >= ").push_bind(since);
-        }
-        if let Some(until) = filters.until {
-            sql.push(" and created_at < ").push_bind(until);
-        }
-        if let Some(after) = filters.after_seq {
-            sql.push(" and seq > ").push_bind(after);
-        }
-        sql.push(" order by seq limit ")
-            .push_bind(i64::from(filters.limit));
-        self.db.fetch_all(sql).await
+        self.list_both(filters).await
     }
 
     #[tracing::instrument(skip_all, err)]
     async fn pending_events(&self, limit: u32) -> Result<Vec<RecordedEvent>, StoreError> {
-        let mut sql = Sql::new(EVENT_COLUMNS);
-        sql.push(" where sent_at is null order by seq limit ")
-            .push_bind(i64::from(limit));
-        self.db.fetch_all(sql).await
+        self.pending_in_both(limit).await
     }
 
     async fn event_backlog(&self) -> Result<EventBacklog, StoreError> {
-        let sql = Sql::new("select count(*), min(created_at) from events where sent_at is null");
-        let row: Option<(i64, Option<DateTime<Utc>>)> = self.db.fetch_optional(sql).await?;
-        let (pending, oldest) = row.unwrap_or((0, None));
-        Ok(EventBacklog { pending, oldest })
+        self.backlog_of_both().await
+    }
+
+    #[tracing::instrument(skip_all, err)]
+    async fn mark_events_sent(
+        &self,
+        rows: &[OutboxRow],
+        now: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        self.mark_rows_sent(rows, now).await
     }
 
     async fn wait_for_events(&self, poll: Duration, longest: Duration) -> Result<(), StoreError> {
@@ -486,17 +429,6 @@ impl<D: Database> EventStore for SqlStore<D> {
         let waited = self.wait_listening(longest).await;
         self.relay_listening.store(false, Ordering::SeqCst);
         waited
-    }
-
-    #[tracing::instrument(skip_all, err)]
-    async fn mark_events_sent(&self, seqs: &[i64], now: DateTime<Utc>) -> Result<(), StoreError> {
-        if seqs.is_empty() {
-            return Ok(());
-        }
-        let mut sql = Sql::new(MARK_SENT).bind(now);
-        sql.push_list(seqs.iter().copied()).push(")");
-        self.db.execute(sql).await?;
-        Ok(())
     }
 
     #[tracing::instrument(skip_all, err)]

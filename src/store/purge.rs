@@ -65,8 +65,8 @@ const EXPIRED_MESSAGES: &str = "delete from messages where id in \
 /// Old soft-deleted rows of a table (alias-free, `$1` the cut-off).
 const OLD: &str = "deleted = true and deleted_at < $1";
 
-/// Old events; one whose payload the events recorded with it share (`outbox.rs`) goes
-/// after them.
+/// Old events of 0.2.0's table (`outbox/reads.rs`); one whose payload the events
+/// recorded with it share goes after them.
 macro_rules! old_events {
     ($also:literal) => {
         concat!(
@@ -78,7 +78,8 @@ macro_rules! old_events {
         )
     };
 }
-/// Old events the broker confirmed; with `--unsent-events`, all old events.
+/// Old events the broker confirmed; with `--unsent-events`, all old events. Today's
+/// outbox rows go whole, each holding its events' payload.
 const EVENTS_SENT: &str = old_events!(" and sent_at is not null");
 const EVENTS_ANY: &str = old_events!("");
 
@@ -197,6 +198,7 @@ const PURGES: &[(&str, &str)] = &[
          and not exists (select 1 from group_snapshots s where s.group_type_id = group_types.id)",
     ),
     ("events", EVENTS_SENT),
+    ("outbox", "created_at < $1 and sent_at is not null"),
     // Calls to Nova settled (sent, or given up) before the cut-off; a pending one is
     // still owed and stays.
     (
@@ -235,13 +237,15 @@ impl<D: Database> PurgeStore for SqlStore<D> {
     ) -> Result<PurgeReport, StoreError> {
         let mut report = PurgeReport::default();
         for &(table, mut condition) in PURGES {
-            if table == "events" && unsent_events {
-                condition = EVENTS_ANY;
+            match table {
+                "events" if unsent_events => condition = EVENTS_ANY,
+                "outbox" if unsent_events => condition = "created_at < $1",
+                _ => {}
             }
             // The outbox is keyed by its sequence, encryption by Cinder's `encryption_id`,
             // every other table by `id`.
             let key = match table {
-                "events" => "seq",
+                "events" | "outbox" => "seq",
                 "encryption" => "encryption_id",
                 _ => "id",
             };

@@ -19,18 +19,18 @@ use crate::store::db::{Database, Executor};
 use crate::store::{SqlStore, StoreKind};
 use std::sync::LazyLock;
 
-/// `$10` the payload, as JSON text.
+/// `$9` the payload, as JSON text.
 static QOS_POSTGRES: LazyLock<String> = LazyLock::new(|| {
     format!(
         "with p as materialized (select cast(null as uuid) as id, \
-            coalesce(cast($5 as text), '') as project_id, cast($10 as text) as payload) {}",
+            coalesce(cast($5 as text), '') as project_id, cast($9 as text) as payload) {}",
         insert_from_payload(&POSTGRES_JSON)
     )
 });
 static QOS_SQLITE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "with p as materialized (select null as id, \
-            coalesce(cast($5 as text), '') as project_id, $10 as payload) {}",
+            coalesce(cast($5 as text), '') as project_id, $9 as payload) {}",
         insert_from_payload(&SQLITE_JSON)
     )
 });
@@ -39,7 +39,7 @@ static QOS_WAKING: LazyLock<String> = LazyLock::new(|| waking(&QOS_POSTGRES));
 /// The same for an event about the volume whose storage is `$8` (`Volume::storage_id`):
 /// the row names that volume and belongs to its project.
 const VOLUME_OF_STORAGE: &str = "(v.id = $8 and v.name_id is null) or v.name_id = $8 limit 1";
-/// The payload CTE of such an event: `payload` the dialect's `$10`.
+/// The payload CTE of such an event: `payload` the dialect's `$9`.
 fn volume_payload(payload: &str) -> String {
     format!(
         "with p as materialized (select \
@@ -50,9 +50,9 @@ fn volume_payload(payload: &str) -> String {
     )
 }
 static VOLUME_POSTGRES: LazyLock<String> =
-    LazyLock::new(|| volume_payload("cast($10 as text)") + &insert_from_payload(&POSTGRES_JSON));
+    LazyLock::new(|| volume_payload("cast($9 as text)") + &insert_from_payload(&POSTGRES_JSON));
 static VOLUME_SQLITE: LazyLock<String> =
-    LazyLock::new(|| volume_payload("$10") + &insert_from_payload(&SQLITE_JSON));
+    LazyLock::new(|| volume_payload("$9") + &insert_from_payload(&SQLITE_JSON));
 static VOLUME_WAKING: LazyLock<String> = LazyLock::new(|| waking(&VOLUME_POSTGRES));
 
 impl<D: Database> SqlStore<D> {
@@ -113,7 +113,6 @@ impl<D: Database> SqlStore<D> {
             .bind(origin.request_id.clone())
             .bind(now)
             .bind(volume)
-            .bind(1_i64)
             .bind(payload.to_string());
         tx.execute(sql).await?;
         Ok(())

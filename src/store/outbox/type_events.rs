@@ -37,13 +37,13 @@ struct Spelling {
 
 const POSTGRES: Spelling = Spelling {
     null_id: "cast(null as uuid)",
-    json_param: "cast($10 as json)",
+    json_param: "cast($9 as json)",
     sqlite: false,
 };
 
 const SQLITE: Spelling = Spelling {
     null_id: "null",
-    json_param: "json($10)",
+    json_param: "json($9)",
     sqlite: true,
 };
 
@@ -86,7 +86,7 @@ fn insert_type_events(d: &JsonDialect, s: &Spelling) -> String {
     )
 }
 
-/// `$8` the type, `$10` the specs set (JSON) or null, `$11` the key or null.
+/// `$8` the type, `$9` the specs set (JSON) or null, `$10` the key or null.
 fn insert_spec_events(d: &JsonDialect, s: &Spelling) -> String {
     let JsonDialect {
         object, to_text, ..
@@ -95,7 +95,7 @@ fn insert_spec_events(d: &JsonDialect, s: &Spelling) -> String {
     format!(
         "with p as materialized (\
            select {null_id} as id, coalesce(cast($5 as text), '') as project_id, \
-                {object}('type_id', t.id, 'specs', {specs}, 'id', cast($11 as text), \
+                {object}('type_id', t.id, 'specs', {specs}, 'id', cast($10 as text), \
                   'created_at', t.created_at, 'updated_at', t.updated_at, \
                   'deleted_at', t.deleted_at){to_text} as payload \
              from volume_types t where t.id = $8) \
@@ -155,7 +155,7 @@ impl<D: Database> SqlStore<D> {
         Ok(())
     }
 
-    /// `text` bound for one `kind` about type `id` (`$1` to `$9`, as `insert_from_payload`
+    /// `text` bound for one `kind` about type `id` (`$1` to `$8`, as `insert_from_payload`
     /// reads them), published as `<notifier>.<host>`.
     fn type_statement(
         &self,
@@ -183,8 +183,7 @@ impl<D: Database> SqlStore<D> {
                 .bind(origin.project_id.clone())
                 .bind(origin.request_id.clone())
                 .bind(now)
-                .bind(id)
-                .bind(1_i64),
+                .bind(id),
         )
     }
 }

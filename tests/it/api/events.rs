@@ -6,6 +6,7 @@ use axum::http::Method;
 use serde_json::{json, Value};
 
 use crate::support::helpers::*;
+use crate::support::old_outbox::recorded_as_by_0_2_0;
 use crate::support::TestApp;
 
 async fn events(app: &TestApp, query: &str) -> Vec<Value> {
@@ -84,16 +85,40 @@ async fn a_shared_volume_cycle_is_reported(app: TestApp) {
             "attachment.delete.end",
         ]
     );
-    // Events recorded together store their payload once (in the last of them) and read
-    // alike: the delete's `.end` pair.
+    // The events recorded at one point are one outbox row, numbered one after the other
+    // from the row's, with one payload: the delete's `.end` pair.
     assert_eq!(cycle[9]["payload"], cycle[10]["payload"]);
+    assert_eq!(
+        cycle[10]["seq"].as_i64(),
+        cycle[9]["seq"].as_i64().map(|s| s + 1)
+    );
     let stored = app
         .db
         .column(&format!(
-            "select event_type from events where volume_id = '{volume}' and payload is null order by seq"
+            "select events from outbox where volume_id = '{volume}' order by seq desc limit 1"
         ))
         .await;
-    assert_eq!(stored, ["volume.detach.end"]);
+    let last: Vec<(String, String, String)> = serde_json::from_str(&stored[0]).expect("an array");
+    let last_types: Vec<&str> = last.iter().map(|(_, t, _)| t.as_str()).collect();
+    assert_eq!(last_types, ["volume.detach.end", "attachment.delete.end"]);
+    assert_eq!(str_of(&cycle[10], "message_id"), last[1].0);
+    let points = app
+        .db
+        .column(&format!(
+            "select cast(seq as text) from outbox where volume_id = '{volume}' and seq > {}",
+            created[1]["seq"]
+        ))
+        .await;
+    assert_eq!(
+        points.len(),
+        10,
+        "four per attachment (the update records before and after its writes), two for the delete: {points:?}"
+    );
+    let old_shape = app.db.column("select cast(seq as text) from events").await;
+    assert!(
+        old_shape.is_empty(),
+        "nothing recorded a row per event: {old_shape:?}"
+    );
     // Each event names its attachment; the payload shows the volume as the change left it.
     let about = |i: usize| str_of(&cycle[i], "attachment_id");
     assert_eq!(
@@ -579,7 +604,66 @@ async fn qos_changes_are_reported(app: TestApp) {
     assert!(trail[6]["payload"]["deleted_at"].is_string());
 }
 
+/// Events a 0.2.0 process recorded, a row each in `events`, and this version's rows
+/// read as one trail in `seq` order, and the relay's batch holds both until each row is
+/// marked sent.
+async fn events_of_both_shapes_are_one_trail(app: TestApp) {
+    let volume = app.multiattach_volume().await;
+    // With a connector the reservation records two events at one point.
+    let attachment = app.attach(&volume, Some(I1), Some(conn())).await;
+    assert_eq!(app.complete(&attachment).await.status, 204);
+    recorded_as_by_0_2_0(&app).await;
+    let old = events(&app, &format!("?volume_id={volume}")).await;
+    assert_eq!(app.delete_attachment(&attachment).await.status, 200);
+    let trail = events(&app, &format!("?volume_id={volume}")).await;
+    assert_eq!(
+        types(&trail),
+        [
+            "volume.create.start",
+            "volume.create.end",
+            "volume.attach.start",
+            "attachment.create.end",
+            "attachment.complete.end",
+            "volume.detach.start",
+            "volume.detach.end",
+            "attachment.delete.end",
+        ]
+    );
+    assert_eq!(&trail[..old.len()], &old[..], "the old rows read as before");
+    let seqs: Vec<i64> = trail
+        .iter()
+        .map(|e| e["seq"].as_i64().expect("a number"))
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    // The shared payload of old rows recorded together reads in each of them.
+    assert_eq!(trail[2]["payload"], trail[3]["payload"]);
+    assert_eq!(trail[3]["payload"]["status"], "attaching");
+    // Paging by the last number seen, across both tables.
+    for (i, event) in trail.iter().enumerate().take(trail.len() - 1) {
+        let page = events(
+            &app,
+            &format!("?volume_id={volume}&marker={}&limit=1", event["seq"]),
+        )
+        .await;
+        assert_eq!(page, [trail[i + 1].clone()], "after {}", event["seq"]);
+    }
+
+    let pending = app.store.pending_events(1000).await.unwrap();
+    let pending_seqs: Vec<i64> = pending.iter().map(|e| e.seq).collect();
+    let all = events(&app, "").await;
+    let all_seqs: Vec<i64> = all.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    assert_eq!(pending_seqs, all_seqs, "nothing was sent yet");
+    let rows: Vec<_> = pending.iter().map(|e| e.row).collect();
+    app.store
+        .mark_events_sent(&rows, chrono::Utc::now())
+        .await
+        .unwrap();
+    assert!(app.store.pending_events(1000).await.unwrap().is_empty());
+    assert_eq!(app.store.event_backlog().await.unwrap().pending, 0);
+}
+
 backend_tests!(
+    events_of_both_shapes_are_one_trail,
     type_changes_are_reported,
     qos_changes_are_reported,
     a_retype_is_reported_with_its_new_type,

@@ -8,6 +8,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::support::helpers::*;
+use crate::support::old_outbox::recorded_as_by_0_2_0;
 use crate::support::TestApp;
 
 async fn count(app: &TestApp, sql: &str) -> i64 {
@@ -261,54 +262,70 @@ async fn purge_removes_expired_messages(app: TestApp) {
     );
 }
 
-/// Makes every event ten days old, and the ones matching `confirmed` sent then.
-async fn age_events(app: &TestApp, confirmed: &str) {
+/// Makes every recorded event ten days old (both outbox tables), and the rows matching
+/// `confirmed` sent then.
+async fn age_events(app: &TestApp, table: &str, confirmed: &str) {
     let long_ago = (Utc::now() - Duration::days(10)).to_rfc3339();
     let statements = [
-        format!("update events set created_at = '{long_ago}'"),
-        format!("update events set sent_at = '{long_ago}' where {confirmed}"),
+        format!("update {table} set created_at = '{long_ago}'"),
+        format!("update {table} set sent_at = '{long_ago}' where {confirmed}"),
     ];
     for sql in statements {
         app.db.execute(&sql).await.unwrap();
     }
 }
 
-/// Old notification events go once the broker confirmed them; the ones still owed to
+/// Old outbox rows go once the broker confirmed their events; the ones still owed to
 /// the bus stay unless asked for (`--unsent-events`); recent ones always stay.
 async fn purge_removes_old_confirmed_events(app: TestApp) {
-    let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
-    let total = rows(&app, "events").await;
-    assert_eq!(total, 2, "volume.create.start and .end");
-    age_events(&app, "event_type = 'volume.create.start'").await;
-    app.attach_fully(&v, I1, conn()).await;
-    let recent = rows(&app, "events").await - total;
+    let confirmed = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let owed = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let of = |v: &str| format!("select cast(count(*) as text) from outbox where volume_id = '{v}'");
+    let (confirmed_rows, owed_rows) = (
+        count(&app, &of(&confirmed)).await,
+        count(&app, &of(&owed)).await,
+    );
+    assert!(confirmed_rows > 0 && owed_rows > 0);
+    age_events(&app, "outbox", &format!("volume_id = '{confirmed}'")).await;
+    app.attach_fully(&confirmed, I1, conn()).await;
+    let recent = rows(&app, "outbox").await - confirmed_rows - owed_rows;
     let cut_off = Utc::now() - Duration::days(7);
     let report = app.store.purge_deleted(cut_off, false).await.unwrap();
-    assert!(report.tables.contains(&("events", 1)), "{report:?}");
+    assert!(
+        report.tables.contains(&("outbox", confirmed_rows as u64)),
+        "{report:?}"
+    );
     assert_eq!(
-        rows(&app, "events").await,
-        1 + recent,
-        "the unsent one stays"
+        rows(&app, "outbox").await,
+        owed_rows + recent,
+        "the unsent ones stay"
     );
     let report = app.store.purge_deleted(cut_off, true).await.unwrap();
-    assert!(report.tables.contains(&("events", 1)), "{report:?}");
-    assert_eq!(rows(&app, "events").await, recent, "recent events stay");
+    assert!(
+        report.tables.contains(&("outbox", owed_rows as u64)),
+        "{report:?}"
+    );
+    assert_eq!(rows(&app, "outbox").await, recent, "recent events stay");
 }
 
-/// Events recorded together share the payload the last of them stores: it stays while
-/// another of them does, and they read it all along.
+/// Events a 0.2.0 process recorded, a row each, the payload stored in the last of the
+/// ones recorded together and shared: it stays while another of them does, and they
+/// read it all along.
 async fn purge_keeps_a_payload_while_it_is_shared(app: TestApp) {
     let v = str_of(&app.create_volume(json!({"size": 1})).await, "id");
     // With a connector the reservation records `volume.attach.start` and then
     // `attachment.create.end`, which stores their payload.
     app.attach(&v, Some(I1), Some(conn())).await;
+    recorded_as_by_0_2_0(&app).await;
     // The broker confirmed `attachment.create.end`, not yet `volume.attach.start`.
-    age_events(&app, "event_type <> 'volume.attach.start'").await;
+    age_events(&app, "events", "event_type <> 'volume.attach.start'").await;
     let cut_off = Utc::now() - Duration::days(7);
     app.store.purge_deleted(cut_off, false).await.unwrap();
     let left = app
         .db
-        .column("select event_type from events order by seq")
+        .column(&format!(
+            "select event_type from events where volume_id = '{v}' order by seq"
+        ))
         .await;
     assert_eq!(left, ["volume.attach.start", "attachment.create.end"]);
     let owed = app.store.pending_events(10).await.unwrap();

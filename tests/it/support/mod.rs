@@ -13,6 +13,7 @@ pub mod http;
 pub mod journal;
 pub mod load;
 pub mod lock;
+pub mod old_outbox;
 pub mod patroni;
 pub mod pg_cluster;
 pub mod process;
