@@ -18,7 +18,7 @@ import requests
 
 from conftest import BINARY, _postgres_url, _with_database, database_for
 from rabbitmq_node import RabbitNode, free_port
-from test_notifications import Listener, Load, multiattach_volume
+from test_notifications import Listener, Load, multiattach_volume, pending_events_sql
 
 PREVIOUS = os.environ.get("CINDER_ATTACH_PREVIOUS_BIN")
 
@@ -162,7 +162,7 @@ def test_the_previous_version_hands_over_to_this_one_under_load():
 
         # Every event relayed, by one process or the other, and heard exactly once.
         deadline = time.monotonic() + 60
-        while int(sql("select count(*) from events where sent_at is null")[0]) > 0:
+        while int(sql(pending_events_sql(postgres=True))[0]) > 0:
             assert time.monotonic() < deadline, "events still unsent after 60 s:\n" + new.log()[-3000:]
             time.sleep(0.5)
         listed = subprocess.run(
