@@ -16,6 +16,9 @@
 #   folded-cheap   both of the above
 #   no-indexes     the outbox table without its primary key and three indexes
 #   unlogged       the outbox table unlogged (no WAL)
+#   old-shape      another version's cycle, from OLD_CYCLE (e.g. `git show
+#                  6308c2c:bench/cycle.sql`: 0.2.0's row per event in `events`, which
+#                  the schema keeps)
 #
 # Usage: bench/events-cost.sh [ROUNDS] [SECONDS] [CLIENTS]   (VARIANTS="events no-events ...")
 # Needs pgbench, PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432) and a
@@ -30,7 +33,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 python3 - bench/cycle.sql "$work" <<'PY'
-import sys
+import os, sys
 lines = open(sys.argv[1]).read().split("\n")
 out = sys.argv[2]
 
@@ -68,6 +71,8 @@ write("folded", folded(lines))
 write("folded-cheap", [cheap(l) for l in folded(lines)])
 write("no-indexes", lines)
 write("unlogged", lines)
+if os.environ.get("OLD_CYCLE"):
+    write("old-shape", open(os.environ["OLD_CYCLE"]).read().split("\n"))
 PY
 
 schema_change() {
