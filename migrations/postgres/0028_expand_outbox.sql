@@ -6,7 +6,8 @@
 -- there, and this version relays the rows waiting in both tables (src/store/outbox.rs).
 -- Both tables draw their numbers from one sequence, which now steps by 8, so that a
 -- row here has 8 numbers of its own for its events and no row of `events` takes one of
--- them. A later contract step moves what `events` still holds and drops it.
+-- them. A later contract step moves what `events` still holds and drops it, having
+-- first made `outbox.seq` the sequence's owner (dropping `events` drops what it owns).
 alter table events alter column seq set increment by 8;
 
 create table outbox (
