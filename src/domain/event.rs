@@ -299,6 +299,31 @@ pub enum OutboxRow {
     Event(i64),
 }
 
+#[cfg(test)]
+impl RecordedEvent {
+    /// An event with nothing but its number and row, for the tests of what is done
+    /// with events by number and row (the relay's batches and marks).
+    pub(crate) fn numbered(seq: i64, row: OutboxRow) -> Self {
+        RecordedEvent {
+            seq,
+            message_id: Uuid::nil(),
+            event_type: "volume.attach.start".into(),
+            priority: "INFO".into(),
+            publisher_id: "volume.h".into(),
+            volume_id: None,
+            attachment_id: None,
+            project_id: "p".into(),
+            caller_user_id: None,
+            caller_project_id: None,
+            request_id: None,
+            payload: serde_json::Value::Null,
+            created_at: DateTime::from_timestamp(0, 0).expect("epoch"),
+            sent_at: None,
+            row,
+        }
+    }
+}
+
 /// Which events an audit query wants; every field narrows it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EventFilters {

@@ -182,23 +182,7 @@ mod tests {
 
     #[test]
     fn a_row_is_marked_sent_only_once_all_its_events_were_confirmed() {
-        let event = |seq, row| RecordedEvent {
-            seq,
-            message_id: uuid::Uuid::nil(),
-            event_type: "volume.detach.end".into(),
-            priority: "INFO".into(),
-            publisher_id: "volume.h".into(),
-            volume_id: None,
-            attachment_id: None,
-            project_id: "p".into(),
-            caller_user_id: None,
-            caller_project_id: None,
-            request_id: None,
-            payload: serde_json::Value::Null,
-            created_at: chrono::DateTime::from_timestamp(0, 0).expect("epoch"),
-            sent_at: None,
-            row,
-        };
+        let event = RecordedEvent::numbered;
         let pending = [
             event(3, OutboxRow::Event(3)),
             event(8, OutboxRow::Point(8)),

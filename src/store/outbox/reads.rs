@@ -291,18 +291,14 @@ impl<D: Database> SqlStore<D> {
         rows: &[OutboxRow],
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        let points = rows.iter().filter_map(|row| match row {
-            OutboxRow::Point(seq) => Some(*seq),
-            OutboxRow::Event(_) => None,
-        });
-        let events = rows.iter().filter_map(|row| match row {
-            OutboxRow::Event(seq) => Some(*seq),
-            OutboxRow::Point(_) => None,
-        });
-        for (text, seqs) in [
-            (MARK_POINTS_SENT, points.collect::<Vec<_>>()),
-            (MARK_EVENTS_SENT, events.collect()),
-        ] {
+        let (mut points, mut events) = (Vec::new(), Vec::new());
+        for row in rows {
+            match *row {
+                OutboxRow::Point(seq) => points.push(seq),
+                OutboxRow::Event(seq) => events.push(seq),
+            }
+        }
+        for (text, seqs) in [(MARK_POINTS_SENT, points), (MARK_EVENTS_SENT, events)] {
             if seqs.is_empty() {
                 continue;
             }
@@ -322,23 +318,7 @@ mod tests {
     use super::*;
 
     fn event(seq: i64, row: OutboxRow) -> RecordedEvent {
-        RecordedEvent {
-            seq,
-            message_id: Uuid::nil(),
-            event_type: "volume.attach.start".into(),
-            priority: "INFO".into(),
-            publisher_id: "volume.h".into(),
-            volume_id: None,
-            attachment_id: None,
-            project_id: "p".into(),
-            caller_user_id: None,
-            caller_project_id: None,
-            request_id: None,
-            payload: serde_json::Value::Null,
-            created_at: DateTime::from_timestamp(0, 0).expect("epoch"),
-            sent_at: None,
-            row,
-        }
+        RecordedEvent::numbered(seq, row)
     }
 
     #[test]
