@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use cinder_attach::backend::rbd::ceph::ImageIds;
+
 use crate::api::metrics::{sample, scrape};
 use crate::rbd::{admin, attach_with, ceph_conf, create, pool};
 use crate::support::helpers::*;
@@ -183,6 +185,82 @@ async fn a_detached_host_is_fenced_with_shared_credentials(app: TestApp) {
     for host in [a2, a3, b2, back] {
         host.close().await;
     }
+}
+
+/// The watchers of a volume's image, read without opening it (its id, then its
+/// header's watchers: what each detach does) are the ones librbd lists from the open
+/// image: one client per host that holds it, at that host's address.
+async fn watchers_are_listed_without_opening_the_image(app: TestApp) {
+    let Some((app, keyring)) = shared_app(app, "fence=on").await else {
+        return;
+    };
+    app.create_multiattach_type("ma").await;
+    let a = create(&app, json!({"size": 1, "volume_type": "ma"})).await;
+    let (_, on_2) = attach_at(&app, &a, "host-2", "127.0.0.2", "rw").await;
+    let (_, on_3) = attach_at(&app, &a, "host-3", "127.0.0.3", "rw").await;
+    let rbd = |info: Value| Disk::Rbd {
+        info,
+        keyring: keyring.clone(),
+    };
+    let hosts = [
+        open(rbd(on_2), "127.0.0.2").await,
+        open(rbd(on_3), "127.0.0.3").await,
+    ];
+    let cluster = admin(&ceph_conf().unwrap());
+    let io = cluster.io(&pool(), None).unwrap();
+    let name = format!("volume-{a}");
+    let image = io.open(&name, None, true).unwrap();
+    let header = format!("rbd_header.{}", image.id().unwrap());
+    let listed = io
+        .object_watchers(&header)
+        .expect("this librados lists an object's watchers")
+        .unwrap();
+    let ids = ImageIds::default();
+    let found = io
+        .image_watchers(&name, &ids)
+        .unwrap()
+        .expect("the image exists");
+    assert_eq!(found.header, header);
+    let mut by_librbd = image.watchers().unwrap();
+    let mut without_open = found.watchers;
+    for list in [&mut by_librbd, &mut without_open] {
+        list.sort_by(|a, b| a.address.cmp(&b.address));
+    }
+    assert_eq!(without_open, by_librbd);
+    let mut sorted_listed = listed.clone();
+    sorted_listed.sort_by(|a, b| a.address.cmp(&b.address));
+    assert_eq!(sorted_listed, by_librbd);
+    let ips: Vec<&str> = without_open
+        .iter()
+        .map(|w| cinder_attach::backend::rbd::ceph::address_ip(&w.address))
+        .collect();
+    assert_eq!(ips, ["127.0.0.2", "127.0.0.3"], "{without_open:?}");
+    // Listed again with the id kept: the same.
+    let kept = io.image_watchers(&name, &ids).unwrap().unwrap();
+    assert_eq!(kept.watchers.len(), 2);
+    // An image that is not there has no watchers to list, nor a header.
+    assert_eq!(io.image_watchers("volume-none-such", &ids).unwrap(), None);
+    let missing = io.object_watchers("rbd_header.nonesuch").unwrap();
+    assert_eq!(missing.map_err(|e| e.errno), Err(2));
+    for host in hosts {
+        host.close().await;
+    }
+
+    // An image made anew under a name whose id was kept: its new header is read.
+    let name = format!("volume-{}", uuid::Uuid::new_v4());
+    io.create_image(&name, MIB << 10, 1).unwrap();
+    let before = io.image_watchers(&name, &ids).unwrap().unwrap();
+    assert!(before.watchers.is_empty(), "{before:?}");
+    io.remove_image(&name).unwrap();
+    io.create_image(&name, MIB << 10, 1).unwrap();
+    // Opened for writing here: this test's client watches it.
+    let held = io.open(&name, None, false).unwrap();
+    let after = io.image_watchers(&name, &ids).unwrap().unwrap();
+    assert_ne!(after.header, before.header);
+    assert_eq!(after.watchers.len(), 1, "{after:?}");
+    drop(held);
+    io.remove_image(&name).unwrap();
+    assert_eq!(io.image_watchers(&name, &ids).unwrap(), None);
 }
 
 /// Two servers of one hypervisor share its address: while one of them keeps the volume,
@@ -441,6 +519,7 @@ backend_tests!(
     per_attachment_keys_under_qemu,
     tgt_under_qemu,
     a_detached_host_is_fenced_with_shared_credentials,
+    watchers_are_listed_without_opening_the_image,
     a_host_that_keeps_another_attachment_is_not_fenced,
     fence_off_leaves_a_detached_host_writing,
     a_failed_fence_is_made_by_reconciliation,

@@ -107,20 +107,17 @@ impl RbdBackend {
     /// The watchers of the volume's image that connect from `ip` (never this process's
     /// own client). An image that is gone has none.
     async fn clients_at(&self, volume: VolumeId, ip: &str) -> Result<OpenClients, BackendError> {
-        let ip = ip.to_owned();
+        let (ip, ids) = (ip.to_owned(), self.image_ids.clone());
         self.on_pool("list who has the image open", move |io| {
-            // Opened read-only: this process adds no watcher of its own.
-            let image = match io.open(&image_name(volume), None, true) {
-                Err(e) if e.errno == ceph::ENOENT => {
-                    return Ok(OpenClients {
-                        addresses: Vec::new(),
-                        header: String::new(),
-                    })
-                }
-                other => other?,
+            // Listed without adding a watcher of this process's own.
+            let Some(open) = io.image_watchers(&image_name(volume), &ids)? else {
+                return Ok(OpenClients {
+                    addresses: Vec::new(),
+                    header: String::new(),
+                });
             };
-            let watchers: Vec<(String, String)> = image
-                .watchers()?
+            let watchers: Vec<(String, String)> = open
+                .watchers
                 .into_iter()
                 .flat_map(|w| ceph::entity_addresses(&w.address))
                 .map(|address| {
@@ -131,7 +128,7 @@ impl RbdBackend {
             let own = io.cluster_addresses()?;
             Ok(OpenClients {
                 addresses: addresses_to_fence(&watchers, &ip, &own),
-                header: format!("rbd_header.{}", image.id()?),
+                header: open.header,
             })
         })
         .await

@@ -67,6 +67,8 @@ pub struct RbdBackend {
     cluster: OnceCell<Arc<Cluster>>,
     /// The pool's size in GiB as last read from the cluster (f64 bits; 0: not read yet).
     capacity: AtomicU64,
+    /// The ids of images whose watchers a fence listed (`host_fences`).
+    image_ids: Arc<ceph::ImageIds>,
 }
 
 impl RbdBackend {
@@ -80,6 +82,7 @@ impl RbdBackend {
             known: Arc::default(),
             cluster: OnceCell::new(),
             capacity: AtomicU64::new(0),
+            image_ids: Arc::default(),
         }
     }
 

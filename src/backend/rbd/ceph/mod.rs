@@ -8,8 +8,11 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
+mod image_watchers;
+mod object_watchers;
 mod objects;
 mod watchers;
+pub use image_watchers::{ImageIds, ImageWatchers};
 pub use watchers::{address_ip, entity_addresses, Watcher};
 mod symbols;
 

@@ -75,6 +75,27 @@ impl Io<'_> {
         Ok(buffer)
     }
 
+    /// Up to `len` bytes from the start of object `name`, in one request (ENOENT when
+    /// there is none).
+    pub fn read_object_start(&self, name: &str, len: usize) -> Result<Vec<u8>, CephError> {
+        let name_c = c_text(name)?;
+        let mut buffer = vec![0u8; len];
+        // SAFETY: a live ioctx, a string and a buffer of `len` bytes, all living across
+        // the call; librados writes at most `len` bytes and says how many.
+        let r = unsafe {
+            (self.api.rados_read)(
+                self.handle,
+                name_c.as_ptr(),
+                buffer.as_mut_ptr().cast(),
+                len,
+                0,
+            )
+        };
+        let n = check(r, format!("cannot read object {name}"))?;
+        buffer.truncate(n as usize);
+        Ok(buffer)
+    }
+
     /// Removes object `name` (ENOENT when there is none).
     pub fn remove_object(&self, name: &str) -> Result<(), CephError> {
         let name_c = c_text(name)?;

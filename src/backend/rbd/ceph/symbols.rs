@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
+use super::object_watchers::{CxxWatchers, LIST_WATCHERS, OPERATOR_DELETE};
 use super::CephError;
 
 pub(super) type Handle = *mut c_void;
@@ -18,7 +19,6 @@ pub(super) struct SnapInfo {
     pub(super) name: *const c_char,
 }
 
-/// The functions used, resolved once.
 /// librbd's `rbd_image_watcher_t`: a client that watches an image's header.
 #[repr(C)]
 pub(super) struct ImageWatcher {
@@ -27,6 +27,7 @@ pub(super) struct ImageWatcher {
     pub(super) cookie: u64,
 }
 
+/// The functions used, resolved once.
 pub(super) struct Api {
     pub(super) rados_create2:
         unsafe extern "C" fn(*mut Handle, *const c_char, *const c_char, u64) -> c_int,
@@ -146,6 +147,8 @@ pub(super) struct Api {
         extern "C" fn(u64, usize, c_int, *mut c_void) -> c_int,
         *mut c_void,
     ) -> c_int,
+    /// librados' C++ watcher listing, where this librados exports it.
+    pub(super) cxx_watchers: Option<CxxWatchers>,
     // Kept loaded for as long as the process runs: the pointers above point into them.
     _libraries: (Library, Library),
 }
@@ -221,7 +224,23 @@ impl Api {
             rbd_watchers_list: resolve!(rbd, rbd_watchers_list),
             rbd_watchers_list_cleanup: resolve!(rbd, rbd_watchers_list_cleanup),
             rbd_diff_iterate2: resolve!(rbd, rbd_diff_iterate2),
+            cxx_watchers: cxx_watchers(&rados),
             _libraries: (rados, rbd),
+        })
+    }
+}
+
+/// The C++ functions of `object_watchers`, when librados (and the libstdc++ it loaded)
+/// has both.
+fn cxx_watchers(rados: &Library) -> Option<CxxWatchers> {
+    // SAFETY: the symbols' mangled names spell the types of the fields they are stored
+    // in (object_watchers.rs); they are only read here.
+    unsafe {
+        let list = rados.get(LIST_WATCHERS).ok()?;
+        let delete = rados.get(OPERATOR_DELETE).ok()?;
+        Some(CxxWatchers {
+            list: *list,
+            delete: *delete,
         })
     }
 }
