@@ -132,7 +132,6 @@ pub async fn convert_to_luks(
     passphrase: &Path,
     limit: Duration,
 ) -> Result<(), String> {
-    let mut command = program();
     let spec = format!(
         "cipher-alg={},cipher-mode={},ivgen-alg={}",
         cipher.alg, cipher.mode, cipher.ivgen
@@ -141,15 +140,29 @@ pub async fn convert_to_luks(
         "secret,id=luks_sec,format=raw,file={}",
         passphrase.display()
     );
-    command
-        .args(["convert", "-f", from_format, "-O", "luks", "-o", &spec])
-        .args(["--object", &secret, "-o", "key-secret=luks_sec"])
-        .arg(from)
-        .arg(to);
-    run(command, "qemu-img convert to LUKS", limit)
-        .await
-        .map(|_| ())
+    let mut tries = 1;
+    loop {
+        let mut command = program();
+        command
+            .args(["convert", "-f", from_format, "-O", "luks", "-o", &spec])
+            .args(["--object", &secret, "-o", "key-secret=luks_sec"])
+            .arg(from)
+            .arg(to);
+        match run(command, "qemu-img convert to LUKS", limit).await {
+            Err(why) if tries < LUKS_TRIES && why.contains(PBKDF_CLOCK_MISSED) => {
+                tracing::info!(tries, error = %why, "qemu-img convert to LUKS again");
+                tries += 1;
+            }
+            done => return done.map(|_| ()),
+        }
+    }
 }
+
+/// What qemu-img says when its timing of PBKDF2 for the LUKS header read no CPU time at
+/// all (QEMU's `qcrypto_pbkdf2_count_iters` on tick-granular thread CPU time, a busy
+/// host): nothing is wrong with the image or the key, and another run measures anew.
+const PBKDF_CLOCK_MISSED: &str = "Unable to get accurate CPU usage";
+const LUKS_TRIES: u32 = 5;
 
 /// Converts `from` into the existing raw file `to` (a volume, its size kept: `-n`), then
 /// makes it durable (qemu-img leaves its writes in the page cache).

@@ -92,6 +92,10 @@ class Server:
             time.sleep(0.1)
         return False
 
+    def lines_about(self, text):
+        """The log lines that name `text` (a volume's id, say): why it went wrong."""
+        return [line.strip() for line in list(self.log_lines) if text in line]
+
     def stop(self):
         self.process.terminate()
         try:

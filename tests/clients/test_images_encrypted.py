@@ -63,7 +63,7 @@ def test_an_encrypted_volume_from_an_image_holds_it_under_its_key(keyed_server, 
     assert created.status_code == 202, created.text
     volume_id = created.json()["volume"]["id"]
     seen = wait_for(server, volume_id, {"available", "error"})
-    assert seen[-1] == "available", messages_of(server, volume_id)
+    assert seen[-1] == "available", (messages_of(server, volume_id), server.lines_about(volume_id))
     shown = api(server, "GET", f"/volumes/{volume_id}").json()["volume"]
     assert shown["encrypted"] is True and shown["bootable"] == "true"
     assert shown["volume_image_metadata"]["image_id"] == image_id

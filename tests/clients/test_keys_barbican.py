@@ -119,7 +119,8 @@ class Caller:
         while time.monotonic() < deadline:
             status = self.api("GET", f"/volumes/{volume_id}").json()["volume"]["status"]
             if status in wanted or status == "error":
-                assert status in wanted, status
+                # Why a volume failed is only in the service's log.
+                assert status in wanted, (status, self.server.lines_about(volume_id))
                 return
             time.sleep(0.05)
         raise AssertionError(f"volume {volume_id} never became {wanted}")
