@@ -21,6 +21,12 @@ pub type Body = BoxBody<Bytes, std::io::Error>;
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a connection may sit idle and still be used again. Servers close idle
+/// connections on their own clock (Glance under gunicorn after 2 s): one reused just as
+/// the server closes it fails a request that cannot be sent again (an image upload's
+/// streamed body), so a connection is only reused well inside that.
+const POOL_IDLE: Duration = Duration::from_secs(1);
+
 /// One service's servers and the connection pool to them.
 pub struct Upstream {
     /// What the service is called in messages ("Glance", "Barbican").
@@ -112,7 +118,9 @@ impl Upstream {
             name,
             servers,
             timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            client: Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(POOL_IDLE)
+                .build(connector),
         })
     }
 
