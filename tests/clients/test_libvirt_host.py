@@ -23,7 +23,7 @@ import pytest
 
 from conftest import REPO, Server, _stores
 from test_images import api, connector
-from test_images_on_ceph import ceph_conf, rbd
+from test_images_on_ceph import ceph_conf
 
 SECRET_UUID = "5b9b5e1e-7d3f-4a4e-9f57-0c1b0de3a1f2"
 NOVA_PYTHON = REPO / ".venv-nova" / "bin" / "python"
