@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use cinder_attach::backend::rbd::ceph::ImageIds;
+use std::sync::Arc;
+
+use cinder_attach::backend::rbd::ceph::{ImageIds, WatchListing};
 
 use crate::api::metrics::{sample, scrape};
 use crate::rbd::{admin, attach_with, ceph_conf, create, pool};
@@ -178,10 +180,22 @@ async fn a_detached_host_is_fenced_with_shared_credentials(app: TestApp) {
     assert!(fence_events(&app, &b).await.is_empty());
 
     // The host attaches the volume again: a new client, let in.
-    let (_, again) = attach_at(&app, &a, "host-2", "127.0.0.2", "rw").await;
+    let (again_on_2, again) = attach_at(&app, &a, "host-2", "127.0.0.2", "rw").await;
     let mut back = open(rbd(&again), "127.0.0.2").await;
     let wrote = back.write(0x5c, 0, 4096).await;
     assert!(wrote.ok, "{}", wrote.text);
+
+    // Detached again: the image's id is known now, and its watchers are listed without
+    // a blocking thread; the new client is fenced as the first was.
+    detach(&app, &again_on_2).await;
+    let failed = back
+        .first_failed_write(0x5d, Instant::now(), Duration::from_secs(10))
+        .await
+        .expect("the host detached again cannot write");
+    assert!(failed < FENCED_WITHIN, "{failed:?}");
+    let wrote = a3.write(0x3c, MIB, 4096).await;
+    assert!(wrote.ok, "{}", wrote.text);
+    assert_eq!(fences(&app, "fenced").await, 2.0);
     for host in [a2, a3, b2, back] {
         host.close().await;
     }
@@ -215,7 +229,7 @@ async fn watchers_are_listed_without_opening_the_image(app: TestApp) {
         .object_watchers(&header)
         .expect("this librados lists an object's watchers")
         .unwrap();
-    let ids = ImageIds::default();
+    let ids = Arc::new(ImageIds::default());
     let found = io
         .image_watchers(&name, &ids)
         .unwrap()
@@ -235,9 +249,32 @@ async fn watchers_are_listed_without_opening_the_image(app: TestApp) {
         .map(|w| cinder_attach::backend::rbd::ceph::address_ip(&w.address))
         .collect();
     assert_eq!(ips, ["127.0.0.2", "127.0.0.3"], "{without_open:?}");
-    // Listed again with the id kept: the same.
+    // Listed again with the id kept: the same, and so asynchronously (what a detach
+    // does), many at once.
     let kept = io.image_watchers(&name, &ids).unwrap().unwrap();
     assert_eq!(kept.watchers.len(), 2);
+    let listing = Arc::new(
+        WatchListing::open(Arc::new(admin(&ceph_conf().unwrap())), &pool())
+            .unwrap()
+            .expect("this librados lists watchers asynchronously"),
+    );
+    let mut at_once = tokio::task::JoinSet::new();
+    for _ in 0..32 {
+        let (listing, name, ids) = (listing.clone(), name.clone(), ids.clone());
+        at_once.spawn(async move { listing.kept_image_watchers(&name, &ids).await });
+    }
+    for found in at_once.join_all().await {
+        let mut found = found.expect("the id is kept").unwrap();
+        assert_eq!(found.header, header);
+        found.watchers.sort_by(|a, b| a.address.cmp(&b.address));
+        assert_eq!(found.watchers, by_librbd);
+    }
+    let missing = listing.object_watchers("rbd_header.nonesuch").await;
+    assert_eq!(missing.map_err(|e| e.errno), Err(2));
+    assert!(listing
+        .kept_image_watchers("volume-none-such", &ids)
+        .await
+        .is_none());
     // An image that is not there has no watchers to list, nor a header.
     assert_eq!(io.image_watchers("volume-none-such", &ids).unwrap(), None);
     let missing = io.object_watchers("rbd_header.nonesuch").unwrap();
@@ -258,8 +295,16 @@ async fn watchers_are_listed_without_opening_the_image(app: TestApp) {
     let after = io.image_watchers(&name, &ids).unwrap().unwrap();
     assert_ne!(after.header, before.header);
     assert_eq!(after.watchers.len(), 1, "{after:?}");
+    let listed = listing
+        .kept_image_watchers(&name, &ids)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(listed, after);
     drop(held);
     io.remove_image(&name).unwrap();
+    // Gone: the asynchronous listing leaves it to the blocking one, which says so.
+    assert!(listing.kept_image_watchers(&name, &ids).await.is_none());
     assert_eq!(io.image_watchers(&name, &ids).unwrap(), None);
 }
 

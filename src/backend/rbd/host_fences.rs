@@ -10,6 +10,8 @@
 
 use super::ceph::{self, address_ip};
 use super::images::image_name;
+use std::sync::Arc;
+
 use super::RbdBackend;
 use crate::backend::{BackendError, Connector};
 use crate::domain::host_fence::{addresses_to_fence, host_to_fence, FenceOutcome, FenceReport};
@@ -107,31 +109,76 @@ impl RbdBackend {
     /// The watchers of the volume's image that connect from `ip` (never this process's
     /// own client). An image that is gone has none.
     async fn clients_at(&self, volume: VolumeId, ip: &str) -> Result<OpenClients, BackendError> {
-        let (ip, ids) = (ip.to_owned(), self.image_ids.clone());
-        self.on_pool("list who has the image open", move |io| {
-            // Listed without adding a watcher of this process's own.
-            let Some(open) = io.image_watchers(&image_name(volume), &ids)? else {
-                return Ok(OpenClients {
-                    addresses: Vec::new(),
-                    header: String::new(),
-                });
-            };
-            let watchers: Vec<(String, String)> = open
-                .watchers
-                .into_iter()
-                .flat_map(|w| ceph::entity_addresses(&w.address))
-                .map(|address| {
-                    let ip = address_ip(&address).to_owned();
-                    (address, ip)
-                })
-                .collect();
-            let own = io.cluster_addresses()?;
-            Ok(OpenClients {
-                addresses: addresses_to_fence(&watchers, &ip, &own),
-                header: open.header,
+        const WHAT: &str = "list who has the image open";
+        let name = image_name(volume);
+        // Most detaches: the image's id is kept, and one asynchronous read answers.
+        let kept = match self.watch_listing().await {
+            Some(listing) => listing.kept_image_watchers(&name, &self.image_ids).await,
+            None => None,
+        };
+        let open = match kept {
+            Some(found) => Some(found.map_err(|e| self.failed(WHAT, e))?),
+            None => {
+                let ids = self.image_ids.clone();
+                // Listed without adding a watcher of this process's own.
+                self.on_pool(WHAT, move |io| io.image_watchers(&name, &ids))
+                    .await?
+            }
+        };
+        let Some(open) = open else {
+            return Ok(OpenClients {
+                addresses: Vec::new(),
+                header: String::new(),
+            });
+        };
+        let watchers: Vec<(String, String)> = open
+            .watchers
+            .into_iter()
+            .flat_map(|w| ceph::entity_addresses(&w.address))
+            .map(|address| {
+                let ip = address_ip(&address).to_owned();
+                (address, ip)
             })
+            .collect();
+        let mut addresses = addresses_to_fence(&watchers, ip, &[]);
+        if !addresses.is_empty() {
+            // This service's own clients are never fenced (read only when it matters).
+            let own = self
+                .cluster()
+                .await?
+                .address()
+                .map_err(|e| self.failed(WHAT, e))?;
+            addresses = addresses_to_fence(&watchers, ip, &ceph::entity_addresses(&own));
+        }
+        Ok(OpenClients {
+            addresses,
+            header: open.header,
         })
-        .await
+    }
+
+    /// The backend's context for asynchronous listings, opened on first use; `None`
+    /// where librados has no such listing or the context could not be opened (logged; the
+    /// blocking listing answers then, and the next call tries again).
+    async fn watch_listing(&self) -> Option<Arc<ceph::WatchListing>> {
+        let opened = self
+            .watch_listing
+            .get_or_try_init(|| async {
+                let cluster = self.cluster().await?;
+                let pool = self.options.pool.clone();
+                tokio::task::spawn_blocking(move || ceph::WatchListing::open(cluster, &pool))
+                    .await
+                    .map_err(|e| self.failed("open its pool", e))?
+                    .map(|listing| listing.map(Arc::new))
+                    .map_err(|e| self.failed("open its pool", e))
+            })
+            .await;
+        match opened {
+            Ok(listing) => listing.clone(),
+            Err(err) => {
+                tracing::debug!(backend = %self.name, error = %err, "no asynchronous listing");
+                None
+            }
+        }
     }
 
     /// Blocklists `open`'s clients; it returns once the OSD serving the image's header

@@ -69,6 +69,9 @@ pub struct RbdBackend {
     capacity: AtomicU64,
     /// The ids of images whose watchers a fence listed (`host_fences`).
     image_ids: Arc<ceph::ImageIds>,
+    /// The pool's context for listing watchers without a blocking thread (`None`: this
+    /// librados cannot; the blocking listing is used).
+    watch_listing: OnceCell<Option<Arc<ceph::WatchListing>>>,
 }
 
 impl RbdBackend {
@@ -83,6 +86,7 @@ impl RbdBackend {
             cluster: OnceCell::new(),
             capacity: AtomicU64::new(0),
             image_ids: Arc::default(),
+            watch_listing: OnceCell::new(),
         }
     }
 

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::{CephError, Io, Watcher, ENOENT};
+use std::sync::Arc;
+
+use super::{CephError, Io, WatchListing, Watcher, ENOENT};
 
 /// Who has an image open (`Io::image_watchers`): the watchers of its header object, and
 /// that object's name.
@@ -126,6 +128,27 @@ impl Io<'_> {
             Err(e) if e.errno == ENOENT => Ok(Header::Gone),
             Err(e) => Err(e),
         })
+    }
+}
+
+impl WatchListing {
+    /// `Io::image_watchers` without a blocking thread, for an image whose id `ids`
+    /// keeps: its header's watchers in one asynchronous read. `None` when the id is not
+    /// kept or the header is gone (forgotten then): `Io::image_watchers` tells.
+    pub async fn kept_image_watchers(
+        self: &Arc<Self>,
+        name: &str,
+        ids: &ImageIds,
+    ) -> Option<Result<ImageWatchers, CephError>> {
+        let header = format!("rbd_header.{}", ids.get(name)?);
+        match self.object_watchers(&header).await {
+            Ok(watchers) => Some(Ok(ImageWatchers { header, watchers })),
+            Err(e) if e.errno == ENOENT => {
+                ids.forget(name);
+                None
+            }
+            Err(e) => Some(Err(e)),
+        }
     }
 }
 

@@ -8,10 +8,12 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
+mod aio_watchers;
 mod image_watchers;
 mod object_watchers;
 mod objects;
 mod watchers;
+pub use aio_watchers::WatchListing;
 pub use image_watchers::{ImageIds, ImageWatchers};
 pub use watchers::{address_ip, entity_addresses, Watcher};
 mod symbols;

@@ -85,24 +85,65 @@ fn list_object_watchers(
     name: &str,
 ) -> Result<Vec<Watcher>, CephError> {
     let name_c = c_text(name)?;
-    let context = CxxIoCtx { implementation: io };
-    let object = CxxString {
-        data: name_c.as_ptr(),
-        length: name.len(),
-        local: [0; 16],
-    };
-    let mut list = Box::new(CxxList {
-        next: std::ptr::null_mut(),
-        prev: std::ptr::null_mut(),
-        size: 0,
-    });
-    let sentinel: *mut ListNode = std::ptr::addr_of_mut!(*list).cast();
-    list.next = sentinel;
-    list.prev = sentinel;
+    let context = CxxIoCtx::of(io);
+    let object = CxxString::borrowing(&name_c);
+    let mut list = Box::new(CxxList::UNLINKED);
+    CxxList::empty_at(&mut list);
     // SAFETY: `context` wraps a live ioctx, `object` points at a NUL-terminated string
     // of `length` bytes, and `list` is an empty list at a fixed (boxed) address; all
     // three outlive the call, which only appends nodes to the list.
     let r = unsafe { (calls.list)(&context, &object, &mut *list) };
+    // SAFETY: the call has returned; the list holds only nodes librados linked in.
+    let watchers = unsafe { drain(&mut list, calls.delete) };
+    check(r, format!("cannot list the watchers of object {name}"))?;
+    Ok(watchers)
+}
+
+impl CxxString {
+    /// A `const std::string&` argument over `text` (NUL-terminated, `length` bytes).
+    pub(super) fn borrowing(text: &std::ffi::CStr) -> CxxString {
+        CxxString {
+            data: text.as_ptr(),
+            length: text.to_bytes().len(),
+            local: [0; 16],
+        }
+    }
+}
+
+impl CxxIoCtx {
+    /// The C++ view of the C context `io` (see the type).
+    pub(super) fn of(io: *mut c_void) -> CxxIoCtx {
+        CxxIoCtx { implementation: io }
+    }
+}
+
+impl CxxList {
+    /// An empty list whose sentinel points at itself, where it is to stay.
+    pub(super) fn empty_at(list: &mut CxxList) {
+        let sentinel: *mut ListNode = std::ptr::addr_of_mut!(*list).cast();
+        list.next = sentinel;
+        list.prev = sentinel;
+        list.size = 0;
+    }
+
+    pub(super) const UNLINKED: CxxList = CxxList {
+        next: std::ptr::null_mut(),
+        prev: std::ptr::null_mut(),
+        size: 0,
+    };
+}
+
+/// The watchers a list librados filled holds, its nodes freed (with `delete`, the
+/// operator they were allocated with); the list is left empty.
+///
+/// # Safety
+/// `list` was made empty in place (`CxxList::empty_at`), has not moved since, and
+/// librados no longer writes to it.
+pub(super) unsafe fn drain(
+    list: &mut CxxList,
+    delete: unsafe extern "C" fn(*mut c_void),
+) -> Vec<Watcher> {
+    let sentinel: *mut ListNode = std::ptr::addr_of_mut!(*list).cast();
     let mut watchers = Vec::with_capacity(list.size);
     let mut node = list.next;
     while node != sentinel {
@@ -117,12 +158,12 @@ fn list_object_watchers(
                 client: watch.watcher_id,
             });
             let next = (*node).next;
-            (calls.delete)(node.cast());
+            delete(node.cast());
             node = next;
         }
     }
-    check(r, format!("cannot list the watchers of object {name}"))?;
-    Ok(watchers)
+    CxxList::empty_at(list);
+    watchers
 }
 
 #[cfg(test)]

@@ -7,6 +7,9 @@ use std::sync::OnceLock;
 
 use libloading::Library;
 
+use super::aio_watchers::{
+    CxxAioWatchers, AIO_OPERATE_READ, OPERATION_DROP, OPERATION_LIST_WATCHERS, OPERATION_NEW,
+};
 use super::object_watchers::{CxxWatchers, LIST_WATCHERS, OPERATOR_DELETE};
 use super::CephError;
 
@@ -149,6 +152,8 @@ pub(super) struct Api {
     ) -> c_int,
     /// librados' C++ watcher listing, where this librados exports it.
     pub(super) cxx_watchers: Option<CxxWatchers>,
+    /// The same listing sent asynchronously, where this librados exports what it needs.
+    pub(super) cxx_aio_watchers: Option<CxxAioWatchers>,
     // Kept loaded for as long as the process runs: the pointers above point into them.
     _libraries: (Library, Library),
 }
@@ -225,6 +230,7 @@ impl Api {
             rbd_watchers_list_cleanup: resolve!(rbd, rbd_watchers_list_cleanup),
             rbd_diff_iterate2: resolve!(rbd, rbd_diff_iterate2),
             cxx_watchers: cxx_watchers(&rados),
+            cxx_aio_watchers: cxx_aio_watchers(&rados),
             _libraries: (rados, rbd),
         })
     }
@@ -241,6 +247,24 @@ fn cxx_watchers(rados: &Library) -> Option<CxxWatchers> {
         Some(CxxWatchers {
             list: *list,
             delete: *delete,
+        })
+    }
+}
+
+/// The calls of `aio_watchers`, when librados has them all.
+fn cxx_aio_watchers(rados: &Library) -> Option<CxxAioWatchers> {
+    // SAFETY: as in `cxx_watchers`; the C functions are declared in librados.h with the
+    // types of their fields.
+    unsafe {
+        Some(CxxAioWatchers {
+            operation_new: *rados.get(OPERATION_NEW).ok()?,
+            operation_drop: *rados.get(OPERATION_DROP).ok()?,
+            list_watchers: *rados.get(OPERATION_LIST_WATCHERS).ok()?,
+            operate: *rados.get(AIO_OPERATE_READ).ok()?,
+            create_completion: *rados.get(b"rados_aio_create_completion2\0").ok()?,
+            return_value: *rados.get(b"rados_aio_get_return_value\0").ok()?,
+            release: *rados.get(b"rados_aio_release\0").ok()?,
+            delete: *rados.get(OPERATOR_DELETE).ok()?,
         })
     }
 }
