@@ -17,7 +17,6 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 
 use super::object_watchers::{drain, CxxIoCtx, CxxList, CxxString};
-use super::symbols::{Api, Handle};
 use super::{c_text, check, open_io, CephError, Cluster, Watcher, EIO};
 
 /// `librados::v14_2_0::ObjectOperation::ObjectOperation()`.
@@ -30,6 +29,9 @@ pub(super) const OPERATION_LIST_WATCHERS: &[u8] =
 /// `librados::v14_2_0::IoCtx::aio_operate(const std::string&, AioCompletion*,
 /// ObjectReadOperation*, bufferlist*)`.
 pub(super) const AIO_OPERATE_READ: &[u8] = b"_ZN8librados7v14_2_05IoCtx11aio_operateERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEPNS0_13AioCompletionEPNS0_19ObjectReadOperationEPN4ceph6buffer7v15_2_04listE\0";
+
+/// A C handle (`rados_completion_t`, `rados_ioctx_t`).
+type Handle = *mut c_void;
 
 type Completed = unsafe extern "C" fn(Handle, *mut c_void);
 
@@ -74,7 +76,8 @@ pub(super) struct CxxCompletion {
 /// back to its waiting task rather than dropping it on librados' thread.
 pub struct WatchListing {
     handle: Handle,
-    api: &'static Api,
+    /// `rados_ioctx_destroy`.
+    destroy: unsafe extern "C" fn(Handle),
     calls: &'static CxxAioWatchers,
     // Dropped after the context (fields drop in order): the client it belongs to.
     _cluster: Arc<Cluster>,
@@ -90,7 +93,7 @@ impl Drop for WatchListing {
     fn drop(&mut self) {
         // SAFETY: made by rados_ioctx_create and destroyed once, here, when no listing
         // holds it any more.
-        unsafe { (self.api.rados_ioctx_destroy)(self.handle) }
+        unsafe { (self.destroy)(self.handle) }
     }
 }
 
@@ -118,7 +121,7 @@ impl WatchListing {
         std::mem::forget(io);
         Ok(Some(WatchListing {
             handle,
-            api: cluster.api,
+            destroy: cluster.api.rados_ioctx_destroy,
             calls,
             _cluster: cluster,
         }))
