@@ -6,11 +6,10 @@
 //! attachment ended fails its next write.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-
-use std::sync::Arc;
 
 use cinder_attach::backend::rbd::ceph::{ImageIds, WatchListing};
 

@@ -8,10 +8,10 @@
 //! connects from there too (whose client is whose cannot be told then). A fence is
 //! recorded; one that failed is tried again by reconciliation.
 
-use super::ceph::{self, address_ip};
-use super::images::image_name;
 use std::sync::Arc;
 
+use super::ceph::{self, address_ip};
+use super::images::image_name;
 use super::RbdBackend;
 use crate::backend::{BackendError, Connector};
 use crate::domain::host_fence::{addresses_to_fence, host_to_fence, FenceOutcome, FenceReport};

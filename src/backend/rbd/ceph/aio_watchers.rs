@@ -104,8 +104,8 @@ struct Pending {
     result: c_int,
     calls: &'static CxxAioWatchers,
     object: String,
-    reply: Option<oneshot::Sender<Answer>>,
-    listing: Option<Arc<WatchListing>>,
+    reply: oneshot::Sender<Answer>,
+    listing: Arc<WatchListing>,
 }
 
 impl WatchListing {
@@ -151,8 +151,8 @@ impl WatchListing {
             result: 0,
             calls,
             object: name.to_owned(),
-            reply: Some(reply),
-            listing: Some(Arc::clone(self)),
+            reply,
+            listing: Arc::clone(self),
         });
         CxxList::empty_at(&mut pending.list);
         let mut operation = CxxOperation {
@@ -197,10 +197,9 @@ impl WatchListing {
         // SAFETY: constructed above; librados took what it needed from it.
         unsafe { (calls.operation_drop)(&mut operation) };
         if sent < 0 {
-            // SAFETY: no callback will run: the box is this function's again.
-            let mut pending = unsafe { Box::from_raw(pending) };
-            // SAFETY: librados never wrote to the list.
-            drop(unsafe { drain(&mut pending.list, calls.delete) });
+            // SAFETY: no callback will run: the box (its list never written) is this
+            // function's again.
+            drop(unsafe { Box::from_raw(pending) });
             check(sent, format!("cannot list the watchers of object {name}"))?;
         }
         Ok(answer)
@@ -222,13 +221,18 @@ unsafe extern "C" fn completed(completion: Handle, arg: *mut c_void) {
     let watchers = unsafe { drain(&mut pending.list, calls.delete) };
     // SAFETY: as above.
     unsafe { (calls.release)(completion) };
-    let what = || format!("cannot list the watchers of object {}", pending.object);
+    // The list is empty now and may move.
+    let Pending {
+        result,
+        object,
+        reply,
+        listing,
+        ..
+    } = *pending;
+    let what = || format!("cannot list the watchers of object {object}");
     let found = check(returned, what())
-        .and_then(|_| check(pending.result, what()))
+        .and_then(|_| check(result, what()))
         .map(|_| watchers);
-    let (Some(reply), Some(listing)) = (pending.reply.take(), pending.listing.take()) else {
-        return;
-    };
     if let Err((_, listing)) = reply.send((found, listing)) {
         std::mem::forget(listing);
     }

@@ -6,9 +6,7 @@
 //! the id is read again.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::{CephError, Io, WatchListing, Watcher, ENOENT};
 
@@ -67,6 +65,22 @@ enum Header {
     Gone,
 }
 
+impl Header {
+    /// The header object of the image whose id is `id`.
+    fn of_image(id: &str) -> String {
+        format!("rbd_header.{id}")
+    }
+
+    /// What listing `header`'s watchers (by either listing) found.
+    fn seen(header: String, listed: Result<Vec<Watcher>, CephError>) -> Result<Header, CephError> {
+        match listed {
+            Ok(watchers) => Ok(Header::Watched(ImageWatchers { header, watchers })),
+            Err(e) if e.errno == ENOENT => Ok(Header::Gone),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl Io<'_> {
     /// The clients that have image `name` open for writing (each watches its header);
     /// `None` when there is no such image. One or two reads where librados lists an
@@ -122,12 +136,9 @@ impl Io<'_> {
     }
 
     fn look_at_header(&self, id: &str) -> Option<Result<Header, CephError>> {
-        let header = format!("rbd_header.{id}");
-        Some(match self.object_watchers(&header)? {
-            Ok(watchers) => Ok(Header::Watched(ImageWatchers { header, watchers })),
-            Err(e) if e.errno == ENOENT => Ok(Header::Gone),
-            Err(e) => Err(e),
-        })
+        let header = Header::of_image(id);
+        let listed = self.object_watchers(&header)?;
+        Some(Header::seen(header, listed))
     }
 }
 
@@ -140,10 +151,11 @@ impl WatchListing {
         name: &str,
         ids: &ImageIds,
     ) -> Option<Result<ImageWatchers, CephError>> {
-        let header = format!("rbd_header.{}", ids.get(name)?);
-        match self.object_watchers(&header).await {
-            Ok(watchers) => Some(Ok(ImageWatchers { header, watchers })),
-            Err(e) if e.errno == ENOENT => {
+        let header = Header::of_image(&ids.get(name)?);
+        let listed = self.object_watchers(&header).await;
+        match Header::seen(header, listed) {
+            Ok(Header::Watched(found)) => Some(Ok(found)),
+            Ok(Header::Gone) => {
                 ids.forget(name);
                 None
             }

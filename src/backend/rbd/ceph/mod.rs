@@ -321,12 +321,6 @@ impl Drop for Io<'_> {
 }
 
 impl<'c> Io<'c> {
-    /// The addresses (`ip:port/nonce`, without the protocol) of the client this context
-    /// belongs to, as watchers and blocklists name them.
-    pub fn cluster_addresses(&self) -> Result<Vec<String>, CephError> {
-        Ok(entity_addresses(&client_address(self.api, self.cluster)?))
-    }
-
     /// Returns once the OSD serving `object` has the cluster's latest map: this client
     /// takes that map, then asks the OSD for the object with it, and an OSD catches up to
     /// a request's map before it serves it. After a blocklist entry, that OSD refuses the
