@@ -6,13 +6,15 @@
 # the mean of `no-events`. The variants are measurements, not designs: `folded` and
 # `cheap-payload` would record wrong payloads.
 #
-#   events         the cycle as the store runs it (six events, four outbox rows, in four
-#                  statements)
-#   no-events      every events statement and CTE removed: the work of `--events off`
-#   cheap-payload  the events recorded with an empty payload (no JSON built)
+#   events         the cycle as the store runs it (six events, four outbox rows, each
+#                  with the payload the service built, in the writes' own statements)
+#   no-events      every events statement and write removed: the work of `--events off`
+#   cheap-payload  the events recorded with an empty payload
+#   plain-lock     the events as the store records them, the lock without the payload's
+#                  read (its rows then not what the payload says: a measurement only)
 #   folded         each events statement that follows a write moved into that write's
-#                  statement as a CTE (three statements fewer; the payload then reads the
-#                  rows as they were before the write)
+#                  statement as a CTE (for an OLD_CYCLE whose events were statements of
+#                  their own; the payload then reads the rows as they were before it)
 #   folded-cheap   both of the above
 #   no-indexes     the outbox table without its primary key and three indexes
 #   unlogged       the outbox table unlogged (no WAL)
@@ -40,16 +42,67 @@ out = sys.argv[2]
 def is_events(line):
     return line.startswith("with p as materialized") and "insert into outbox" in line
 
-def without_events(line):
-    # A write whose first CTE records the events as the rows were before it.
-    if line.startswith("with w0 as (with p") and "insert into outbox" in line:
-        return "with w1 as (" + line[line.index("), w1 as (") + len("), w1 as ("):]
+def parts(line):
+    """A `with w0 as (...), w1 as (...) main;` statement as its writes and its main
+    statement (quotes and parentheses respected); a plain one as no writes and itself."""
+    text = line.rstrip(";")
+    if not text.startswith("with w0 as ("):
+        return [], text
+    writes, at = [], len("with ")
+    while text.startswith("w", at) and " as (" in text[at:at + 12]:
+        start = text.index("(", at) + 1
+        depth, quoted, i = 1, False, start
+        while depth:
+            c = text[i]
+            if c == "'":
+                quoted = not quoted
+            elif not quoted and c == "(":
+                depth += 1
+            elif not quoted and c == ")":
+                depth -= 1
+            i += 1
+        writes.append(text[start:i - 1])
+        at = i + 2 if text.startswith(", ", i) else i + 1
+    return writes, text[at:]
+
+def joined(writes, main):
+    if not writes:
+        return main + ";"
+    listed = ", ".join(f"w{i} as ({w})" for i, w in enumerate(writes))
+    return f"with {listed} {main};"
+
+def plain_lock(line):
+    # The lock without the usage payload's read, as with `--events off`.
+    if "cinder_attach_lock_volume_usage(" in line:
+        line = line.replace("cinder_attach_lock_volume_usage(", "cinder_attach_lock_volume_rows(")
+        return line.replace(", now());", ");")
     return line
+
+def without_events(line):
+    if "cinder_attach_lock_volume_usage(" in line:
+        return plain_lock(line)
+    # The events as writes of the statement: the rows of the payload the service built,
+    # or (0.2.0 and the other writes) a first write recording the rows before the change.
+    writes, main = parts(line)
+    def events(w):
+        return "insert into outbox" in w or "insert into events" in w
+    if not any(events(w) for w in writes + [main]):
+        return line
+    kept = [w for w in writes if not events(w)]
+    if events(main):
+        main = kept.pop()
+    return joined(kept, main)
 
 def cheap(line):
     while "json_build_object('tenant_id'" in line:
         start = line.index("json_build_object('tenant_id'")
         line = line[:start] + "''" + line[line.index("::text as payload", start):]
+    # A payload the service built: its literal, emptied.
+    start = line.find("'{\"attachment\"")
+    while start >= 0:
+        end = line.index("'", start + 1)
+        line = line[:start] + "''" + line[end + 1:]
+        start = line.find("'{\"attachment\"", start + 2)
     return line
 
 def folded(lines):
@@ -67,6 +120,7 @@ def write(name, lines):
 write("events", lines)
 write("no-events", [without_events(l) for l in lines if not is_events(l)])
 write("cheap-payload", [cheap(l) for l in lines])
+write("plain-lock", [plain_lock(l) for l in lines])
 write("folded", folded(lines))
 write("folded-cheap", [cheap(l) for l in folded(lines)])
 write("no-indexes", lines)

@@ -39,6 +39,7 @@ pub mod transfer;
 pub mod volume;
 pub mod volume_rules;
 pub mod volume_type;
+pub mod volume_usage;
 
 pub use context::RequestContext;
 pub use error::DomainError;

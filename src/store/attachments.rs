@@ -26,6 +26,7 @@ use crate::domain::ids::{AttachmentId, VolumeId};
 use crate::domain::paging::Page;
 use crate::domain::refusal::AttachRefusal;
 use crate::domain::volume::LockedVolume;
+use crate::domain::volume_usage::AttachmentUsage;
 use crate::domain::Outcome;
 use std::convert::Infallible;
 
@@ -362,7 +363,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         new: &NewAttachment,
     ) -> Result<Outcome<(), AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some(locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await? else {
+        let usage_at = self.events.then_some(new.now);
+        let Some(mut locked) =
+            Self::lock_volume_with_usage(&mut tx, new.volume_id, usage_at).await?
+        else {
             return Ok(Outcome::Gone);
         };
         let request = Reservation::of(new);
@@ -384,10 +388,13 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             transition.volume,
             new.now,
         ));
+        if let Some(usage) = locked.usage.as_mut() {
+            usage.add(AttachmentUsage::reserved(new));
+            usage.set_state(transition.volume);
+            let point = [(attach_events::RESERVE.after, usage.payload(Some(new.id)))];
+            writes.extend(self.usage_events_writes(&point, usage, Some(new.id), new.now));
+        }
         Self::apply(&mut tx, writes).await?;
-        let events = attach_events::RESERVE.after;
-        self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
-            .await?;
         self.settle_attachment_write(tx.commit().await, new.id, new.now)
             .await?;
         Ok(Outcome::Done(()))
@@ -400,7 +407,9 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         connection: &NewConnection,
     ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some(mut locked) = Self::lock_volume_with_attachments(&mut tx, new.volume_id).await?
+        let usage_at = self.events.then_some(new.now);
+        let Some(mut locked) =
+            Self::lock_volume_with_usage(&mut tx, new.volume_id, usage_at).await?
         else {
             return Ok(Outcome::Gone);
         };
@@ -449,13 +458,21 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
                 connected.volume,
                 new.now,
             ));
+        if let Some(usage) = locked.usage.as_mut() {
+            let mut attachment = AttachmentUsage::reserved(new);
+            attachment.connect(connection, &usage.now);
+            usage.add(attachment);
+            usage.set_state(connected.volume);
+            let point = [(
+                attach_events::RESERVE_CONNECTED.after,
+                usage.payload(Some(new.id)),
+            )];
+            writes.extend(self.usage_events_writes(&point, usage, Some(new.id), new.now));
+        }
         let Some(mut stored) = Self::apply_returning::<Attachment>(&mut tx, insert, writes).await?
         else {
             return Err(StoreError::Other("the insert returned no row".into()));
         };
-        let events = attach_events::RESERVE_CONNECTED.after;
-        self.record_events(&mut tx, events, new.volume_id, Some(new.id), new.now)
-            .await?;
         self.settle_attachment_write(tx.commit().await, new.id, new.now)
             .await?;
         stored.share_with(&others);
@@ -468,8 +485,9 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         new: &NewConnection,
     ) -> Result<Outcome<Attachment, AttachRefusal>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some((locked, target)) =
-            Self::lock_attachment_volume(&mut tx, new.attachment_id).await?
+        let usage_at = self.events.then_some(new.now);
+        let Some((mut locked, target)) =
+            Self::lock_attachment_volume_with_usage(&mut tx, new.attachment_id, usage_at).await?
         else {
             return Ok(Outcome::Gone);
         };
@@ -486,10 +504,14 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             Ok(connection) => connection,
             Err(refusal) => return Ok(Outcome::Refused(refusal)),
         };
-        let (volume, attachment) = (locked.volume.id, Some(new.attachment_id));
+        let attachment = Some(new.attachment_id);
         let events = attach_events::CONNECT;
-        self.record_events(&mut tx, events.before, volume, attachment, new.now)
-            .await?;
+        if let Some(usage) = &locked.usage {
+            let point = [(events.before, usage.payload(attachment))];
+            for sql in self.usage_events_writes(&point, usage, attachment, new.now) {
+                tx.execute(sql).await?;
+            }
+        }
         let update = Sql::new(&CONNECT)
             .bind(new.attachment_id)
             .bind(AttachStatus::Attaching)
@@ -510,8 +532,17 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         let items = connector_specs::encode(&new.connector);
         Self::insert_items(&mut tx, SideTable::AttachmentSpecs, owner, items, new.now).await?;
         Self::write_volume_state(&mut tx, locked.volume.id, connection.volume, new.now).await?;
-        self.record_events(&mut tx, events.after, volume, attachment, new.now)
-            .await?;
+        if let Some(usage) = locked.usage.as_mut() {
+            let now = usage.now.clone();
+            if let Some(connected) = usage.attachment_mut(new.attachment_id) {
+                connected.connect(new, &now);
+            }
+            usage.set_state(connection.volume);
+            let point = [(events.after, usage.payload(attachment))];
+            for sql in self.usage_events_writes(&point, usage, attachment, new.now) {
+                tx.execute(sql).await?;
+            }
+        }
         self.settle_attachment_write(tx.commit().await, new.attachment_id, new.now)
             .await?;
         Ok(Outcome::Done(stored))
@@ -524,7 +555,10 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<(), Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
+        let usage_at = self.events.then_some(now);
+        let Some((mut locked, target)) =
+            Self::lock_attachment_volume_with_usage(&mut tx, id, usage_at).await?
+        else {
             return Ok(Outcome::Gone);
         };
         let transition = attach::complete(&locked.volume, &locked.live, &target);
@@ -538,10 +572,15 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
             transition.volume,
             now,
         ));
+        if let Some(usage) = locked.usage.as_mut() {
+            if let Some(completed) = usage.attachment_mut(id) {
+                completed.attach_status = AttachStatus::Attached;
+            }
+            usage.set_state(transition.volume);
+            let point = [(attach_events::COMPLETE.after, usage.payload(Some(id)))];
+            writes.extend(self.usage_events_writes(&point, usage, Some(id), now));
+        }
         Self::apply(&mut tx, writes).await?;
-        let events = attach_events::COMPLETE.after;
-        self.record_events(&mut tx, events, locked.volume.id, Some(id), now)
-            .await?;
         self.settle_attachment_write(tx.commit().await, id, now)
             .await?;
         Ok(Outcome::Done(()))
@@ -554,22 +593,31 @@ impl<D: Database> AttachmentStore for SqlStore<D> {
         now: DateTime<Utc>,
     ) -> Result<Outcome<Vec<LiveAttachment>, Infallible>, StoreError> {
         let mut tx = self.db.begin_write().await?;
-        let Some((locked, target)) = Self::lock_attachment_volume(&mut tx, id).await? else {
+        let usage_at = self.events.then_some(now);
+        let Some((mut locked, target)) =
+            Self::lock_attachment_volume_with_usage(&mut tx, id, usage_at).await?
+        else {
             return Ok(Outcome::Gone);
         };
         let transition = attach::detach(&locked.volume, &locked.live, &target);
         let volume = locked.volume.id;
-        let events = attach_events::DELETE;
-        // The events before the removal see the rows as they were: first on SQLite, and
-        // part of the same statement on PostgreSQL.
         let mut writes = Writes::new();
         writes
-            .push(self.events_write(events.before, volume, Some(id), now))
             .extend(removals(&locked.volume, &transition.detached, now))
             .push(locks::volume_state(volume, transition.volume, now));
+        if let Some(usage) = locked.usage.as_mut() {
+            // The events before the removal show the rows as the lock found them.
+            let events = attach_events::DELETE;
+            let before = usage.payload(Some(id));
+            usage.detach(&transition.detached);
+            usage.set_state(transition.volume);
+            let points = [
+                (events.before, before),
+                (events.after, usage.payload(Some(id))),
+            ];
+            writes.extend(self.usage_events_writes(&points, usage, Some(id), now));
+        }
         Self::apply(&mut tx, writes).await?;
-        self.record_events(&mut tx, events.after, volume, Some(id), now)
-            .await?;
         self.settle_attachment_write(tx.commit().await, id, now)
             .await?;
         let remaining = locked

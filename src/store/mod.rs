@@ -237,6 +237,9 @@ pub async fn schema_status(options: &ConnectOptions) -> Result<SchemaStatus, Con
 }
 
 #[cfg(test)]
+mod test_databases;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -2,16 +2,20 @@
 //! records its events with `record_events`, inside its own transaction, so an event
 //! exists exactly when its change committed. Each point of a transaction that records
 //! events adds one row to `outbox`: the events as an array (event i numbered `seq + i`)
-//! and their one payload (Cinder's volume usage info), built by the database from the
-//! rows as the transaction left them, in the same statement, no read back into the
-//! service. The relay reads the pending rows in `seq` order (`reads`) and marks a row
-//! sent once the broker confirmed all its events; one process relays at a time, the
+//! and their one payload (Cinder's volume usage info). The attachment writes build it in
+//! the service from the rows their lock read, changed as the write changes them
+//! (`domain::volume_usage`), and bind it into one of their own statements; the other
+//! writes have the database build it from the rows as the transaction left them, in the
+//! statement that records it. The relay reads the pending rows in `seq` order (`reads`)
+//! and marks a row sent once the broker confirmed all its events; one process relays at a time, the
 //! holder of a lease row. Rows a 0.2.0 process recorded, one per event, in `events`, are
 //! read and relayed alongside until a contract step moves them.
 
 mod qos_events;
 mod reads;
 mod type_events;
+#[cfg(test)]
+mod usage_tests;
 
 use std::sync::LazyLock;
 
@@ -28,6 +32,7 @@ use super::db::{Database, Executor, Transaction};
 use super::{SqlStore, StoreKind};
 use crate::domain::event::{EventFilters, EventKind, OutboxRow, RecordedEvent};
 use crate::domain::ids::{AttachmentId, SnapshotId, VolumeId};
+use crate::domain::volume_usage::VolumeUsage;
 pub(crate) use type_events::SpecsChange;
 
 #[async_trait]
@@ -187,6 +192,50 @@ fn insert_from_payload(d: &JsonDialect) -> String {
     )
 }
 
+/// Records the events of `points` points of one transaction about one volume, each
+/// with the payload the service built from the rows its lock read (`domain::volume_usage`):
+/// no re-read, and a plain insert, so it can be one of the writes of the statement it
+/// follows. `$1` publisher, `$2` the volume, `$3` attachment (or null), `$4` the volume's
+/// project, `$5` caller user, `$6` caller project, `$7` request id, `$8` time; point k
+/// (from 0) `$(9 + 2k)` its events (as `insert_events`' `$1`) and `$(10 + 2k)` its payload.
+/// On PostgreSQL one statement for all points, their rows numbered in the order given
+/// (the writes of one statement run in no set order, so the points cannot be two); on
+/// SQLite one point a statement, as each takes the next number of the shared counter.
+fn insert_usage_events(points: usize, waking: bool) -> String {
+    let rows: Vec<String> = (0..points)
+        .map(|k| format!("(${}, ${})", 9 + 2 * k, 10 + 2 * k))
+        .collect();
+    // As `waking`, from a subquery: there is no `p` to join.
+    let wake = if waking {
+        format!(", (select pg_notify('{RELAY_CHANNEL}', '')) wake")
+    } else {
+        String::new()
+    };
+    format!(
+        "insert into outbox ({USAGE_EVENT_COLUMNS}) \
+         select e.events, {USAGE_EVENT_SHARED}, e.payload \
+           from (values {}) as e (events, payload){wake}",
+        rows.join(", ")
+    )
+}
+
+/// `insert_usage_events` on SQLite, for one point.
+fn insert_usage_events_sqlite() -> String {
+    let JsonDialect {
+        seq_column,
+        seq_value,
+        ..
+    } = SQLITE_JSON;
+    format!(
+        "insert into outbox ({seq_column}{USAGE_EVENT_COLUMNS}) \
+         select {seq_value}$9, {USAGE_EVENT_SHARED}, $10"
+    )
+}
+
+const USAGE_EVENT_COLUMNS: &str = "events, publisher_id, volume_id, attachment_id, project_id, \
+     caller_user_id, caller_project_id, request_id, created_at, payload";
+const USAGE_EVENT_SHARED: &str = "$1, $2, $3, $4, $5, $6, $7, $8";
+
 /// Like `insert_events`, for events about snapshot `$8` (`$3` null): the payload has the
 /// fields of Cinder's `_usage_from_snapshot`; the events belong to the snapshot's volume
 /// and project.
@@ -230,6 +279,11 @@ static INSERT_SNAPSHOT_EVENTS_SQLITE: LazyLock<String> =
 static INSERT_EVENTS_WAKING: LazyLock<String> = LazyLock::new(|| waking(&INSERT_EVENTS_POSTGRES));
 static INSERT_SNAPSHOT_EVENTS_WAKING: LazyLock<String> =
     LazyLock::new(|| waking(&INSERT_SNAPSHOT_EVENTS_POSTGRES));
+static INSERT_USAGE_EVENTS_SQLITE: LazyLock<String> = LazyLock::new(insert_usage_events_sqlite);
+/// PostgreSQL's `insert_usage_events` for one and two points: plain, then waking.
+static INSERT_USAGE_EVENTS_POSTGRES: LazyLock<[[String; 2]; 2]> = LazyLock::new(|| {
+    [1, 2].map(|points| [false, true].map(|waking| insert_usage_events(points, waking)))
+});
 
 /// A PostgreSQL events statement that also wakes this process's idle relay: `NOTIFY`
 /// inside the write's transaction, delivered when it commits. Only while the relay
@@ -313,29 +367,67 @@ impl<D: Database> SqlStore<D> {
         attachment: Option<AttachmentId>,
         now: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        if let Some(sql) = self.events_write(kinds, volume, attachment, now) {
-            tx.execute(sql).await?;
-        }
-        Ok(())
-    }
-
-    /// The statement of `record_events`, for a group of writes (`Writes`): first in the
-    /// group, it records the rows as they were before the group's changes. `None` when
-    /// there is nothing to record.
-    pub(super) fn events_write(
-        &self,
-        kinds: &[EventKind],
-        volume: VolumeId,
-        attachment: Option<AttachmentId>,
-        now: DateTime<Utc>,
-    ) -> Option<Sql> {
         let text = match D::KIND {
             StoreKind::Postgres => {
                 self.while_listening(&INSERT_EVENTS_POSTGRES, &INSERT_EVENTS_WAKING)
             }
             StoreKind::Sqlite => &INSERT_EVENTS_SQLITE,
         };
-        self.events_statement(text, kinds, volume.uuid(), attachment, now)
+        if let Some(sql) = self.events_statement(text, kinds, volume.uuid(), attachment, now) {
+            tx.execute(sql).await?;
+        }
+        Ok(())
+    }
+
+    /// The statements recording the events of `points` (each its kinds and the payload
+    /// of its moment) about `usage`'s volume and `attachment`, for the writes of a
+    /// transaction whose lock read the usage (`lock_volume_with_usage`): one on
+    /// PostgreSQL, one a point on SQLite. Points without events record nothing.
+    pub(super) fn usage_events_writes(
+        &self,
+        points: &[(&[EventKind], String)],
+        usage: &VolumeUsage,
+        attachment: Option<AttachmentId>,
+        now: DateTime<Utc>,
+    ) -> Vec<Sql> {
+        let points: Vec<_> = points
+            .iter()
+            .filter(|(kinds, _)| !kinds.is_empty())
+            .collect();
+        if !self.events || points.is_empty() {
+            return Vec::new();
+        }
+        let origin = crate::origin::current();
+        let shared = |text: &'static str| {
+            Sql::new(text)
+                .bind(&origin.publisher_id)
+                .bind(usage.id)
+                .bind(attachment)
+                .bind(&usage.project_id)
+                .bind(&origin.user_id)
+                .bind(&origin.project_id)
+                .bind(&origin.request_id)
+                .bind(now)
+        };
+        match D::KIND {
+            StoreKind::Sqlite => points
+                .iter()
+                .map(|(kinds, payload)| {
+                    shared(&INSERT_USAGE_EVENTS_SQLITE)
+                        .bind(event_array(kinds))
+                        .bind(payload.as_str())
+                })
+                .collect(),
+            StoreKind::Postgres => {
+                assert!(points.len() <= 2, "more than two points in one write");
+                let [plain, waking] = &INSERT_USAGE_EVENTS_POSTGRES[points.len() - 1];
+                let mut sql = shared(self.while_listening(plain, waking));
+                for (kinds, payload) in &points {
+                    sql = sql.bind(event_array(kinds)).bind(payload.as_str());
+                }
+                vec![sql]
+            }
+        }
     }
 
     /// Records `kinds` about snapshot `snapshot` (Cinder's snapshot payload), in `tx`.
@@ -372,18 +464,9 @@ impl<D: Database> SqlStore<D> {
         if !self.events || kinds.is_empty() {
             return None;
         }
-        // A row's events are numbered from its `seq`, which steps by POINT_SIZE.
-        assert!(
-            kinds.len() <= POINT_SIZE,
-            "more than {POINT_SIZE} events at one point"
-        );
         let origin = crate::origin::current();
-        let events: Vec<(Uuid, &str, &str)> = kinds
-            .iter()
-            .map(|kind| (Uuid::new_v4(), kind.event_type(), kind.priority()))
-            .collect();
         let sql = Sql::new(text)
-            .bind(serde_json::json!(events).to_string())
+            .bind(event_array(kinds))
             .bind(&origin.publisher_id)
             .bind(attachment)
             .bind(&origin.user_id)
@@ -393,6 +476,21 @@ impl<D: Database> SqlStore<D> {
             .bind(subject);
         Some(sql)
     }
+}
+
+/// A point's events as its row stores them: `[message id, event type, priority]` each,
+/// each a new message id.
+fn event_array(kinds: &[EventKind]) -> String {
+    // A row's events are numbered from its `seq`, which steps by POINT_SIZE.
+    assert!(
+        kinds.len() <= POINT_SIZE,
+        "more than {POINT_SIZE} events at one point"
+    );
+    let events: Vec<(Uuid, &str, &str)> = kinds
+        .iter()
+        .map(|kind| (Uuid::new_v4(), kind.event_type(), kind.priority()))
+        .collect();
+    serde_json::json!(events).to_string()
 }
 
 #[async_trait]

@@ -2,7 +2,9 @@
 //! them needs what another wrote: on PostgreSQL they go as one statement, each write a
 //! data-modifying CTE of it (one round trip instead of one per write, all seeing the
 //! rows as they were before it); on SQLite, in process, one after another in the order
-//! given. A write that must see the others' rows (the events recorded after a change)
+//! given. On PostgreSQL the writes of one statement run in no set order: two whose order
+//! shows (two outbox rows, numbered as they are inserted) must be one write. A write that
+//! must see the others' rows (events whose payload the database builds after a change)
 //! runs on its own afterwards.
 
 use super::db::error::StoreError;

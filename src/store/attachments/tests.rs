@@ -1,22 +1,7 @@
 use chrono::TimeZone;
-use sqlx::Connection as _;
 
-use super::super::db::postgres::Postgres;
-use super::super::db::sqlite::Sqlite;
-use super::super::{ConnectOptions, SchemaUse};
+use super::super::test_databases;
 use super::*;
-
-fn options(url: String) -> ConnectOptions {
-    ConnectOptions {
-        url,
-        max_connections: 2,
-        acquire_timeout: Duration::from_secs(5),
-        schema: SchemaUse::Migrate,
-        upkeep: false,
-        record_events: false,
-        start_wait: crate::store::StartWait::ONCE,
-    }
-}
 
 /// A commit whose answer was lost counts as done exactly when the row carries the
 /// write's stamp; any other outcome passes through.
@@ -75,34 +60,15 @@ async fn settles_by_the_rows_stamp<D: Database>(db: D) {
 
 #[tokio::test]
 async fn a_lost_commit_is_settled_by_the_rows_stamp_sqlite() {
-    let db = Sqlite::connect(&options("sqlite::memory:".into())).await;
-    settles_by_the_rows_stamp(db.expect("in-memory store")).await;
+    settles_by_the_rows_stamp(test_databases::sqlite().await).await;
 }
 
 /// On a fresh database of the server at `TEST_DATABASE_URL`, when it is set.
 #[tokio::test]
 async fn a_lost_commit_is_settled_by_the_rows_stamp_postgres() {
-    let Some(admin_url) = std::env::var("TEST_DATABASE_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
+    let Some((db, fresh)) = test_databases::FreshPostgres::create().await else {
         return;
     };
-    let name = format!("t_{}", uuid::Uuid::new_v4().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url)
-        .await
-        .expect("server");
-    sqlx::raw_sql(&format!("create database \"{name}\""))
-        .execute(&mut admin)
-        .await
-        .expect("fresh database");
-    let server = admin_url
-        .rsplit_once('/')
-        .map_or(admin_url.as_str(), |(s, _)| s);
-    let db = Postgres::connect(&options(format!("{server}/{name}"))).await;
-    settles_by_the_rows_stamp(db.expect("migrated database")).await;
-    sqlx::raw_sql(&format!("drop database \"{name}\" with (force)"))
-        .execute(&mut admin)
-        .await
-        .expect("dropped");
+    settles_by_the_rows_stamp(db).await;
+    fresh.drop_it().await;
 }

@@ -119,13 +119,46 @@ fn split_variable_like_colons(literal: &str) -> String {
     out
 }
 
+/// `text` with every JSON string that is a time (`"2026-12-03T06:34:32.838423+00:00"`,
+/// in an events payload) made one fixed time of the same shape.
+fn fixed_times(text: &str) -> String {
+    const STAND_IN: &str = "2026-01-02T03:04:05.678901+00:00";
+    let is_time_start = |s: &str| {
+        let b = s.as_bytes();
+        b.len() >= 19
+            && [4, 7].iter().all(|&i| b[i] == b'-')
+            && b[10] == b'T'
+            && [13, 16].iter().all(|&i| b[i] == b':')
+            && [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]
+                .iter()
+                .all(|&i| b[i].is_ascii_digit())
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('"') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        if is_time_start(rest) {
+            let end = rest.find('"').unwrap_or(rest.len());
+            out.push_str(STAND_IN);
+            rest = &rest[end..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 impl Values {
-    /// `text` with the run's own path and ids inside it (connection info) made fixed.
+    /// `text` with the run's own path, ids and times inside it (connection info, an
+    /// events payload) made fixed.
     fn stand_ins(&self, text: &str) -> String {
-        text.replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
+        let text = text
+            .replace(&self.volumes_dir, "/srv/cinder-attach/volumes")
             .replace(&self.volume, "00000000-0000-4000-8000-0000000000a1")
             .replace(&self.attachment, "00000000-0000-4000-8000-0000000000b2")
             .replace(&self.volume_type, "00000000-0000-4000-8000-0000000000c3")
+            .replace(&self.instance, "00000000-0000-4000-8000-0000000000d4");
+        fixed_times(&text)
     }
 
     /// One argument, as pgbench SQL.
