@@ -434,7 +434,9 @@ async fn a_group_snapshot_racing_the_groups_delete_has_one_winner(app: TestApp) 
         let won: Vec<u16> = answers.iter().map(|a| a.status.as_u16()).collect();
         match won.as_slice() {
             [202, 400] => snapshots_won += 1,
-            [400, 202] => deletes_won += 1,
+            // The delete won; on a loaded host it may even have finished (the group
+            // gone, not just `deleting`) before the snapshot's request was read.
+            [400 | 404, 202] => deletes_won += 1,
             _ => panic!("{won:?}: {} / {}", answers[0].text, answers[1].text),
         }
     }
