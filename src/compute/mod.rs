@@ -92,6 +92,12 @@ impl Nova {
         }
     }
 
+    /// The longest one try may take: the `[nova]` user's token (and the service's), then
+    /// the call, each bounded by `[nova] timeout`.
+    pub fn try_limit(&self) -> Duration {
+        self.config.timeout.saturating_mul(2)
+    }
+
     async fn upstream(&self) -> Result<Arc<Upstream>, String> {
         let mut held = self.upstream.lock().await;
         if let Some(upstream) = held.as_ref() {

@@ -2,7 +2,9 @@
 //! due (a lease each, so one process sends a call), sends them, and writes how each went
 //! (`domain::compute_call::settle`): sent, tried again after a wait while Nova does not
 //! answer, or given up with the user message Cinder leaves. A call recorded just before a
-//! crash is sent after the restart: it is in the database, not in memory.
+//! crash is sent after the restart: it is in the database, not in memory. A process killed
+//! while it sends a call leaves that call leased: the lease covers one bounded try, so
+//! another process (or the restarted one) sends it once the lease has run out.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,10 +13,10 @@ use super::Service;
 use crate::compute::{CallResult, Nova, ServerEvent};
 use crate::domain::compute_call::{self, ComputeCall, ComputeCallKind, TryOutcome};
 
-/// Calls taken per round.
-const BATCH: i64 = 20;
-/// How long a taken call is this process's to send.
-const LEASE: chrono::Duration = chrono::Duration::seconds(120);
+/// Calls taken per round: one, so that a lease is one try long, whatever the backlog.
+const BATCH: i64 = 1;
+/// How long a taken call stays this process's beyond the longest try: its settling.
+const SETTLE_MARGIN: Duration = Duration::from_secs(10);
 /// How often the relay looks for calls due.
 const POLL: Duration = Duration::from_millis(500);
 
@@ -57,13 +59,23 @@ impl Service {
         nova: &Arc<Nova>,
     ) -> Result<usize, crate::domain::DomainError> {
         let now = self.clock.now();
+        let limit = nova.try_limit();
+        let lease_until = chrono::Duration::from_std(limit.saturating_add(SETTLE_MARGIN))
+            .ok()
+            .and_then(|lease| now.checked_add_signed(lease))
+            .unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
         let calls = self
             .store
-            .claim_compute_calls(now, now + LEASE, BATCH)
+            .claim_compute_calls(now, lease_until, BATCH)
             .await?;
         let taken = calls.len();
         for call in calls {
-            let outcome = send(nova, &call).await;
+            // Bounded as a whole, so that the try ends before its lease does.
+            let outcome = tokio::time::timeout(limit, send(nova, &call))
+                .await
+                .unwrap_or_else(|_| {
+                    TryOutcome::Unavailable(format!("no answer within {} s", limit.as_secs()))
+                });
             let attempt = call.attempts + 1;
             let now = self.clock.now();
             let settlement =

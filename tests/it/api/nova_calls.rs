@@ -25,8 +25,13 @@ fn closed_port() -> u16 {
 }
 
 pub(crate) fn silent_nova() -> Arc<Nova> {
+    nova_at(closed_port(), closed_port(), Duration::from_secs(2))
+}
+
+/// A Nova whose Keystone and endpoint are the given ports on loopback.
+fn nova_at(keystone_port: u16, nova_port: u16, timeout: Duration) -> Arc<Nova> {
     let keystone = KeystoneConfig {
-        url: format!("http://127.0.0.1:{}/v3", closed_port()),
+        url: format!("http://127.0.0.1:{keystone_port}/v3"),
         username: "nova".into(),
         password: "x".into(),
         project_name: "service".into(),
@@ -35,17 +40,17 @@ pub(crate) fn silent_nova() -> Arc<Nova> {
         cache_seconds: 0,
         cache_size: 0,
         negative_cache_seconds: 0,
-        timeout: Duration::from_secs(2),
+        timeout,
         tls: KeystoneTls::default(),
     };
     let policy = Arc::new(PolicyEngine::new(Policy::with_defaults()));
     let login = Arc::new(KeystoneAuth::new(keystone, policy).unwrap());
     Arc::new(Nova::new(NovaConfig {
         login,
-        endpoint: Some(format!("http://127.0.0.1:{}/v2.1", closed_port())),
+        endpoint: Some(format!("http://127.0.0.1:{nova_port}/v2.1")),
         catalog: CatalogEntry::parse("compute::publicURL", None).unwrap(),
         service_token: None,
-        timeout: Duration::from_secs(2),
+        timeout,
         tls: Default::default(),
     }))
 }
@@ -125,6 +130,69 @@ async fn an_attached_extend_owes_nova_an_event_until_given_up(app: TestApp) {
     let shown = app.show_volume(&volume, "3.71").await;
     assert_eq!(shown.json["volume"]["size"], 2);
     assert_eq!(shown.json["volume"]["status"], "in-use");
+}
+
+/// A port that takes connections and never answers on them.
+fn hanging_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    port
+}
+
+/// A process killed while it sends a call leaves the call leased; the lease covers one
+/// try ([nova] timeout for the token, then for the call) and the settling, so a process
+/// started again sends it soon after, not minutes later.
+async fn a_call_whose_sender_died_is_sent_again_once_its_try_is_over(app: TestApp) {
+    let hanging = hanging_port();
+    let nova = nova_at(hanging, hanging, Duration::from_secs(1));
+    assert_eq!(nova.try_limit(), Duration::from_secs(2));
+    let app = app.with_settings(Settings {
+        nova: Some(nova.clone()),
+        ..Settings::default()
+    });
+    let volume = str_of(&app.create_volume(json!({"size": 1})).await, "id");
+    let server = "6d4b5b63-2c8f-4e69-8e2b-8a4d9f6c7b22";
+    app.attach_directly(&volume, "b6c7d8e9-2222-4333-8444-a55566667777", server)
+        .await;
+    let extended = app
+        .volume_action(&volume, json!({"os-extend": {"new_size": 2}}))
+        .await;
+    assert_eq!(extended.status, 202, "{}", extended.text);
+
+    // The first relay takes the call and is killed while Nova keeps it waiting.
+    let service = app.state.service.clone();
+    let first = {
+        let nova = nova.clone();
+        tokio::spawn(async move { service.call_nova_once(&nova).await })
+    };
+    let taken_at = std::time::Instant::now();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    first.abort();
+    assert!(first.await.unwrap_err().is_cancelled());
+    assert_eq!(calls_of(&app, &volume).await[0][2..], ["pending", "0"]);
+
+    // Another relay finds it leased, then takes it once the lease has run out (2 s of
+    // try and 10 of settling; it was 120 s).
+    let service = &app.state.service;
+    while service.call_nova_once(&nova).await.unwrap() == 0 {
+        assert!(
+            taken_at.elapsed() < Duration::from_secs(25),
+            "the dead relay's lease still holds the call"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let waited = taken_at.elapsed();
+    assert!(
+        waited >= Duration::from_secs(11),
+        "taken while leased: {waited:?}"
+    );
+    // The try against a Nova that never answers ends within its limit, to be tried again.
+    assert_eq!(calls_of(&app, &volume).await[0][2..], ["pending", "1"]);
+    assert!(taken_at.elapsed() - waited < Duration::from_secs(3));
 }
 
 /// Without Nova configured, an attached extend owes nothing (Cinder without Nova).
@@ -207,4 +275,5 @@ backend_tests!(
     an_attached_extend_owes_nova_an_event_until_given_up,
     without_nova_nothing_is_owed,
     a_users_detach_of_a_servers_attachment_waits_for_novas_word,
+    a_call_whose_sender_died_is_sent_again_once_its_try_is_over,
 );
