@@ -368,14 +368,15 @@ def main():
             tempest_conf(work_ws, keystone_url, users["region"], image_id, (nova["NOVA_FLAVOR"], nova["NOVA_FLAVOR_ALT"]),
                          *(("iSCSI", "Anchor") if REFERENCE else ())))
         # TEMPEST_SCOPE=- runs only the Nova scenarios (a local shortcut).
-        failed = 0
+        failed = tempest_failed = 0
+        missing = []
         if SCOPE != "-":
             result = subprocess.run(
                 [str(tempest), "run", "--regex", SCOPE, "--exclude-list", str(HERE / "exclude.txt"),
                  # One worker: all accounts share one project, so a second worker's volumes
                  # would show up in the first one's listings (tempest's pagination tests).
                  "--concurrency", "1"], cwd=work_ws)
-            failed = result.returncode
+            failed = tempest_failed = result.returncode
             passed = passed_tests(tempest, work_ws)
             if os.environ.get("TEMPEST_PASSED"):
                 pathlib.Path(os.environ["TEMPEST_PASSED"]).write_text("".join(f"{n}\n" for n in sorted(passed)))
@@ -398,7 +399,15 @@ def main():
         check = subprocess.run(
             [binary, "check", "--json", "--host", "tempest", "--database-url", database_url,
              *backends(work)], capture_output=True, text=True)
-        print(check.stdout)
+        print(check.stdout, flush=True)
+        # Said last, after the service's log, so that the end of CI's output names it.
+        said = [f"tempest run ended {tempest_failed}"] if tempest_failed else []
+        said += [f"not passed, though listed in compute_tests.txt: {name}" for name in missing]
+        said += [f"nova scenario {failure}" for failure in scenario_failures]
+        if check.returncode:
+            said.append(f"the consistency check ended {check.returncode}")
+        for line in said:
+            print(f"FAILED {line}", file=sys.stderr)
         return failed or check.returncode
     finally:
         if users:
