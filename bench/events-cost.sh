@@ -16,11 +16,24 @@
 #                  statement as a CTE (for an OLD_CYCLE whose events were statements of
 #                  their own; the payload then reads the rows as they were before it)
 #   folded-cheap   both of the above
+#   no-times       the lock function's times returned unrendered (null): what rendering
+#                  them in the service would spare the database at most
+#   no-metadata    the lock function without its metadata aggregate (a constant '{}')
+#   one-row        the delete's two outbox rows (detach.start; detach.end with
+#                  attachment.delete.end) as one, its payloads a JSON array: one row per
+#                  transaction, three a cycle instead of four
+#   one-row-inline the same, the outbox's rows kept inline up to 8160 bytes (the merged
+#                  payload passes TOAST's 2 KB threshold)
+#   seq-cache      the outbox's sequence with a cache of 64 per session (a measurement
+#                  only: seq would then not follow the order of the writes)
 #   no-indexes     the outbox table without its primary key and three indexes
 #   unlogged       the outbox table unlogged (no WAL)
 #   old-shape      another version's cycle, from OLD_CYCLE (e.g. `git show
 #                  6308c2c:bench/cycle.sql`: 0.2.0's row per event in `events`, which
 #                  the schema keeps)
+#
+# Each round runs the variants in a shuffled order (a fixed order let the host's drift
+# within a round read as a difference between variants).
 #
 # Usage: bench/events-cost.sh [ROUNDS] [SECONDS] [CLIENTS]   (VARIANTS="events no-events ...")
 # Needs pgbench, PostgreSQL at PGURL (default postgres://postgres@127.0.0.1:5432) and a
@@ -124,13 +137,49 @@ write("plain-lock", [plain_lock(l) for l in lines])
 write("folded", folded(lines))
 write("folded-cheap", [cheap(l) for l in folded(lines)])
 write("no-indexes", lines)
+write("no-times", lines)
+write("no-metadata", lines)
+
+def one_row(line):
+    # Two outbox rows recorded by one statement (`values (events, payload), (...)`) as
+    # one: the events arrays joined, the payloads as a JSON array.
+    if "insert into outbox" not in line or "'), ('[[" not in line:
+        return line
+    head, rest = line.split("from (values ('", 1)
+    first, second = rest.split("'), ('[[", 1)
+    events1, payload1 = first.split("', '", 1)
+    events2, rest = second.split("', '", 1)
+    payload2, tail = rest.split("')) as e (events, payload)", 1)
+    return (f"{head}from (values ('{events1[:-1]},[{events2}', '[{payload1},{payload2}]'))"
+            f" as e (events, payload){tail}")
+
+write("one-row", [one_row(l) for l in lines])
+write("one-row-inline", [one_row(l) for l in lines])
+write("seq-cache", lines)
 write("unlogged", lines)
 if os.environ.get("OLD_CYCLE"):
     write("old-shape", open(os.environ["OLD_CYCLE"]).read().split("\n"))
 PY
 
+# The lock function redefined from its own definition (d) by a SQL expression; refused if
+# the expression changed nothing (the migration's text moved on).
+redefine_lock() {
+  echo "do \$r\$ declare d text := pg_get_functiondef('cinder_attach_lock_volume_usage'::regproc);
+          changed text := $1;
+        begin
+          if changed = d then raise 'the lock function did not change'; end if;
+          execute changed;
+        end \$r\$"
+}
+unrendered_times="regexp_replace(d, 'to_json\(([a-z_.]+)\)::text', 'null::text', 'g')"
+constant_metadata="regexp_replace(d, 'coalesce\(\(select json_object_agg.*?::json\)::text', '''{}''::text')"
+
 schema_change() {
   case "$1" in
+    no-times) redefine_lock "$unrendered_times" ;;
+    no-metadata) redefine_lock "$constant_metadata" ;;
+    seq-cache) echo "alter sequence events_seq_seq cache 64" ;;
+    one-row-inline) echo "alter table outbox set (toast_tuple_target = 8160)" ;;
     no-indexes) echo "alter table outbox drop constraint outbox_pkey; drop index outbox_pending, outbox_volume, outbox_created" ;;
     unlogged) echo "alter table outbox set unlogged" ;;
     *) echo "select 1" ;;
@@ -166,7 +215,7 @@ PY
 }
 
 for _ in $(seq 1 "$rounds"); do
-  for variant in "${variants[@]}"; do run "$variant" >/dev/null; done
+  for variant in $(printf '%s\n' "${variants[@]}" | shuf); do run "$variant" >/dev/null; done
 done
 python3 - "$work/results" <<'PY'
 import statistics, sys
