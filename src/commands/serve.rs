@@ -157,19 +157,13 @@ pub async fn run(args: ServeArgs) -> Result<(), StartError> {
         });
     }
     let local = listener.local_addr().map_err(StartError::Serve)?;
+    let stop = shutdown_signal();
     tracing::info!(address = %local, store = ?store.kind(), "cinder-attach listening");
     let limits = ConnectionLimits {
         header_read_timeout: args.header_read_timeout(),
         max_connections: args.max_connections,
     };
-    serve(
-        listener,
-        state,
-        limits,
-        shutdown_signal(),
-        args.shutdown_grace(),
-    )
-    .await?;
+    serve(listener, state, limits, stop, args.shutdown_grace()).await?;
     // Requests cut off by the grace period may still hold connections; closing the pool
     // waits for them, so it is bounded too. Their transactions roll back either way.
     if tokio::time::timeout(Duration::from_secs(2), store.close())
@@ -468,27 +462,40 @@ fn nova(
     Ok(Some(Arc::new(Nova::new(config))))
 }
 
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
+/// Listens for SIGINT and SIGTERM from the moment it is called, not from the future's
+/// first poll: `serve` polls it only once its loop runs, and a stop sent as soon as the
+/// listening line is logged must still be a graceful one.
+#[cfg(unix)]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen = |kind: SignalKind, name: &'static str| {
+        signal(kind)
+            .map_err(|err| tracing::warn!(%err, "cannot listen for {name}"))
+            .ok()
     };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    let interrupt = listen(SignalKind::interrupt(), "SIGINT");
+    let terminate = listen(SignalKind::terminate(), "SIGTERM");
+    async move {
+        let received = |signal: Option<tokio::signal::unix::Signal>| async move {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(err) => {
-                tracing::warn!(%err, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
+        };
+        tokio::select! {
+            () = received(interrupt) => {}
+            () = received(terminate) => {}
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+        tracing::info!("shutting down");
     }
-    tracing::info!("shutting down");
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    }
 }

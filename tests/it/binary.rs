@@ -87,6 +87,39 @@ fn serves_with_no_configuration_and_stops_on_sigterm() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A supervisor may stop the service the moment it logs where it listens; the stop must
+/// still be graceful (exit 0, "stopped" logged), each of several tries.
+#[test]
+fn a_sigterm_sent_as_soon_as_it_listens_is_a_graceful_stop() {
+    for _ in 0..5 {
+        let dir = temp_dir();
+        let mut child = binary()
+            .current_dir(&dir)
+            .env("CINDER_ATTACH_LISTEN", "127.0.0.1:0")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("binary starts");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let listening = stdout
+            .by_ref()
+            .map(Result::unwrap)
+            .find(|l| l.contains("listening"));
+        assert!(listening.is_some(), "no listening line");
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let rest: Vec<String> = stdout.map(Result::unwrap).collect();
+        let exit = child.wait().unwrap();
+        assert!(exit.success(), "graceful stop exits 0: {exit:?}");
+        assert!(rest.iter().any(|l| l.contains("stopped")), "{rest:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 #[test]
 fn noauth_refuses_a_public_address() {
     let dir = temp_dir();
