@@ -40,6 +40,16 @@ fn http_get(addr: &str, path: &str) -> String {
     response
 }
 
+/// Sends a signal (`-TERM`, `-HUP`) with kill(1), which must succeed.
+fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(signal)
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}: {status}");
+}
+
 #[test]
 fn serves_with_no_configuration_and_stops_on_sigterm() {
     let dir = temp_dir();
@@ -76,12 +86,7 @@ fn serves_with_no_configuration_and_stops_on_sigterm() {
         "embedded SQLite under ./data/"
     );
 
-    let status = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    send_signal(child.id(), "-TERM");
     let exit = child.wait().unwrap();
     assert!(exit.success(), "graceful stop exits 0: {exit:?}");
     let _ = std::fs::remove_dir_all(dir);
@@ -106,12 +111,7 @@ fn a_sigterm_sent_as_soon_as_it_listens_is_a_graceful_stop() {
             .map(Result::unwrap)
             .find(|l| l.contains("listening"));
         assert!(listening.is_some(), "no listening line");
-        let status = Command::new("kill")
-            .arg("-TERM")
-            .arg(child.id().to_string())
-            .status()
-            .unwrap();
-        assert!(status.success());
+        send_signal(child.id(), "-TERM");
         let rest: Vec<String> = stdout.map(Result::unwrap).collect();
         let exit = child.wait().unwrap();
         assert!(exit.success(), "graceful stop exits 0: {exit:?}");
@@ -236,11 +236,7 @@ fn a_broken_policy_file_stops_start_up_at_its_line() {
 }
 
 fn hang_up(server: &crate::support::process::ServerProcess) {
-    Command::new("kill")
-        .arg("-HUP")
-        .arg(server.child.id().to_string())
-        .status()
-        .unwrap();
+    send_signal(server.child.id(), "-HUP");
 }
 
 #[test]
